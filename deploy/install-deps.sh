@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing mentatd needs on Debian 12, from
+# Debian's own packages. Idempotent: it installs only what is missing, so
+# `make run` and `make test` can call it every time at almost no cost.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  librocksdb-dev libzstd-dev liblz4-dev libsnappy-dev libbz2-dev zlib1g-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
+  libfmt-dev doctest-dev libnuma-dev libreadline-dev
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "deploy/install-deps.sh: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
