@@ -1,0 +1,102 @@
+#include "mentat/storage/db.h"
+
+#include "mentat/storage/str_cat.h"
+#include "internal/cursors.h"
+#include "internal/store_core.h"
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/value_codec.h"
+
+namespace mentat::storage {
+
+Db::Db(std::shared_ptr<internal::StoreCore> core,
+       std::shared_ptr<const rocksdb::Snapshot> snapshot, EntityId basis_tx,
+       int64_t basis_tx_instant, std::shared_ptr<const Schema> schema,
+       std::shared_ptr<const Statistics> stats)
+    : core_(std::move(core)),
+      snapshot_(std::move(snapshot)),
+      basis_tx_(basis_tx),
+      basis_tx_instant_(basis_tx_instant),
+      schema_(std::move(schema)),
+      stats_(std::move(stats)) {}
+
+DbView Db::View(Basis basis) const {
+  return DbView(shared_from_this(), basis);
+}
+
+absl::StatusOr<EntityId> Db::ResolveT(int64_t t) {
+  if (t < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("t must not be negative, got ", t));
+  }
+  if (t <= kCounterMask) return MakeEntityId(Partition::kTx, t);
+  if (!IsTxId(t)) {
+    return absl::InvalidArgumentError(
+        StrCat(t, " is neither a t nor a transaction id"));
+  }
+  return t;
+}
+
+std::optional<EntityId> Db::TxAtOrBeforeInstant(int64_t micros) const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot_.get();
+  std::unique_ptr<rocksdb::Iterator> it(core_->db->NewIterator(
+      ro, core_->cf(internal::CurrentCf(IndexOrder::kAvet))));
+  std::string prefix;
+  AvetKey::EncodePrefix(ids::kDbTxInstant, &prefix);
+  std::string target;
+  AvetKey::EncodePrefix(ids::kDbTxInstant, Value::Instant(micros), &target);
+  target.append(8, '\xff');
+  it->SeekForPrev(target);
+  if (!it->Valid()) return std::nullopt;
+  std::string_view k(it->key().data(), it->key().size());
+  if (!k.starts_with(prefix)) return std::nullopt;
+  Datom d;
+  if (!DecodeKey(IndexOrder::kAvet, k, &d).ok()) return std::nullopt;
+  return d.e;
+}
+
+DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
+    : db_(std::move(db)), basis_(basis) {
+  // A point at or past the basis is the basis itself.
+  if (basis_.kind == BasisKind::kAsOf && basis_.t >= db_->basis_tx()) {
+    basis_ = Basis::Current();
+  }
+}
+
+std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
+  switch (basis_.kind) {
+    case BasisKind::kCurrent:
+      return internal::NewCurrentCursor(*db_, order);
+    case BasisKind::kAsOf:
+      return internal::NewAsOfCursor(*db_, order, basis_.t);
+    case BasisKind::kSince:
+      return internal::NewSinceCursor(*db_, order, basis_.t);
+    case BasisKind::kHistory:
+      return internal::NewHistoryCursor(*db_, order);
+  }
+  return internal::NewCurrentCursor(*db_, order);
+}
+
+absl::StatusOr<std::vector<Datom>> DbView::Datoms(
+    IndexOrder order, std::string_view prefix) const {
+  std::vector<Datom> out;
+  auto cursor = NewCursor(order);
+  for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+    out.push_back(cursor->datom());
+  }
+  if (!cursor->status().ok()) return cursor->status();
+  return out;
+}
+
+absl::StatusOr<std::optional<EntityId>> DbView::LookupUnique(
+    EntityId a, const Value& v) const {
+  std::string prefix;
+  AvetKey::EncodePrefix(a, v, &prefix);
+  auto cursor = NewCursor(IndexOrder::kAvet);
+  cursor->Seek(prefix);
+  if (!cursor->status().ok()) return cursor->status();
+  if (!cursor->Valid()) return std::optional<EntityId>();
+  return std::optional<EntityId>(cursor->datom().e);
+}
+
+}  // namespace mentat::storage

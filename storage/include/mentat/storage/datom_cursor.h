@@ -1,0 +1,40 @@
+#ifndef MENTAT_STORAGE_DATOM_CURSOR_H_
+#define MENTAT_STORAGE_DATOM_CURSOR_H_
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "mentat/storage/datom.h"
+
+namespace mentat::storage {
+
+// Iterates the datoms of one index order whose keys start with a prefix
+// (built with EavtKey::EncodePrefix and friends), in key order. A cursor is
+// reusable: Seek again with another prefix instead of making a new one,
+// which is what index nested-loop joins do.
+//
+// Not thread-safe; a cursor belongs to the thread that made it, and must
+// not outlive the DbView it came from.
+class DatomCursor {
+ public:
+  virtual ~DatomCursor() = default;
+
+  // Positions at the first datom whose key starts with `prefix` (copied).
+  virtual void Seek(std::string_view prefix) = 0;
+  // Positions at the first datom whose key is >= `target` and still starts
+  // with the prefix of the last Seek. `target` must start with that prefix.
+  virtual void SeekWithin(std::string_view target) = 0;
+  virtual bool Valid() const = 0;
+  virtual void Next() = 0;
+  // The current datom (e, a, v, tx, added). For history views a key can
+  // come twice: its assertion and its retraction, ordered by tx.
+  virtual const Datom& datom() const = 0;
+  // The encoded key (in the cursor's order) of the current datom.
+  virtual std::string_view key() const = 0;
+  // Non-OK if iteration stopped on an error (I/O, corruption).
+  virtual absl::Status status() const = 0;
+};
+
+}  // namespace mentat::storage
+
+#endif  // MENTAT_STORAGE_DATOM_CURSOR_H_

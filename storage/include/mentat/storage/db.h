@@ -1,0 +1,118 @@
+#ifndef MENTAT_STORAGE_DB_H_
+#define MENTAT_STORAGE_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "mentat/storage/datom_cursor.h"
+#include "mentat/storage/keys.h"
+#include "mentat/storage/schema.h"
+#include "mentat/storage/statistics.h"
+
+namespace rocksdb {
+class Snapshot;
+}
+
+namespace mentat::storage {
+
+namespace internal {
+struct StoreCore;
+}
+
+// Which database a read sees, relative to a published Db:
+//   kCurrent   the state at the Db's basis
+//   kAsOf      the state as of tx `t` (t >= basis reads like kCurrent)
+//   kSince     the datoms of kCurrent asserted by a tx after `t`
+//   kHistory   every assertion and retraction up to the basis
+enum class BasisKind : uint8_t { kCurrent, kAsOf, kSince, kHistory };
+
+struct Basis {
+  BasisKind kind = BasisKind::kCurrent;
+  EntityId t = 0;  // a tx id, for kAsOf and kSince
+
+  static Basis Current() { return {}; }
+  static Basis AsOf(EntityId t) { return {BasisKind::kAsOf, t}; }
+  static Basis Since(EntityId t) { return {BasisKind::kSince, t}; }
+  static Basis History() { return {BasisKind::kHistory, 0}; }
+};
+
+class DbView;
+
+// An immutable published state of a store: the basis tx, the schema and the
+// statistics as of that tx, and a RocksDB snapshot taken right after it was
+// committed. Every read of a query goes through one Db, so a query never
+// sees part of a transaction, and holding a Db never blocks the writer.
+// Shared by any number of reader threads (shared_ptr<const Db>); keeps the
+// store's RocksDB instance open while it lives.
+class Db : public std::enable_shared_from_this<Db> {
+ public:
+  Db(std::shared_ptr<internal::StoreCore> core,
+     std::shared_ptr<const rocksdb::Snapshot> snapshot, EntityId basis_tx,
+     int64_t basis_tx_instant, std::shared_ptr<const Schema> schema,
+     std::shared_ptr<const Statistics> stats);
+
+  EntityId basis_tx() const { return basis_tx_; }
+  int64_t basis_tx_instant() const { return basis_tx_instant_; }
+  const Schema& schema() const { return *schema_; }
+  const std::shared_ptr<const Schema>& schema_ptr() const { return schema_; }
+  const Statistics& stats() const { return *stats_; }
+
+  // A view of this Db at `basis`. InvalidArgument if the basis t is not a tx
+  // id (see ResolveT) or is later than... nothing: a t past the basis reads
+  // like the basis.
+  DbView View(Basis basis) const;
+
+  // Turns a user's t into a tx id: a tx id stays as it is; a small number
+  // (below 2^42) is a Datomic-style t counter. Returns InvalidArgument for
+  // negative numbers and ids of other partitions.
+  static absl::StatusOr<EntityId> ResolveT(int64_t t);
+
+  // The last tx whose :db/txInstant is <= `micros`, or nullopt if none.
+  std::optional<EntityId> TxAtOrBeforeInstant(int64_t micros) const;
+
+  const internal::StoreCore& core() const { return *core_; }
+  const rocksdb::Snapshot* snapshot() const { return snapshot_.get(); }
+
+ private:
+  std::shared_ptr<internal::StoreCore> core_;
+  std::shared_ptr<const rocksdb::Snapshot> snapshot_;
+  EntityId basis_tx_;
+  int64_t basis_tx_instant_;
+  std::shared_ptr<const Schema> schema_;
+  std::shared_ptr<const Statistics> stats_;
+};
+
+// A Db read at one basis. Cheap to copy; holds the Db alive.
+class DbView {
+ public:
+  DbView(std::shared_ptr<const Db> db, Basis basis);
+
+  const Db& db() const { return *db_; }
+  const Schema& schema() const { return db_->schema(); }
+  Basis basis() const { return basis_; }
+  EntityId basis_tx() const { return db_->basis_tx(); }
+
+  // A cursor over `order` at this view's basis. Call Seek before use.
+  std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
+
+  // Convenience: every datom whose `order` key starts with `prefix`.
+  absl::StatusOr<std::vector<Datom>> Datoms(IndexOrder order,
+                                            std::string_view prefix) const;
+
+  // The entity whose unique attribute `a` has value `v` (AVET point seek),
+  // or nullopt.
+  absl::StatusOr<std::optional<EntityId>> LookupUnique(EntityId a,
+                                                       const Value& v) const;
+
+ private:
+  std::shared_ptr<const Db> db_;
+  Basis basis_;
+};
+
+}  // namespace mentat::storage
+
+#endif  // MENTAT_STORAGE_DB_H_

@@ -1,0 +1,77 @@
+#ifndef MENTAT_STORAGE_SCHEMA_H_
+#define MENTAT_STORAGE_SCHEMA_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mentat/storage/datom.h"
+#include "mentat/storage/value.h"
+
+namespace mentat::storage {
+
+enum class Cardinality : uint8_t { kOne, kMany };
+enum class Unique : uint8_t { kNone, kValue, kIdentity };
+
+// One installed attribute.
+struct Attribute {
+  EntityId id = 0;
+  std::string ident;  // "ns/name"
+  ValueType type = ValueType::kString;
+  Cardinality cardinality = Cardinality::kOne;
+  Unique unique = Unique::kNone;
+  bool index = false;
+  bool is_component = false;
+  bool no_history = false;
+  bool fulltext = false;
+  std::string doc;
+
+  bool many() const { return cardinality == Cardinality::kMany; }
+  bool is_ref() const { return type == ValueType::kRef; }
+};
+
+// An immutable snapshot of the schema: every ident and every attribute, as
+// of one basis. Readers share it through shared_ptr<const Schema>; the
+// transactor builds a new one when a transaction changes schema.
+class Schema {
+ public:
+  // The bootstrap schema of a new store (see entity_ids.h).
+  static std::shared_ptr<const Schema> Bootstrap();
+
+  // The bootstrap datoms that create the bootstrap schema, for a new store.
+  static std::vector<Datom> BootstrapDatoms(EntityId tx);
+
+  // Builds a schema from the datoms of every entity that has :db/ident
+  // (current state). Fails on inconsistent attribute definitions.
+  static absl::StatusOr<std::shared_ptr<const Schema>> FromDatoms(
+      const std::vector<Datom>& datoms);
+
+  // nullptr if unknown.
+  const Attribute* FindAttribute(EntityId id) const;
+  const Attribute* FindAttribute(std::string_view ident) const;
+  // The entity named by an ident, or nullopt.
+  std::optional<EntityId> EntityForIdent(std::string_view ident) const;
+  // The ident of an entity, or nullptr.
+  const std::string* IdentForEntity(EntityId e) const;
+
+  const absl::flat_hash_map<EntityId, Attribute>& attributes() const {
+    return attributes_;
+  }
+  const absl::flat_hash_map<std::string, EntityId>& idents() const {
+    return ident_to_entity_;
+  }
+
+ private:
+  absl::flat_hash_map<EntityId, Attribute> attributes_;
+  absl::flat_hash_map<std::string, EntityId> ident_to_entity_;
+  absl::flat_hash_map<EntityId, std::string> entity_to_ident_;
+};
+
+}  // namespace mentat::storage
+
+#endif  // MENTAT_STORAGE_SCHEMA_H_

@@ -1,0 +1,80 @@
+#ifndef MENTAT_STORAGE_STORE_H_
+#define MENTAT_STORAGE_STORE_H_
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "mentat/storage/db.h"
+#include "mentat/storage/store_options.h"
+#include "mentat/storage/tx_op.h"
+#include "mentat/storage/tx_report.h"
+
+namespace mentat::storage {
+
+class Transactor;
+
+using TxCallback = std::function<void(absl::StatusOr<TxReport>)>;
+
+// A durable store of datoms with full history, in one RocksDB instance.
+//
+// Writes go through one transactor thread (group commit); reads go through
+// the immutable Db that the transactor last published. Opening reads a few
+// keys of `meta` and the schema entities, never the history.
+//
+// Thread safety: every public method may be called from any thread.
+class Store {
+ public:
+  // Opens (or, with create_if_missing, creates) the store in `path`.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(
+      const std::string& path, const StoreOptions& options = {});
+
+  // Stops the transactor after it has answered every queued transaction,
+  // then closes RocksDB once the last Db handed out is released.
+  ~Store();
+
+  // The latest published state. Lock-free for readers.
+  std::shared_ptr<const Db> Latest() const;
+
+  // Queues a transaction. `done` runs on the transactor thread once the
+  // transaction is durable (or failed); it must not block. Answers
+  // ResourceExhausted at once if the queue is full, Unavailable after
+  // Close.
+  void Transact(TxRequest request, TxCallback done);
+
+  // The same, as a future.
+  std::future<absl::StatusOr<TxReport>> Transact(TxRequest request);
+
+  // Stops accepting transactions, lets queued ones commit, stops the
+  // transactor. Idempotent; the destructor calls it.
+  void Close();
+
+  const std::string& path() const { return path_; }
+  const StoreOptions& options() const { return options_; }
+
+  // RocksDB's statistics and properties, for metrics: a property like
+  // "rocksdb.block-cache-usage" summed over column families, or a ticker.
+  uint64_t RocksDbProperty(const std::string& name) const;
+  uint64_t RocksDbTicker(uint32_t ticker) const;
+
+  // Size of the store's files on disk, in bytes.
+  uint64_t DiskSizeBytes() const;
+
+  // Flushes memtables (tests and benchmarks use it to measure size).
+  absl::Status Flush();
+
+ private:
+  Store(std::string path, const StoreOptions& options);
+
+  std::string path_;
+  StoreOptions options_;
+  std::shared_ptr<internal::StoreCore> core_;
+  std::unique_ptr<Transactor> transactor_;
+};
+
+}  // namespace mentat::storage
+
+#endif  // MENTAT_STORAGE_STORE_H_

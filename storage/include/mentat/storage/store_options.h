@@ -1,0 +1,41 @@
+#ifndef MENTAT_STORAGE_STORE_OPTIONS_H_
+#define MENTAT_STORAGE_STORE_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mentat::storage {
+
+// Options of a Store. Plain struct; every field has a sensible default.
+struct StoreOptions {
+  // Create the store if the directory holds none. Default: true.
+  bool create_if_missing = true;
+  // fsync the WAL once per group commit before acknowledging. Turning it
+  // off trades durability of the last commits on power loss for speed.
+  // Default: true.
+  bool sync_commits = true;
+  // RocksDB block cache shared by every column family. Default: 512 MiB.
+  size_t block_cache_bytes = size_t{512} << 20;
+  // Most transactions the transactor applies in one group commit.
+  // Default: 1024.
+  int max_group_transactions = 1024;
+  // Most datoms a group takes before it commits (a single bigger
+  // transaction still commits whole, alone). Default: 200,000.
+  size_t max_group_datoms = 200000;
+  // Transactions waiting for the transactor before Transact answers
+  // ResourceExhausted. Default: 10,000.
+  size_t queue_capacity = 10000;
+  // Attributes with at most this many distinct values keep per-value
+  // counts in the statistics. Default: 256.
+  int low_cardinality_limit = 256;
+  // Collect RocksDB statistics (for metrics). Default: true.
+  bool rocksdb_statistics = true;
+  // A since() view built from the log holds at most this many datoms;
+  // beyond that it filters the current indexes by tx instead.
+  // Default: 1,000,000.
+  size_t since_log_limit = 1000000;
+};
+
+}  // namespace mentat::storage
+
+#endif  // MENTAT_STORAGE_STORE_OPTIONS_H_

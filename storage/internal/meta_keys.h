@@ -1,0 +1,46 @@
+#ifndef MENTAT_STORAGE_INTERNAL_META_KEYS_H_
+#define MENTAT_STORAGE_INTERNAL_META_KEYS_H_
+
+#include <string>
+
+#include "mentat/storage/keys.h"
+#include "mentat/storage/value_codec.h"
+#include "internal/coding.h"
+
+namespace mentat::storage::internal {
+
+// Keys of the `meta` column family. Every commit's batch rewrites the ones
+// it changed, so opening a store reads these few keys and never a scan of
+// history.
+inline constexpr char kMetaFormatKey[] = "format";
+inline constexpr char kMetaBasisKey[] = "basis";          // tx, 8 bytes BE
+inline constexpr char kMetaTxInstantKey[] = "txinstant";  // micros, 8 BE
+inline constexpr char kMetaFormatVersion[] = "1";
+
+// "part" + partition index (1 byte): the next counter, 8 bytes BE.
+inline std::string MetaPartitionKey(int partition) {
+  std::string k = "part";
+  k.push_back(static_cast<char>(partition));
+  return k;
+}
+
+// "s" + attribute: datoms(8) distinct(8) tracked(1).
+inline constexpr char kMetaStatsPrefix[] = "s";
+inline std::string MetaStatsKey(EntityId a) {
+  std::string k = kMetaStatsPrefix;
+  PutFixed64BE(static_cast<uint64_t>(a), &k);
+  return k;
+}
+
+// "v" + attribute + encoded value: count, 8 bytes BE.
+inline constexpr char kMetaValueCountPrefix[] = "v";
+inline std::string MetaValueCountKey(EntityId a, const Value& v) {
+  std::string k = kMetaValueCountPrefix;
+  PutFixed64BE(static_cast<uint64_t>(a), &k);
+  EncodeValue(v, &k);
+  return k;
+}
+
+}  // namespace mentat::storage::internal
+
+#endif  // MENTAT_STORAGE_INTERNAL_META_KEYS_H_

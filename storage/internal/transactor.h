@@ -1,0 +1,65 @@
+#ifndef MENTAT_STORAGE_INTERNAL_TRANSACTOR_H_
+#define MENTAT_STORAGE_INTERNAL_TRANSACTOR_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "internal/store_core.h"
+#include "internal/tx_state.h"
+#include "mentat/storage/db.h"
+#include "mentat/storage/store.h"
+
+namespace mentat::storage {
+
+// The single writer of a store. Callers queue transactions; one thread
+// drains the queue into a group, applies each transaction on a
+// WriteBatchWithIndex with a save point (a failing transaction is rolled
+// back alone), writes the group with one fsync, publishes the new Db, and
+// only then answers the callers.
+class Transactor {
+ public:
+  Transactor(std::shared_ptr<internal::StoreCore> core,
+             internal::TxState state, std::shared_ptr<Statistics> stats,
+             std::shared_ptr<const Db> initial);
+  ~Transactor();
+
+  // Thread-safe. See Store::Transact.
+  void Submit(TxRequest request, TxCallback done);
+
+  // Thread-safe, lock-free: an atomic load.
+  std::shared_ptr<const Db> Latest() const { return latest_.load(); }
+
+  // Answers everything queued, then stops the thread. Idempotent.
+  void Stop();
+
+ private:
+  struct Pending {
+    TxRequest request;
+    TxCallback done;
+  };
+
+  void Run();
+  void CommitGroup(std::deque<Pending>* group);
+
+  std::shared_ptr<internal::StoreCore> core_;
+  // Owned by the transactor thread.
+  internal::TxState state_;
+  std::shared_ptr<Statistics> stats_;
+
+  std::atomic<std::shared_ptr<const Db>> latest_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace mentat::storage
+
+#endif  // MENTAT_STORAGE_INTERNAL_TRANSACTOR_H_

@@ -1,0 +1,128 @@
+#ifndef MENTAT_STORAGE_INTERNAL_TX_APPLIER_H_
+#define MENTAT_STORAGE_INTERNAL_TX_APPLIER_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "internal/batch_reader.h"
+#include "internal/store_core.h"
+#include "internal/tx_state.h"
+#include "mentat/storage/tx_op.h"
+#include "mentat/storage/tx_report.h"
+
+namespace mentat::storage::internal {
+
+// Applies one transaction on top of the group's batch with Datomic's
+// semantics: resolves idents, lookup refs and tempids (unifying them and
+// upserting through :db.unique/identity), checks types, uniqueness,
+// cardinality and cas, elides redundant datoms, adds the implicit
+// retractions of cardinality-one replacements, and writes the datoms to
+// the current and history families and the log. Transactor thread only.
+class TxApplier {
+ public:
+  TxApplier(const StoreCore* core, rocksdb::WriteBatchWithIndex* batch,
+            const Statistics* group_stats, TxState* state);
+
+  // On success the batch holds the transaction's writes, *state is
+  // advanced and *delta holds its statistics changes. On failure the
+  // caller rolls the batch back to its save point and drops *state.
+  absl::StatusOr<TxReport> Apply(const TxRequest& request, StatsDelta* delta);
+
+ private:
+  // An entity position once resolved: an id, or a tempid (index into
+  // tempids_) until tempids are resolved.
+  struct EntitySlot {
+    EntityId id = 0;
+    int tempid = -1;
+  };
+  struct TempId {
+    std::string name;
+    bool nested = false;
+    bool is_tx = false;
+    bool schema = false;  // gets a db-partition id
+    EntityId id = 0;      // 0 until resolved
+    bool fresh = false;   // newly allocated: has no datoms yet
+    SourcePos pos;
+    std::string form;     // the first op that used it, for messages
+  };
+  // A value once typed for its attribute. For refs, `entity` holds it.
+  struct ValueSlot {
+    Value value;
+    EntitySlot entity;
+    bool is_entity = false;
+  };
+  struct Op {
+    TxOp::Kind kind;
+    EntitySlot e;
+    const Attribute* attr = nullptr;
+    ValueSlot v;
+    ValueSlot old;
+    bool old_is_nil = false;
+    const TxOp* source = nullptr;
+  };
+
+  // tx_resolve.cc
+  absl::Status ResolveOps(const TxRequest& request);
+  absl::StatusOr<EntitySlot> ResolveEntity(const EntityRef& ref,
+                                           const TxOp& op);
+  absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
+                                         const Attribute& attr,
+                                         const TxOp& op);
+  absl::Status ResolveTempIds();
+  absl::Status CheckNested();
+  EntityId Id(const EntitySlot& slot) const;
+  Value ValueOf(const ValueSlot& slot) const;
+  bool IsFresh(EntityId e) const;
+
+  // tx_applier.cc
+  absl::Status BuildDatoms();
+  absl::Status AddAssertion(EntityId e, const Attribute& attr, Value v,
+                            const TxOp* source);
+  absl::Status AddRetraction(EntityId e, const Attribute& attr,
+                             const Value& v, const TxOp* source);
+  absl::Status RetractEntity(EntityId e, const TxOp* source, int depth);
+  absl::Status CheckUniqueness();
+  absl::Status CheckSchemaChanges();
+  absl::Status ComputeStats(StatsDelta* delta);
+  absl::Status WriteDatoms();
+  absl::Status RebuildSchema();
+
+  absl::Status OpError(absl::StatusCode code, const TxOp* op,
+                       const std::string& message) const;
+
+  const StoreCore* core_;
+  rocksdb::WriteBatchWithIndex* batch_;
+  const Statistics* group_stats_;
+  TxState* state_;
+  BatchReader reader_;
+
+  EntityId tx_ = 0;
+  std::array<int64_t, 5> start_counter_{};
+  int64_t tx_instant_ = 0;
+  std::vector<Op> ops_;
+  std::vector<TempId> tempids_;
+  absl::flat_hash_map<std::string, int> tempid_index_;
+
+  // The transaction's datoms: assertions carry the tx; retractions carry
+  // the tx that asserted the retracted datom in `asserted_tx`.
+  struct PendingDatom {
+    Datom datom;
+    const Attribute* attr;
+    EntityId asserted_tx = 0;  // retractions only
+    const TxOp* source = nullptr;
+  };
+  std::vector<PendingDatom> datoms_;
+  // (e, a, encoded v) -> index into datoms_, to find duplicates and
+  // conflicts; (e, a) -> asserted value index for cardinality one.
+  absl::flat_hash_map<std::string, size_t> datom_index_;
+  absl::flat_hash_map<std::pair<EntityId, EntityId>, size_t> card_one_index_;
+  bool schema_touched_ = false;
+  bool tx_instant_given_ = false;
+};
+
+}  // namespace mentat::storage::internal
+
+#endif  // MENTAT_STORAGE_INTERNAL_TX_APPLIER_H_

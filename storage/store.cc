@@ -1,0 +1,333 @@
+#include "mentat/storage/store.h"
+
+#include <filesystem>
+
+#include "mentat/storage/str_cat.h"
+#include "internal/coding.h"
+#include "internal/log_codec.h"
+#include "internal/meta_keys.h"
+#include "internal/store_core.h"
+#include "internal/transactor.h"
+#include "internal/tx_state.h"
+#include "mentat/storage/entity_ids.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+
+namespace mentat::storage {
+
+using internal::Cf;
+using internal::DecodeFixed64BE;
+using internal::Fixed64BE;
+
+namespace internal {
+
+const char* CfName(Cf cf) {
+  switch (cf) {
+    case Cf::kEavt: return "eavt";
+    case Cf::kAevt: return "aevt";
+    case Cf::kAvet: return "avet";
+    case Cf::kVaet: return "vaet";
+    case Cf::kEavtHist: return "eavt_hist";
+    case Cf::kAevtHist: return "aevt_hist";
+    case Cf::kAvetHist: return "avet_hist";
+    case Cf::kVaetHist: return "vaet_hist";
+    case Cf::kLog: return "log";
+    case Cf::kMeta: return "meta";
+    case Cf::kCount: break;
+  }
+  return "?";
+}
+
+StoreCore::~StoreCore() {
+  if (db == nullptr) return;
+  for (auto* h : handles) {
+    if (h != nullptr) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  }
+  db->Close().PermitUncheckedError();
+  delete db;
+}
+
+}  // namespace internal
+
+namespace {
+
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return absl::OkStatus();
+  if (s.IsCorruption()) {
+    return absl::DataLossError(StrCat(what, ": ", s.ToString()));
+  }
+  if (s.IsInvalidArgument()) {
+    return absl::FailedPreconditionError(StrCat(what, ": ", s.ToString()));
+  }
+  return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
+}
+
+rocksdb::ColumnFamilyOptions IndexFamilyOptions(
+    const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions cf;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  table.format_version = 5;
+  table.block_size = 16 * 1024;
+  // Keys share long prefixes (e, a): delta encoding within blocks does
+  // most of the compression work, so restart points can be sparse.
+  table.block_restart_interval = 16;
+  table.cache_index_and_filter_blocks = false;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  cf.compression = rocksdb::kLZ4Compression;
+  cf.bottommost_compression = rocksdb::kZSTD;
+  cf.level_compaction_dynamic_level_bytes = true;
+  cf.write_buffer_size = 32 << 20;
+  return cf;
+}
+
+// Writes the bootstrap schema as the first transaction of a new store.
+absl::Status Bootstrap(internal::StoreCore* core,
+                       const StoreOptions& options) {
+  const EntityId tx = kFirstTxId;
+  std::vector<Datom> datoms = Schema::BootstrapDatoms(tx);
+  datoms.push_back(Datom{tx, ids::kDbTxInstant, Value::Instant(0), tx, true});
+  auto schema = Schema::FromDatoms(datoms);
+  if (!schema.ok()) return schema.status();
+
+  rocksdb::WriteBatch batch;
+  const std::string tx_bytes = Fixed64BE(static_cast<uint64_t>(tx));
+  internal::StatsDelta delta;
+  std::string key;
+  for (const Datom& d : datoms) {
+    const Attribute* attr = (*schema)->FindAttribute(d.a);
+    const int orders = attr->is_ref() ? 4 : 3;
+    for (int i = 0; i < orders; ++i) {
+      key.clear();
+      EncodeKey(static_cast<IndexOrder>(i), d, &key);
+      batch.Put(core->cf(internal::CurrentCf(static_cast<IndexOrder>(i))), key,
+                tx_bytes)
+          .PermitUncheckedError();
+    }
+    auto& per = delta.by_attribute[d.a];
+    per.datoms++;
+    per.values[d.v]++;
+  }
+  std::string entry;
+  internal::EncodeLogEntry(datoms, &entry);
+  batch.Put(core->cf(Cf::kLog), tx_bytes, entry).PermitUncheckedError();
+
+  Statistics stats;
+  internal::StatsDirty dirty;
+  internal::ApplyStatsDelta(delta, options.low_cardinality_limit, &stats,
+                            &dirty);
+  rocksdb::ColumnFamilyHandle* meta = core->cf(Cf::kMeta);
+  internal::WriteStatsMeta(stats, dirty, meta, &batch);
+  batch.Put(meta, internal::kMetaBasisKey, tx_bytes).PermitUncheckedError();
+  batch.Put(meta, internal::kMetaTxInstantKey, Fixed64BE(0))
+      .PermitUncheckedError();
+  batch.Put(meta, internal::MetaPartitionKey(0),
+            Fixed64BE(ids::kFirstUserDbCounter))
+      .PermitUncheckedError();
+  batch.Put(meta, internal::MetaPartitionKey(3),
+            Fixed64BE((tx & kCounterMask) + 1))
+      .PermitUncheckedError();
+  batch.Put(meta, internal::MetaPartitionKey(4), Fixed64BE(1000))
+      .PermitUncheckedError();
+  // The format key goes last in the same batch: its presence means the
+  // bootstrap is complete.
+  batch.Put(meta, internal::kMetaFormatKey, internal::kMetaFormatVersion)
+      .PermitUncheckedError();
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(core->db->Write(wo, &batch), "writing the bootstrap schema");
+}
+
+absl::StatusOr<uint64_t> ReadMetaU64(internal::StoreCore* core,
+                                     const std::string& key) {
+  std::string value;
+  rocksdb::Status s = core->db->Get(rocksdb::ReadOptions(),
+                                    core->cf(Cf::kMeta), key, &value);
+  if (!s.ok()) return FromRocks(s, StrCat("reading meta key ", key));
+  if (value.size() != 8) {
+    return absl::DataLossError(StrCat("meta key ", key, " is malformed"));
+  }
+  return DecodeFixed64BE(value);
+}
+
+absl::StatusOr<std::shared_ptr<const Schema>> LoadSchema(
+    internal::StoreCore* core) {
+  rocksdb::ReadOptions ro;
+  std::unique_ptr<rocksdb::Iterator> avet(
+      core->db->NewIterator(ro, core->cf(Cf::kAvet)));
+  std::unique_ptr<rocksdb::Iterator> eavt(
+      core->db->NewIterator(ro, core->cf(Cf::kEavt)));
+  std::string prefix;
+  AvetKey::EncodePrefix(ids::kDbIdent, &prefix);
+  std::vector<Datom> datoms;
+  Datom d;
+  for (avet->Seek(prefix); avet->Valid(); avet->Next()) {
+    std::string_view k(avet->key().data(), avet->key().size());
+    if (!k.starts_with(prefix)) break;
+    absl::Status s = DecodeKey(IndexOrder::kAvet, k, &d);
+    if (!s.ok()) return s;
+    std::string eprefix;
+    EavtKey::EncodePrefix(d.e, &eprefix);
+    Datom ed;
+    for (eavt->Seek(eprefix); eavt->Valid(); eavt->Next()) {
+      std::string_view ek(eavt->key().data(), eavt->key().size());
+      if (!ek.starts_with(eprefix)) break;
+      s = DecodeKey(IndexOrder::kEavt, ek, &ed);
+      if (!s.ok()) return s;
+      datoms.push_back(ed);
+    }
+  }
+  if (!avet->status().ok()) return FromRocks(avet->status(), "loading schema");
+  if (!eavt->status().ok()) return FromRocks(eavt->status(), "loading schema");
+  return Schema::FromDatoms(datoms);
+}
+
+}  // namespace
+
+Store::Store(std::string path, const StoreOptions& options)
+    : path_(std::move(path)), options_(options) {}
+
+Store::~Store() { Close(); }
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(
+    const std::string& path, const StoreOptions& options) {
+  std::error_code ec;
+  if (options.create_if_missing) {
+    std::filesystem::create_directories(path, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(StrCat(
+          "cannot create the store directory ", path, ": ", ec.message()));
+    }
+  }
+  std::unique_ptr<Store> store(new Store(path, options));
+  auto core = std::make_shared<internal::StoreCore>();
+  core->options = options;
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = options.create_if_missing;
+  db_options.max_background_jobs = 2;
+  db_options.bytes_per_sync = 1 << 20;
+  db_options.keep_log_file_num = 5;
+  db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  if (options.rocksdb_statistics) {
+    core->statistics = rocksdb::CreateDBStatistics();
+    core->statistics->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
+    db_options.statistics = core->statistics;
+  }
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName,
+                        rocksdb::ColumnFamilyOptions());
+  for (int i = 0; i < static_cast<int>(Cf::kCount); ++i) {
+    rocksdb::ColumnFamilyOptions cf = IndexFamilyOptions(cache);
+    if (static_cast<Cf>(i) == Cf::kMeta) cf.compression = rocksdb::kNoCompression;
+    families.emplace_back(internal::CfName(static_cast<Cf>(i)), cf);
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s =
+      rocksdb::DB::Open(db_options, path, families, &handles, &raw);
+  if (!s.ok()) return FromRocks(s, StrCat("opening the store in ", path));
+  core->db = raw;
+  // handles[0] is the unused default family; keep our order in `handles`.
+  raw->DestroyColumnFamilyHandle(handles[0]).PermitUncheckedError();
+  core->handles.assign(handles.begin() + 1, handles.end());
+
+  std::string format;
+  s = raw->Get(rocksdb::ReadOptions(), core->cf(Cf::kMeta),
+               internal::kMetaFormatKey, &format);
+  if (s.IsNotFound()) {
+    absl::Status b = Bootstrap(core.get(), options);
+    if (!b.ok()) return b;
+  } else if (!s.ok()) {
+    return FromRocks(s, "reading the store format");
+  } else if (format != internal::kMetaFormatVersion) {
+    return absl::FailedPreconditionError(StrCat(
+        "the store in ", path, " has format ", format, "; this build reads ",
+        internal::kMetaFormatVersion));
+  }
+
+  internal::TxState state;
+  auto basis = ReadMetaU64(core.get(), internal::kMetaBasisKey);
+  if (!basis.ok()) return basis.status();
+  state.basis_tx = static_cast<EntityId>(*basis);
+  auto instant = ReadMetaU64(core.get(), internal::kMetaTxInstantKey);
+  if (!instant.ok()) return instant.status();
+  state.last_tx_instant = static_cast<int64_t>(*instant);
+  for (int p : {0, 3, 4}) {
+    auto counter = ReadMetaU64(core.get(), internal::MetaPartitionKey(p));
+    if (!counter.ok()) return counter.status();
+    state.next_counter[p] = static_cast<int64_t>(*counter);
+  }
+  auto schema = LoadSchema(core.get());
+  if (!schema.ok()) return schema.status();
+  state.schema = *schema;
+  auto stats = std::make_shared<Statistics>();
+  absl::Status ls = internal::LoadStatsMeta(raw, core->cf(Cf::kMeta), stats.get());
+  if (!ls.ok()) return ls;
+
+  const rocksdb::Snapshot* snap = raw->GetSnapshot();
+  std::shared_ptr<const rocksdb::Snapshot> snapshot(
+      snap, [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
+  auto initial = std::make_shared<const Db>(
+      core, std::move(snapshot), state.basis_tx, state.last_tx_instant,
+      state.schema, std::make_shared<const Statistics>(*stats));
+  store->core_ = core;
+  store->transactor_ = std::make_unique<Transactor>(
+      core, std::move(state), std::move(stats), std::move(initial));
+  return store;
+}
+
+void Store::Close() {
+  if (transactor_) transactor_->Stop();
+}
+
+std::shared_ptr<const Db> Store::Latest() const {
+  return transactor_->Latest();
+}
+
+void Store::Transact(TxRequest request, TxCallback done) {
+  transactor_->Submit(std::move(request), std::move(done));
+}
+
+std::future<absl::StatusOr<TxReport>> Store::Transact(TxRequest request) {
+  auto promise = std::make_shared<std::promise<absl::StatusOr<TxReport>>>();
+  auto future = promise->get_future();
+  Transact(std::move(request), [promise](absl::StatusOr<TxReport> r) {
+    promise->set_value(std::move(r));
+  });
+  return future;
+}
+
+uint64_t Store::RocksDbProperty(const std::string& name) const {
+  uint64_t total = 0;
+  for (auto* h : core_->handles) {
+    uint64_t v = 0;
+    if (core_->db->GetIntProperty(h, name, &v)) total += v;
+  }
+  return total;
+}
+
+uint64_t Store::RocksDbTicker(uint32_t ticker) const {
+  return core_->statistics ? core_->statistics->getTickerCount(ticker) : 0;
+}
+
+uint64_t Store::DiskSizeBytes() const {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(path_, ec)) {
+    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+  }
+  return total;
+}
+
+absl::Status Store::Flush() {
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  return FromRocks(core_->db->Flush(fo, core_->handles), "flushing");
+}
+
+}  // namespace mentat::storage

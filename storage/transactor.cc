@@ -1,0 +1,159 @@
+#include "internal/transactor.h"
+
+#include <utility>
+
+#include "mentat/storage/str_cat.h"
+#include "internal/coding.h"
+#include "internal/meta_keys.h"
+#include "internal/tx_applier.h"
+#include "rocksdb/utilities/write_batch_with_index.h"
+
+namespace mentat::storage {
+
+using internal::Cf;
+using internal::Fixed64BE;
+
+Transactor::Transactor(std::shared_ptr<internal::StoreCore> core,
+                       internal::TxState state,
+                       std::shared_ptr<Statistics> stats,
+                       std::shared_ptr<const Db> initial)
+    : core_(std::move(core)),
+      state_(std::move(state)),
+      stats_(std::move(stats)),
+      latest_(std::move(initial)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+Transactor::~Transactor() { Stop(); }
+
+void Transactor::Submit(TxRequest request, TxCallback done) {
+  absl::Status refused;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      refused = absl::UnavailableError("the store is closing");
+    } else if (queue_.size() >= core_->options.queue_capacity) {
+      refused = absl::ResourceExhaustedError(StrCat(
+          "the transaction queue is full (", core_->options.queue_capacity,
+          " waiting); retry later"));
+    } else {
+      queue_.push_back(Pending{std::move(request), std::move(done)});
+    }
+  }
+  if (!refused.ok()) {
+    done(refused);
+    return;
+  }
+  cv_.notify_one();
+}
+
+void Transactor::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Transactor::Run() {
+  const StoreOptions& options = core_->options;
+  for (;;) {
+    std::deque<Pending> group;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything answered
+      size_t datoms = 0;
+      while (!queue_.empty() &&
+             group.size() < static_cast<size_t>(options.max_group_transactions)) {
+        const size_t n = queue_.front().request.ops.size();
+        if (!group.empty() && datoms + n > options.max_group_datoms) break;
+        datoms += n;
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    CommitGroup(&group);
+  }
+}
+
+void Transactor::CommitGroup(std::deque<Pending>* group) {
+  const internal::TxState group_start = state_;
+  auto stats = std::make_shared<Statistics>(*stats_);
+  internal::StatsDirty dirty;
+  rocksdb::WriteBatchWithIndex batch(rocksdb::BytewiseComparator(), 0,
+                                     /*overwrite_key=*/true);
+
+  std::vector<absl::StatusOr<TxReport>> results;
+  results.reserve(group->size());
+  bool any_committed = false;
+  for (Pending& p : *group) {
+    internal::TxState tx_state = state_;
+    internal::StatsDelta delta;
+    batch.SetSavePoint();
+    internal::TxApplier applier(core_.get(), &batch, stats.get(), &tx_state);
+    absl::StatusOr<TxReport> report = applier.Apply(p.request, &delta);
+    if (report.ok()) {
+      batch.PopSavePoint().PermitUncheckedError();
+      state_ = std::move(tx_state);
+      internal::ApplyStatsDelta(delta, core_->options.low_cardinality_limit,
+                                stats.get(), &dirty);
+      any_committed = true;
+    } else {
+      rocksdb::Status s = batch.RollbackToSavePoint();
+      if (!s.ok()) {
+        // Cannot happen with a save point set; fail loudly rather than
+        // commit a half-applied transaction.
+        report = absl::InternalError("rollback failed: " + s.ToString());
+      }
+    }
+    results.push_back(std::move(report));
+  }
+
+  absl::Status commit_status;
+  if (any_committed) {
+    rocksdb::ColumnFamilyHandle* meta = core_->cf(Cf::kMeta);
+    auto put = [&](const std::string& k, const std::string& v) {
+      batch.Put(meta, k, v).PermitUncheckedError();
+    };
+    put(internal::kMetaBasisKey, Fixed64BE(state_.basis_tx));
+    put(internal::kMetaTxInstantKey,
+        Fixed64BE(static_cast<uint64_t>(state_.last_tx_instant)));
+    for (int p : {0, 3, 4}) {
+      if (state_.next_counter[p] != group_start.next_counter[p]) {
+        put(internal::MetaPartitionKey(p), Fixed64BE(state_.next_counter[p]));
+      }
+    }
+    internal::WriteStatsMeta(*stats, dirty, meta, &batch);
+    rocksdb::WriteOptions wo;
+    wo.sync = core_->options.sync_commits;
+    rocksdb::Status s = core_->db->Write(wo, batch.GetWriteBatch());
+    if (!s.ok()) {
+      commit_status = absl::UnavailableError(
+          "commit failed, the transaction was not applied: " + s.ToString());
+    }
+  }
+
+  if (!commit_status.ok()) {
+    state_ = group_start;
+    for (auto& r : results) {
+      if (r.ok()) r = commit_status;
+    }
+  } else if (any_committed) {
+    stats_ = stats;
+    const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
+    std::shared_ptr<internal::StoreCore> core = core_;
+    std::shared_ptr<const rocksdb::Snapshot> snapshot(
+        raw, [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
+    latest_.store(std::make_shared<const Db>(
+        core_, std::move(snapshot), state_.basis_tx, state_.last_tx_instant,
+        state_.schema, stats));
+  }
+
+  size_t i = 0;
+  for (Pending& p : *group) p.done(std::move(results[i++]));
+}
+
+}  // namespace mentat::storage

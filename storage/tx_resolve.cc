@@ -1,0 +1,389 @@
+// Resolution half of TxApplier: attributes, entity positions, typed values
+// and tempids (unification and upsert), before any datom is built.
+
+#include <string>
+
+#include "mentat/storage/str_cat.h"
+#include "internal/tx_applier.h"
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/value_codec.h"
+
+namespace mentat::storage::internal {
+namespace {
+
+constexpr char kTxTempIdName[] = "datomic.tx";
+
+bool IsSchemaAttribute(EntityId a) {
+  switch (a) {
+    case ids::kDbIdent:
+    case ids::kDbValueType:
+    case ids::kDbCardinality:
+    case ids::kDbUnique:
+    case ids::kDbIsComponent:
+    case ids::kDbIndex:
+    case ids::kDbNoHistory:
+    case ids::kDbFulltext:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string TypeName(ValueType t) { return std::string(ValueTypeIdent(t)); }
+
+}  // namespace
+
+TxApplier::TxApplier(const StoreCore* core,
+                     rocksdb::WriteBatchWithIndex* batch,
+                     const Statistics* group_stats, TxState* state)
+    : core_(core),
+      batch_(batch),
+      group_stats_(group_stats),
+      state_(state),
+      reader_(core, batch) {}
+
+absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
+                                const std::string& message) const {
+  std::string text;
+  if (op != nullptr && op->pos.line > 0) {
+    StrAppend(&text, "line ", op->pos.line, ", column ", op->pos.column,
+                    ": ");
+  }
+  StrAppend(&text, message);
+  if (op != nullptr) {
+    std::string form = op->DebugString();
+    if (form.size() > 200) form = form.substr(0, 197) + "...";
+    StrAppend(&text, " in ", form);
+  }
+  return absl::Status(code, text);
+}
+
+EntityId TxApplier::Id(const EntitySlot& slot) const {
+  return slot.tempid >= 0 ? tempids_[slot.tempid].id : slot.id;
+}
+
+Value TxApplier::ValueOf(const ValueSlot& slot) const {
+  if (slot.is_entity) return Value::Ref(Id(slot.entity));
+  return slot.value;
+}
+
+bool TxApplier::IsFresh(EntityId e) const {
+  int p = PartitionIndex(e);
+  if (p < 0 || p >= static_cast<int>(start_counter_.size())) return false;
+  return (e & kCounterMask) >= start_counter_[p];
+}
+
+absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
+    const EntityRef& ref, const TxOp& op) {
+  const Schema& schema = *state_->schema;
+  switch (ref.kind) {
+    case EntityRef::Kind::kId:
+      if (!state_->IsAllocated(ref.id) && ref.id != tx_) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("entity id ", ref.id, " does not exist"));
+      }
+      return EntitySlot{ref.id, -1};
+    case EntityRef::Kind::kIdent: {
+      auto e = schema.EntityForIdent(ref.name);
+      if (!e) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("unknown ident :", ref.name));
+      }
+      return EntitySlot{*e, -1};
+    }
+    case EntityRef::Kind::kLookupRef: {
+      const Attribute* attr =
+          ref.lookup_attr_id != 0 ? schema.FindAttribute(ref.lookup_attr_id)
+                                  : schema.FindAttribute(ref.lookup_attr);
+      if (attr == nullptr) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("lookup ref ", ref.DebugString(),
+                                    " names an unknown attribute"));
+      }
+      if (attr->unique == Unique::kNone) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("lookup ref ", ref.DebugString(),
+                                    ": :", attr->ident, " is not unique"));
+      }
+      if (ref.lookup_value == nullptr) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       "lookup ref without a value");
+      }
+      Value v = *ref.lookup_value;
+      if (attr->is_ref()) {
+        if (v.type() == ValueType::kLong) {
+          v = Value::Ref(v.as_long());
+        } else if (v.type() == ValueType::kKeyword) {
+          auto target = schema.EntityForIdent(v.text());
+          if (!target) {
+            return OpError(absl::StatusCode::kInvalidArgument, &op,
+                           StrCat("unknown ident :", v.text(),
+                                        " in lookup ref ", ref.DebugString()));
+          }
+          v = Value::Ref(*target);
+        }
+      } else if (v.type() == ValueType::kLong &&
+                 attr->type == ValueType::kDouble) {
+        v = Value::Double(static_cast<double>(v.as_long()));
+      }
+      if (v.type() != attr->type) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("lookup ref ", ref.DebugString(),
+                                    ": :", attr->ident, " takes ",
+                                    TypeName(attr->type)));
+      }
+      std::string prefix;
+      AvetKey::EncodePrefix(attr->id, v, &prefix);
+      std::optional<EntityId> found;
+      absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix,
+                                    [&](const Datom& d) {
+                                      found = d.e;
+                                      return false;
+                                    });
+      if (!s.ok()) return s;
+      if (!found) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("lookup ref ", ref.DebugString(),
+                                    " does not resolve to an entity"));
+      }
+      return EntitySlot{*found, -1};
+    }
+    case EntityRef::Kind::kTxTempId:
+    case EntityRef::Kind::kTempId: {
+      const bool is_tx = ref.kind == EntityRef::Kind::kTxTempId ||
+                         ref.name == kTxTempIdName;
+      const std::string& name = is_tx ? kTxTempIdName : ref.name;
+      auto [it, inserted] =
+          tempid_index_.try_emplace(name, static_cast<int>(tempids_.size()));
+      if (inserted) {
+        TempId t;
+        t.name = name;
+        t.nested = ref.nested;
+        t.is_tx = is_tx;
+        t.pos = op.pos;
+        t.form = op.DebugString();
+        if (is_tx) t.id = tx_;
+        tempids_.push_back(std::move(t));
+      }
+      return EntitySlot{0, it->second};
+    }
+  }
+  return OpError(absl::StatusCode::kInvalidArgument, &op, "bad entity");
+}
+
+absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
+    const TxValue& tv, const Attribute& attr, const TxOp& op) {
+  ValueSlot slot;
+  if (attr.is_ref()) {
+    if (tv.kind == TxValue::Kind::kEntity) {
+      auto e = ResolveEntity(tv.entity, op);
+      if (!e.ok()) return e.status();
+      slot.entity = *e;
+      slot.is_entity = true;
+      return slot;
+    }
+    const Value& v = tv.scalar;
+    EntityRef ref;
+    switch (v.type()) {
+      case ValueType::kLong:
+      case ValueType::kRef:
+        ref = EntityRef::Id(v.as_long());
+        break;
+      case ValueType::kKeyword:
+        ref = EntityRef::Ident(v.text());
+        break;
+      case ValueType::kString:
+        ref = EntityRef::TempId(v.text());
+        break;
+      default:
+        return OpError(
+            absl::StatusCode::kInvalidArgument, &op,
+            StrCat("value ", v.DebugString(), " of :", attr.ident,
+                         " is not an entity id, ident, tempid or lookup ref"));
+    }
+    auto e = ResolveEntity(ref, op);
+    if (!e.ok()) return e.status();
+    slot.entity = *e;
+    slot.is_entity = true;
+    return slot;
+  }
+  if (tv.kind == TxValue::Kind::kEntity) {
+    return OpError(absl::StatusCode::kInvalidArgument, &op,
+                   StrCat("value of :", attr.ident, " is ",
+                                tv.entity.nested ? "a nested map"
+                                                 : "an entity reference",
+                                ", but :", attr.ident, " takes ",
+                                TypeName(attr.type)));
+  }
+  const Value& v = tv.scalar;
+  if (v.type() == attr.type) {
+    slot.value = v;
+    return slot;
+  }
+  if (v.type() == ValueType::kLong) {
+    if (attr.type == ValueType::kDouble) {
+      slot.value = Value::Double(static_cast<double>(v.as_long()));
+      return slot;
+    }
+    if (attr.type == ValueType::kBigInt || attr.type == ValueType::kBigDec) {
+      auto parsed = attr.type == ValueType::kBigInt
+                        ? ParseBigInt(std::to_string(v.as_long()))
+                        : ParseBigDec(std::to_string(v.as_long()));
+      if (parsed.ok()) {
+        slot.value = *parsed;
+        return slot;
+      }
+    }
+  }
+  if (v.type() == ValueType::kBigInt && attr.type == ValueType::kBigDec) {
+    auto parsed = ParseBigDec(v.text());
+    if (parsed.ok()) {
+      slot.value = *parsed;
+      return slot;
+    }
+  }
+  return OpError(absl::StatusCode::kInvalidArgument, &op,
+                 StrCat("value ", v.DebugString(), " of :", attr.ident,
+                              " is a ", TypeName(v.type()), "; :", attr.ident,
+                              " takes ", TypeName(attr.type)));
+}
+
+absl::Status TxApplier::ResolveOps(const TxRequest& request) {
+  const Schema& schema = *state_->schema;
+  ops_.reserve(request.ops.size());
+  for (const TxOp& op : request.ops) {
+    Op o;
+    o.kind = op.kind;
+    o.source = &op;
+    auto e = ResolveEntity(op.e, op);
+    if (!e.ok()) return e.status();
+    o.e = *e;
+    if (op.kind != TxOp::Kind::kRetractEntity) {
+      const Attribute* attr = nullptr;
+      if (op.a.kind == EntityRef::Kind::kIdent) {
+        attr = schema.FindAttribute(op.a.name);
+        if (attr == nullptr) {
+          size_t slash = op.a.name.find('/');
+          bool reverse = slash != std::string::npos &&
+                         slash + 1 < op.a.name.size() &&
+                         op.a.name[slash + 1] == '_';
+          return OpError(
+              absl::StatusCode::kInvalidArgument, &op,
+              reverse ? StrCat("reverse attribute :", op.a.name,
+                                     " is only allowed in map forms")
+                      : StrCat("unknown attribute :", op.a.name));
+        }
+      } else if (op.a.kind == EntityRef::Kind::kId) {
+        attr = schema.FindAttribute(op.a.id);
+        if (attr == nullptr) {
+          return OpError(absl::StatusCode::kInvalidArgument, &op,
+                         StrCat("entity ", op.a.id,
+                                      " is not an attribute"));
+        }
+      } else {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       "an attribute must be an ident or an entity id");
+      }
+      o.attr = attr;
+      if (op.kind == TxOp::Kind::kAdd || op.kind == TxOp::Kind::kRetract ||
+          op.kind == TxOp::Kind::kCas) {
+        auto v = ResolveValue(op.v, *attr, op);
+        if (!v.ok()) return v.status();
+        o.v = std::move(*v);
+      }
+      if (op.kind == TxOp::Kind::kCas) {
+        if (attr->many()) {
+          return OpError(absl::StatusCode::kInvalidArgument, &op,
+                         StrCat(":db/cas needs a cardinality-one "
+                                      "attribute; :",
+                                      attr->ident, " is cardinality many"));
+        }
+        o.old_is_nil = op.old_is_nil;
+        if (!op.old_is_nil) {
+          auto old = ResolveValue(op.old, *attr, op);
+          if (!old.ok()) return old.status();
+          o.old = std::move(*old);
+        }
+      }
+      if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
+          IsSchemaAttribute(attr->id)) {
+        tempids_[o.e.tempid].schema = true;
+      }
+    }
+    ops_.push_back(std::move(o));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TxApplier::ResolveTempIds() {
+  // Upsert: a tempid asserting a :db.unique/identity value that an entity
+  // already holds becomes that entity. Resolving one tempid can resolve a
+  // ref value of another, so repeat until nothing changes.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const Op& o : ops_) {
+      if (o.kind != TxOp::Kind::kAdd || o.e.tempid < 0) continue;
+      if (o.attr->unique != Unique::kIdentity) continue;
+      if (o.v.is_entity && o.v.entity.tempid >= 0 &&
+          tempids_[o.v.entity.tempid].id == 0) {
+        continue;
+      }
+      TempId& t = tempids_[o.e.tempid];
+      if (t.is_tx) continue;
+      Value v = ValueOf(o.v);
+      std::string prefix;
+      AvetKey::EncodePrefix(o.attr->id, v, &prefix);
+      std::optional<EntityId> holder;
+      absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix,
+                                    [&](const Datom& d) {
+                                      holder = d.e;
+                                      return false;
+                                    });
+      if (!s.ok()) return s;
+      if (!holder) continue;
+      if (t.id == 0) {
+        t.id = *holder;
+        changed = true;
+      } else if (t.id != *holder) {
+        return OpError(
+            absl::StatusCode::kInvalidArgument, o.source,
+            StrCat("tempid \"", t.name, "\" upserts to two entities, ",
+                         t.id, " and ", *holder, " (through :", o.attr->ident,
+                         " ", v.DebugString(), ")"));
+      }
+    }
+  }
+  for (TempId& t : tempids_) {
+    if (t.id != 0) continue;
+    t.id = state_->Allocate(t.schema ? Partition::kDb : Partition::kUser);
+    t.fresh = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TxApplier::CheckNested() {
+  for (const Op& o : ops_) {
+    if (!o.v.is_entity || o.v.entity.tempid < 0) continue;
+    const TempId& t = tempids_[o.v.entity.tempid];
+    if (!t.nested || o.attr->is_component) continue;
+    bool has_unique = false;
+    for (const Op& other : ops_) {
+      if (other.kind == TxOp::Kind::kAdd &&
+          other.e.tempid == o.v.entity.tempid &&
+          other.attr->unique != Unique::kNone) {
+        has_unique = true;
+        break;
+      }
+    }
+    if (!has_unique) {
+      return OpError(absl::StatusCode::kInvalidArgument, o.source,
+                     StrCat("a nested map under :", o.attr->ident,
+                                  " needs a component attribute or a unique "
+                                  "attribute in the nested map"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mentat::storage::internal

@@ -1,0 +1,286 @@
+// The last steps of TxApplier: schema checks, statistics, writing the
+// datoms to the batch, and rebuilding the schema when it changed.
+
+#include "absl/container/flat_hash_set.h"
+#include "mentat/storage/str_cat.h"
+#include "internal/coding.h"
+#include "internal/log_codec.h"
+#include "internal/tx_applier.h"
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/value_codec.h"
+
+namespace mentat::storage::internal {
+namespace {
+
+bool IsBootstrapEntity(EntityId e) {
+  return PartitionIndex(e) == 0 && e < ids::kFirstUserDbCounter;
+}
+
+}  // namespace
+
+absl::Status TxApplier::CheckSchemaChanges() {
+  if (!schema_touched_) return absl::OkStatus();
+  const Schema& schema = *state_->schema;
+  for (const PendingDatom& p : datoms_) {
+    const EntityId a = p.datom.a;
+    if (a != ids::kDbIdent && a != ids::kDbValueType &&
+        a != ids::kDbCardinality && a != ids::kDbUnique &&
+        a != ids::kDbIsComponent && a != ids::kDbNoHistory &&
+        a != ids::kDbIndex && a != ids::kDbFulltext) {
+      continue;
+    }
+    if (IsBootstrapEntity(p.datom.e)) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     StrCat("entity ", p.datom.e,
+                                  " is part of the bootstrap schema and "
+                                  "cannot be changed"));
+    }
+    const Attribute* existing = schema.FindAttribute(p.datom.e);
+    if (!p.datom.added) {
+      if (existing != nullptr &&
+          (a == ids::kDbValueType || a == ids::kDbCardinality)) {
+        // A replacement arrives as an assertion; a bare retraction would
+        // leave the attribute without a type or cardinality.
+        bool replaced = false;
+        for (const PendingDatom& q : datoms_) {
+          if (q.datom.added && q.datom.e == p.datom.e && q.datom.a == a) {
+            replaced = true;
+          }
+        }
+        if (!replaced) {
+          return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                         StrCat("cannot retract ",
+                                      a == ids::kDbValueType
+                                          ? ":db/valueType"
+                                          : ":db/cardinality",
+                                      " of attribute :", existing->ident));
+        }
+      }
+      continue;
+    }
+    const Value& v = p.datom.v;
+    switch (a) {
+      case ids::kDbValueType:
+        if (v.as_ref() < ids::kDbTypeRef || v.as_ref() > ids::kDbTypeBytes) {
+          return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                         ":db/valueType must be one of the :db.type/ idents");
+        }
+        if (existing != nullptr) {
+          return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                         StrCat("cannot change the :db/valueType of "
+                                      "attribute :",
+                                      existing->ident));
+        }
+        break;
+      case ids::kDbCardinality:
+        if (v.as_ref() != ids::kDbCardinalityOne &&
+            v.as_ref() != ids::kDbCardinalityMany) {
+          return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                         ":db/cardinality must be :db.cardinality/one or "
+                         ":db.cardinality/many");
+        }
+        if (existing != nullptr && existing->many() &&
+            v.as_ref() == ids::kDbCardinalityOne) {
+          // Allowed only if no entity holds two values.
+          std::string prefix;
+          AevtKey::EncodePrefix(existing->id, &prefix);
+          EntityId last = -1;
+          std::optional<EntityId> offender;
+          absl::Status s =
+              reader_.Scan(IndexOrder::kAevt, prefix, [&](const Datom& d) {
+                if (d.e == last) {
+                  offender = d.e;
+                  return false;
+                }
+                last = d.e;
+                return true;
+              });
+          if (!s.ok()) return s;
+          if (offender) {
+            return OpError(absl::StatusCode::kFailedPrecondition, p.source,
+                           StrCat("cannot make :", existing->ident,
+                                        " cardinality one: entity ",
+                                        *offender, " has several values"));
+          }
+        }
+        break;
+      case ids::kDbUnique: {
+        if (v.as_ref() != ids::kDbUniqueValue &&
+            v.as_ref() != ids::kDbUniqueIdentity) {
+          return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                         ":db/unique must be :db.unique/value or "
+                         ":db.unique/identity");
+        }
+        if (existing != nullptr && existing->unique == Unique::kNone) {
+          // Allowed only if the current values are already unique.
+          std::string prefix;
+          AvetKey::EncodePrefix(existing->id, &prefix);
+          std::optional<Value> last;
+          std::optional<Value> offender;
+          absl::Status s =
+              reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+                if (last && *last == d.v) {
+                  offender = d.v;
+                  return false;
+                }
+                last = d.v;
+                return true;
+              });
+          if (!s.ok()) return s;
+          if (offender) {
+            return OpError(absl::StatusCode::kFailedPrecondition, p.source,
+                           StrCat("cannot make :", existing->ident,
+                                        " unique: value ",
+                                        offender->DebugString(),
+                                        " is held by several entities"));
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
+  // Untracked attributes: net change per (a, v), resolved against AVET.
+  struct Net {
+    const Attribute* attr;
+    Value v;
+    int64_t added = 0;
+    int64_t removed = 0;
+  };
+  absl::flat_hash_map<std::string, Net> untracked;
+  for (const PendingDatom& p : datoms_) {
+    const EntityId a = p.datom.a;
+    auto& d = delta->by_attribute[a];
+    const int64_t sign = p.datom.added ? 1 : -1;
+    d.datoms += sign;
+    const AttributeStats* st = group_stats_->Find(a);
+    if (st == nullptr || st->values_tracked) {
+      d.values[p.datom.v] += sign;
+      continue;
+    }
+    std::string prefix;
+    AvetKey::EncodePrefix(a, p.datom.v, &prefix);
+    auto [it, inserted] = untracked.try_emplace(prefix);
+    if (inserted) {
+      it->second.attr = p.attr;
+      it->second.v = p.datom.v;
+    }
+    (p.datom.added ? it->second.added : it->second.removed)++;
+  }
+  for (const auto& [prefix, net] : untracked) {
+    // Count holders before the transaction, up to one more than it
+    // removes: enough to know whether any remain.
+    int64_t before = 0;
+    const int64_t cap = net.removed + 1;
+    absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom&) {
+      return ++before < cap;
+    });
+    if (!s.ok()) return s;
+    const int64_t after = before + net.added - net.removed;
+    delta->by_attribute[net.attr->id].distinct +=
+        (after > 0 ? 1 : 0) - (before > 0 ? 1 : 0);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TxApplier::WriteDatoms() {
+  std::string tx_bytes = Fixed64BE(static_cast<uint64_t>(tx_));
+  rocksdb::Slice tx_slice(tx_bytes);
+  std::string key;
+  std::vector<Datom> log;
+  log.reserve(datoms_.size());
+  auto check = [](const rocksdb::Status& s) {
+    return s.ok() ? absl::OkStatus()
+                  : absl::InternalError("batch write: " + s.ToString());
+  };
+  for (const PendingDatom& p : datoms_) {
+    const Datom& d = p.datom;
+    const int orders = p.attr->is_ref() ? 4 : 3;
+    for (int i = 0; i < orders; ++i) {
+      const IndexOrder order = static_cast<IndexOrder>(i);
+      key.clear();
+      EncodeKey(order, d, &key);
+      if (d.added) {
+        absl::Status s =
+            check(batch_->Put(core_->cf(CurrentCf(order)), key, tx_slice));
+        if (!s.ok()) return s;
+      } else {
+        // Every current key is Put once per life (redundant assertions are
+        // elided), so SingleDelete applies: at flush it cancels the Put
+        // instead of leaving a tombstone that reads would step over.
+        absl::Status s =
+            check(batch_->SingleDelete(core_->cf(CurrentCf(order)), key));
+        if (!s.ok()) return s;
+        if (!p.attr->no_history) {
+          // History keeps the retracted interval [asserted_tx, tx).
+          PutFixed64BE(static_cast<uint64_t>(p.asserted_tx), &key);
+          s = check(batch_->Put(core_->cf(HistoryCf(order)), key, tx_slice));
+          if (!s.ok()) return s;
+        }
+      }
+    }
+    log.push_back(d);
+  }
+  std::string entry;
+  EncodeLogEntry(log, &entry);
+  return check(batch_->Put(core_->cf(Cf::kLog), tx_slice, entry));
+}
+
+absl::Status TxApplier::RebuildSchema() {
+  std::vector<EntityId> entities;
+  std::string prefix;
+  AvetKey::EncodePrefix(ids::kDbIdent, &prefix);
+  absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+    entities.push_back(d.e);
+    return true;
+  });
+  if (!s.ok()) return s;
+  // Entities that got a type or cardinality but lost (or never had) an
+  // ident must be caught too.
+  for (const PendingDatom& p : datoms_) {
+    if (p.datom.added && (p.datom.a == ids::kDbValueType ||
+                          p.datom.a == ids::kDbCardinality)) {
+      entities.push_back(p.datom.e);
+    }
+  }
+  std::vector<Datom> datoms;
+  absl::flat_hash_set<EntityId> seen;
+  for (EntityId e : entities) {
+    if (!seen.insert(e).second) continue;
+    prefix.clear();
+    EavtKey::EncodePrefix(e, &prefix);
+    bool has_ident = false, has_type = false, has_card = false;
+    s = reader_.Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+      has_ident |= d.a == ids::kDbIdent;
+      has_type |= d.a == ids::kDbValueType;
+      has_card |= d.a == ids::kDbCardinality;
+      datoms.push_back(d);
+      return true;
+    });
+    if (!s.ok()) return s;
+    if ((has_type || has_card) && !(has_ident && has_type && has_card)) {
+      const TxOp* source = nullptr;
+      for (const PendingDatom& p : datoms_) {
+        if (p.datom.e == e) {
+          source = p.source;
+          break;
+        }
+      }
+      return OpError(absl::StatusCode::kInvalidArgument, source,
+                     StrCat("attribute entity ", e,
+                                  " needs :db/ident, :db/valueType and "
+                                  ":db/cardinality"));
+    }
+  }
+  auto schema = Schema::FromDatoms(datoms);
+  if (!schema.ok()) return schema.status();
+  state_->schema = *schema;
+  return absl::OkStatus();
+}
+
+}  // namespace mentat::storage::internal
