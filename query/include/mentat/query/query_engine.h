@@ -1,0 +1,124 @@
+#ifndef MENTAT_QUERY_QUERY_ENGINE_H_
+#define MENTAT_QUERY_QUERY_ENGINE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mentat/query/ast.h"
+#include "mentat/query/edn/edn_value.h"
+#include "mentat/storage/db.h"
+
+namespace mentat::query {
+
+// One result row: one EDN value per :find element. Entity ids and longs
+// are integers, keywords keywords, instants #inst, pulls maps, aggregates
+// numbers or collections.
+using Row = std::vector<edn::EdnValue>;
+
+// Per-execution limits. Plain struct with defaults.
+struct QueryOptions {
+  // Stop with DeadlineExceeded once passed. Default: none.
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+  // Set to true from any thread to stop the query with Cancelled. The flag
+  // is polled inside every loop of the executor. Not owned; may be null.
+  const std::atomic<bool>* cancelled = nullptr;
+  // Most bytes the query's intermediate results may hold before it stops
+  // with ResourceExhausted. Default: 1 GiB.
+  size_t memory_budget_bytes = size_t{1} << 30;
+  // Rows per batch handed to the sink. Default: 1000.
+  size_t batch_rows = 1000;
+  // Collect actual rows and time per operator (see Explain).
+  bool profile = false;
+};
+
+// Receives a query's results as they are produced. Called on the thread
+// that runs the query.
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  // Called once, before any rows: one name per :find element ("?e",
+  // "(count ?i)").
+  virtual absl::Status OnColumns(const std::vector<std::string>& columns) = 0;
+  // Called with each batch of rows, in order. Returning an error stops the
+  // query with that error (a client that went away, say).
+  virtual absl::Status OnRows(std::vector<Row>&& rows) = 0;
+};
+
+// A parsed, validated and planned query, ready to run on any DbView whose
+// schema it was planned for. Immutable; share it between threads.
+class PreparedQuery;
+
+// Everything a query returned, collected (for tests, the CLI, small
+// results).
+struct QueryResult {
+  std::vector<std::string> columns;
+  FindSpec::Kind kind = FindSpec::Kind::kRelation;
+  std::vector<Row> rows;
+  // The result shaped as its find spec asks: a set of tuples, a
+  // collection, one tuple, or one scalar (nil when there is none).
+  edn::EdnValue ToEdn() const;
+};
+
+struct EngineOptions {
+  // Prepared queries kept, by query text and schema. Default: 1024.
+  size_t plan_cache_entries = 1024;
+};
+
+// Runs Datalog queries. Thread-safe: any number of threads may Prepare and
+// Execute at once (the plan cache has its own lock, held only to look up
+// and insert).
+class QueryEngine {
+ public:
+  explicit QueryEngine(const EngineOptions& options = {});
+  ~QueryEngine();
+
+  // Parses, validates and plans `text` against the view's schema and
+  // statistics; cached by text (re-planned when the schema changes or the
+  // statistics move a lot). `rules` is the `%` input if the query takes
+  // one (rules are part of the cache key).
+  absl::StatusOr<std::shared_ptr<const PreparedQuery>> Prepare(
+      std::string_view text, const storage::DbView& view,
+      const edn::EdnValue* rules = nullptr);
+
+  // Runs a prepared query. `inputs` are the :in values after the sources
+  // and rules, in order (scalars, tuples as vectors, collections as
+  // vectors, relations as vectors of vectors); entity positions accept ids,
+  // idents and lookup refs. Errors: InvalidArgument (bad inputs),
+  // DeadlineExceeded, Cancelled, ResourceExhausted (memory budget), or what
+  // the sink returned.
+  absl::Status Execute(const PreparedQuery& query, const storage::DbView& view,
+                       const std::vector<edn::EdnValue>& inputs,
+                       const QueryOptions& options, RowSink* sink);
+
+  // Prepare + Execute, collecting the rows. `inputs` may include the rules
+  // input in its :in position (the engine takes it out).
+  absl::StatusOr<QueryResult> Query(std::string_view text,
+                                    const storage::DbView& view,
+                                    const std::vector<edn::EdnValue>& inputs,
+                                    const QueryOptions& options = {});
+
+  // The plan as text, with estimated rows per step; with profile, also
+  // actual rows and time per operator after running it.
+  absl::StatusOr<std::string> Explain(std::string_view text,
+                                      const storage::DbView& view,
+                                      const std::vector<edn::EdnValue>& inputs,
+                                      bool profile);
+
+ private:
+  struct Cache;
+  EngineOptions options_;
+  std::unique_ptr<Cache> cache_;
+};
+
+}  // namespace mentat::query
+
+#endif  // MENTAT_QUERY_QUERY_ENGINE_H_
