@@ -163,6 +163,28 @@ absl::Status TxApplier::BuildDatoms() {
 
 absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr,
                                      Value v, const TxOp* source) {
+  if (!attr.many()) {
+    auto prior = card_one_index_.find({e, attr.id});
+    if (prior != card_one_index_.end()) {
+      bool same;
+      if (prior->second == kRedundantAssert) {
+        auto r = datom_index_.find(DatomKey(e, attr.id, v));
+        same = r != datom_index_.end() && r->second == kRedundantAssert;
+      } else {
+        same = datoms_[prior->second].datom.v == v;
+      }
+      if (!same) {
+        const std::string other =
+            prior->second == kRedundantAssert
+                ? std::string("its current value")
+                : datoms_[prior->second].datom.v.DebugString();
+        return OpError(absl::StatusCode::kInvalidArgument, source,
+                       StrCat("two values for cardinality-one :", attr.ident,
+                              " of entity ", e, ": ", other, " and ",
+                              v.DebugString()));
+      }
+    }
+  }
   std::string key = DatomKey(e, attr.id, v);
   auto existing = datom_index_.find(key);
   if (existing != datom_index_.end()) {
