@@ -47,6 +47,20 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
   cv_.notify_one();
 }
 
+Store::TransactorCounters Transactor::counters() const {
+  Store::TransactorCounters c;
+  c.groups = groups_.load(std::memory_order_relaxed);
+  c.transactions = transactions_.load(std::memory_order_relaxed);
+  c.failed_transactions = failed_transactions_.load(std::memory_order_relaxed);
+  c.datoms = datoms_.load(std::memory_order_relaxed);
+  c.largest_group = largest_group_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c.queue_depth = queue_.size();
+  }
+  return c;
+}
+
 void Transactor::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -150,6 +164,23 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     latest_.store(std::make_shared<const Db>(
         core_, std::move(snapshot), state_.basis_tx, state_.last_tx_instant,
         state_.schema, stats));
+  }
+
+  uint64_t committed = 0, failed = 0, datoms = 0;
+  for (const auto& r : results) {
+    if (r.ok()) {
+      committed++;
+      datoms += r->datoms.size();
+    } else {
+      failed++;
+    }
+  }
+  if (committed > 0) groups_.fetch_add(1, std::memory_order_relaxed);
+  transactions_.fetch_add(committed, std::memory_order_relaxed);
+  failed_transactions_.fetch_add(failed, std::memory_order_relaxed);
+  datoms_.fetch_add(datoms, std::memory_order_relaxed);
+  if (group->size() > largest_group_.load(std::memory_order_relaxed)) {
+    largest_group_.store(group->size(), std::memory_order_relaxed);
   }
 
   size_t i = 0;

@@ -134,6 +134,9 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       }
       std::string prefix;
       AvetKey::EncodePrefix(attr->id, v, &prefix);
+      // Bulk tx-data names the same few entities many times.
+      auto cached = lookup_cache_.find(prefix);
+      if (cached != lookup_cache_.end()) return EntitySlot{cached->second, -1};
       std::optional<EntityId> found;
       absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix,
                                     [&](const Datom& d) {
@@ -141,6 +144,7 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
                                       return false;
                                     });
       if (!s.ok()) return s;
+      if (found) lookup_cache_.emplace(std::move(prefix), *found);
       if (!found) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(),

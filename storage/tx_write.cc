@@ -81,18 +81,18 @@ absl::Status TxApplier::CheckSchemaChanges() {
         }
         if (existing != nullptr && existing->many() &&
             v.as_ref() == ids::kDbCardinalityOne) {
-          // Allowed only if no entity holds two values.
+          // Allowed only if no entity holds two values. (AVET, not AEVT:
+          // the group's AEVT writes are not indexed for reading.)
           std::string prefix;
-          AevtKey::EncodePrefix(existing->id, &prefix);
-          EntityId last = -1;
+          AvetKey::EncodePrefix(existing->id, &prefix);
+          absl::flat_hash_set<EntityId> holders;
           std::optional<EntityId> offender;
           absl::Status s =
-              reader_.Scan(IndexOrder::kAevt, prefix, [&](const Datom& d) {
-                if (d.e == last) {
+              reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+                if (!holders.insert(d.e).second) {
                   offender = d.e;
                   return false;
                 }
-                last = d.e;
                 return true;
               });
           if (!s.ok()) return s;
@@ -198,6 +198,14 @@ absl::Status TxApplier::WriteDatoms() {
     return s.ok() ? absl::OkStatus()
                   : absl::InternalError("batch write: " + s.ToString());
   };
+  // Only EAVT, AVET and VAET are read back while a group is built; the
+  // other families go straight into the batch's WriteBatch, skipping the
+  // index (which costs a skiplist insert per key).
+  rocksdb::WriteBatch* unindexed = batch_->GetWriteBatch();
+  auto target = [&](IndexOrder order) -> rocksdb::WriteBatchBase* {
+    if (order == IndexOrder::kAevt) return unindexed;
+    return batch_;
+  };
   for (const PendingDatom& p : datoms_) {
     const Datom& d = p.datom;
     const int orders = p.attr->is_ref() ? 4 : 3;
@@ -206,20 +214,20 @@ absl::Status TxApplier::WriteDatoms() {
       key.clear();
       EncodeKey(order, d, &key);
       if (d.added) {
-        absl::Status s =
-            check(batch_->Put(core_->cf(CurrentCf(order)), key, tx_slice));
+        absl::Status s = check(
+            target(order)->Put(core_->cf(CurrentCf(order)), key, tx_slice));
         if (!s.ok()) return s;
       } else {
         // Every current key is Put once per life (redundant assertions are
         // elided), so SingleDelete applies: at flush it cancels the Put
         // instead of leaving a tombstone that reads would step over.
-        absl::Status s =
-            check(batch_->SingleDelete(core_->cf(CurrentCf(order)), key));
+        absl::Status s = check(
+            target(order)->SingleDelete(core_->cf(CurrentCf(order)), key));
         if (!s.ok()) return s;
         if (!p.attr->no_history) {
           // History keeps the retracted interval [asserted_tx, tx).
           PutFixed64BE(static_cast<uint64_t>(p.asserted_tx), &key);
-          s = check(batch_->Put(core_->cf(HistoryCf(order)), key, tx_slice));
+          s = check(unindexed->Put(core_->cf(HistoryCf(order)), key, tx_slice));
           if (!s.ok()) return s;
         }
       }
@@ -228,7 +236,7 @@ absl::Status TxApplier::WriteDatoms() {
   }
   std::string entry;
   EncodeLogEntry(log, &entry);
-  return check(batch_->Put(core_->cf(Cf::kLog), tx_slice, entry));
+  return check(unindexed->Put(core_->cf(Cf::kLog), tx_slice, entry));
 }
 
 absl::Status TxApplier::RebuildSchema() {

@@ -19,6 +19,9 @@ namespace mentat::storage::internal {
 // builds a group: the committed DB plus the group's batch so far (which
 // holds the earlier transactions of the group). Transactor thread only.
 //
+// AEVT, the history families, `log` and `meta` are written to the batch
+// without its index, so only EAVT, AVET and VAET may be read here.
+//
 // Iterators are created lazily and reused across seeks; call Reset()
 // before the batch is modified, since they do not follow changes to it.
 class BatchReader {

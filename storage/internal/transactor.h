@@ -34,6 +34,8 @@ class Transactor {
   // Thread-safe, lock-free: an atomic load.
   std::shared_ptr<const Db> Latest() const { return latest_.load(); }
 
+  Store::TransactorCounters counters() const;
+
   // Answers everything queued, then stops the thread. Idempotent.
   void Stop();
 
@@ -53,7 +55,13 @@ class Transactor {
 
   std::atomic<std::shared_ptr<const Db>> latest_;
 
-  std::mutex mu_;
+  std::atomic<uint64_t> groups_{0};
+  std::atomic<uint64_t> transactions_{0};
+  std::atomic<uint64_t> failed_transactions_{0};
+  std::atomic<uint64_t> datoms_{0};
+  std::atomic<uint64_t> largest_group_{0};
+
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

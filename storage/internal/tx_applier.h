@@ -105,6 +105,8 @@ class TxApplier {
   std::vector<Op> ops_;
   std::vector<TempId> tempids_;
   absl::flat_hash_map<std::string, int> tempid_index_;
+  // Resolved lookup refs of this transaction: AVET prefix -> entity.
+  absl::flat_hash_map<std::string, EntityId> lookup_cache_;
 
   // The transaction's datoms: assertions carry the tx; retractions carry
   // the tx that asserted the retracted datom in `asserted_tx`.

@@ -60,11 +60,28 @@ class Store {
   uint64_t RocksDbProperty(const std::string& name) const;
   uint64_t RocksDbTicker(uint32_t ticker) const;
 
+  // Counters of the transactor since the store opened (for metrics and
+  // benchmarks): groups committed, transactions committed and failed,
+  // datoms written, and the largest group.
+  struct TransactorCounters {
+    uint64_t groups = 0;
+    uint64_t transactions = 0;
+    uint64_t failed_transactions = 0;
+    uint64_t datoms = 0;
+    uint64_t largest_group = 0;
+    uint64_t queue_depth = 0;
+  };
+  TransactorCounters transactor_counters() const;
+
   // Size of the store's files on disk, in bytes.
   uint64_t DiskSizeBytes() const;
 
   // Flushes memtables (tests and benchmarks use it to measure size).
   absl::Status Flush();
+
+  // Compacts every column family down to its last level (benchmarks use it
+  // to measure the steady-state size on disk).
+  absl::Status CompactAll();
 
  private:
   Store(std::string path, const StoreOptions& options);
