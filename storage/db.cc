@@ -1,7 +1,10 @@
 #include "mentat/storage/db.h"
 
 #include "mentat/storage/str_cat.h"
+#include <mutex>
+
 #include "internal/cursors.h"
+#include "internal/since_index.h"
 #include "internal/store_core.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/value_codec.h"
@@ -55,12 +58,20 @@ std::optional<EntityId> Db::TxAtOrBeforeInstant(int64_t micros) const {
   return d.e;
 }
 
+// The since() index of a view, built on first use.
+struct DbView::SinceState {
+  std::once_flag once;
+  absl::Status status;
+  std::shared_ptr<const internal::SinceIndex> index;  // null: filter instead
+};
+
 DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
     : db_(std::move(db)), basis_(basis) {
   // A point at or past the basis is the basis itself.
   if (basis_.kind == BasisKind::kAsOf && basis_.t >= db_->basis_tx()) {
     basis_ = Basis::Current();
   }
+  if (basis_.kind == BasisKind::kSince) since_ = std::make_shared<SinceState>();
 }
 
 std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
@@ -69,8 +80,21 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
       return internal::NewCurrentCursor(*db_, order);
     case BasisKind::kAsOf:
       return internal::NewAsOfCursor(*db_, order, basis_.t);
-    case BasisKind::kSince:
+    case BasisKind::kSince: {
+      std::call_once(since_->once, [&] {
+        auto built = internal::SinceIndex::Build(
+            *db_, basis_.t, db_->core().options.since_log_limit);
+        if (built.ok()) {
+          since_->index = *built;
+        } else {
+          since_->status = built.status();
+        }
+      });
+      if (since_->index) return since_->index->NewCursor(order);
+      // An error reading the log, or too much of it: filter the current
+      // indexes by tx instead (slower, always right).
       return internal::NewSinceCursor(*db_, order, basis_.t);
+    }
     case BasisKind::kHistory:
       return internal::NewHistoryCursor(*db_, order);
   }

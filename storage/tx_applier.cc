@@ -60,7 +60,10 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   report.tx_instant = tx_instant_;
   report.basis_before = state_->basis_tx;
   for (const TempId& t : tempids_) {
-    if (!t.nested) report.tempids.emplace(t.name, t.id);
+    // Tempids the tx-data parser generated (for maps without :db/id) start
+    // with a byte that never occurs in UTF-8; callers never wrote them.
+    if (t.nested || (!t.name.empty() && t.name[0] == '\xFF')) continue;
+    report.tempids.emplace(t.name, t.id);
   }
   report.datoms.reserve(datoms_.size());
   for (PendingDatom& p : datoms_) report.datoms.push_back(std::move(p.datom));

@@ -21,6 +21,7 @@ namespace mentat::storage {
 
 namespace internal {
 struct StoreCore;
+class SinceIndex;
 }
 
 // Which database a read sees, relative to a published Db:
@@ -86,7 +87,8 @@ class Db : public std::enable_shared_from_this<Db> {
   std::shared_ptr<const Statistics> stats_;
 };
 
-// A Db read at one basis. Cheap to copy; holds the Db alive.
+// A Db read at one basis. Cheap to copy; holds the Db alive. Copies share
+// the lazily built since() index; a view may be used from several threads.
 class DbView {
  public:
   DbView(std::shared_ptr<const Db> db, Basis basis);
@@ -109,8 +111,10 @@ class DbView {
                                                        const Value& v) const;
 
  private:
+  struct SinceState;
   std::shared_ptr<const Db> db_;
   Basis basis_;
+  std::shared_ptr<SinceState> since_;
 };
 
 }  // namespace mentat::storage

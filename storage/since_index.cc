@@ -1,0 +1,110 @@
+#include "internal/since_index.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "internal/coding.h"
+#include "internal/log_codec.h"
+#include "internal/store_core.h"
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::storage::internal {
+namespace {
+
+class SinceCursor : public DatomCursor {
+ public:
+  explicit SinceCursor(const std::vector<SinceIndex::Entry>* entries)
+      : entries_(entries) {}
+
+  void Seek(std::string_view prefix) override {
+    prefix_.assign(prefix);
+    SeekWithin(prefix);
+  }
+  void SeekWithin(std::string_view target) override {
+    pos_ = static_cast<size_t>(
+        std::lower_bound(entries_->begin(), entries_->end(), target,
+                         [](const SinceIndex::Entry& e, std::string_view t) {
+                           return std::string_view(e.key) < t;
+                         }) -
+        entries_->begin());
+  }
+  bool Valid() const override {
+    return pos_ < entries_->size() &&
+           std::string_view((*entries_)[pos_].key).starts_with(prefix_);
+  }
+  void Next() override { ++pos_; }
+  const Datom& datom() const override { return (*entries_)[pos_].datom; }
+  std::string_view key() const override { return (*entries_)[pos_].key; }
+  absl::Status status() const override { return absl::OkStatus(); }
+
+ private:
+  const std::vector<SinceIndex::Entry>* entries_;
+  std::string prefix_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Build(
+    const Db& db, EntityId t, size_t limit) {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = db.snapshot();
+  const std::string lower = Fixed64BE(static_cast<uint64_t>(t) + 1);
+  const std::string upper = Fixed64BE(static_cast<uint64_t>(db.basis_tx()) + 1);
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db.core().db->NewIterator(ro, db.core().cf(Cf::kLog)));
+  // Replay the log: an assertion adds the datom, a retraction removes it.
+  absl::flat_hash_map<std::string, Datom> live;
+  std::vector<Datom> datoms;
+  size_t seen = 0;
+  std::string key;
+  for (it->Seek(lower); it->Valid(); it->Next()) {
+    const EntityId tx = static_cast<EntityId>(
+        DecodeFixed64BE(std::string_view(it->key().data(), it->key().size())));
+    datoms.clear();
+    absl::Status s = DecodeLogEntry(
+        tx, std::string_view(it->value().data(), it->value().size()), &datoms);
+    if (!s.ok()) return s;
+    seen += datoms.size();
+    if (seen > limit) return std::shared_ptr<const SinceIndex>();
+    for (Datom& d : datoms) {
+      key.clear();
+      EavtKey::Encode(d.e, d.a, d.v, &key);
+      if (d.added) {
+        live[key] = std::move(d);
+      } else {
+        live.erase(key);
+      }
+    }
+  }
+  if (!it->status().ok()) {
+    return absl::UnavailableError(
+        StrCat("reading the log: ", it->status().ToString()));
+  }
+  auto index = std::make_shared<SinceIndex>();
+  const Schema& schema = db.schema();
+  for (auto& [k, d] : live) {
+    const Attribute* attr = schema.FindAttribute(d.a);
+    const bool is_ref = attr != nullptr && attr->is_ref();
+    for (int i = 0; i < 4; ++i) {
+      if (i == static_cast<int>(IndexOrder::kVaet) && !is_ref) continue;
+      Entry entry;
+      EncodeKey(static_cast<IndexOrder>(i), d, &entry.key);
+      entry.datom = d;
+      index->by_order_[i].push_back(std::move(entry));
+    }
+  }
+  for (auto& entries : index->by_order_) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  }
+  return std::shared_ptr<const SinceIndex>(std::move(index));
+}
+
+std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
+  return std::make_unique<SinceCursor>(&by_order_[static_cast<int>(order)]);
+}
+
+}  // namespace mentat::storage::internal
