@@ -1,6 +1,7 @@
 #ifndef MENTAT_QUERY_PULL_H_
 #define MENTAT_QUERY_PULL_H_
 
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +26,27 @@ absl::Status ValidatePullPattern(const PullPattern& pattern,
 // entity with nothing matching gives {} (Datomic gives nil for a missing
 // entity in find specs; the caller decides). Errors: InvalidArgument for
 // unknown attributes, DataLoss/Unavailable from storage.
+//
+// Details, following Datomic's pull:
+//  - `*` gives :db/id (when the entity has any datom at the basis) and every
+//    attribute of the entity, cardinality-many ones as vectors without a
+//    limit; component refs are pulled whole, recursively; other refs are
+//    {:db/id N}. An explicit spec next to `*` replaces the wildcard's
+//    default for its attribute.
+//  - A ref to an entity that has a :db/ident (an enum value) gives
+//    {:db/id N :db/ident :the/ident}, a convenience beyond Datomic's
+//    {:db/id N}.
+//  - A reverse ref (:ns/_attr) gives a vector of the referring entities,
+//    or for a component attribute the one owner as a single map.
+//  - Recursion `{:a ...}` / `{:a n}` applies the enclosing pattern again to
+//    the referenced entities. An entity already on the path from the root
+//    comes back as {:db/id N} (no cycles); with a depth n, the attribute is
+//    left out n levels down. Results nest at most 256 entities deep;
+//    deeper entities come back as {:db/id N}.
+//  - Cardinality-many values and reverse refs come in index order (by
+//    value, by referring entity id), :limit (default 1000) cutting there.
+//  - Any basis but history: kHistory is InvalidArgument ("pull is not
+//    defined on a history database").
 absl::StatusOr<edn::EdnValue> Pull(const storage::DbView& view,
                                    const PullPattern& pattern,
                                    storage::EntityId e);
@@ -33,6 +55,37 @@ absl::StatusOr<edn::EdnValue> Pull(const storage::DbView& view,
 absl::StatusOr<std::vector<edn::EdnValue>> PullMany(
     const storage::DbView& view, const PullPattern& pattern,
     const std::vector<storage::EntityId>& entities);
+
+namespace pull_internal {
+class PullRunner;
+}
+
+// A pull pattern resolved against one view, for pulling many entities one
+// at a time (the query engine's `(pull ?e pattern)` per row): attribute ids
+// are looked up once, and the cursors are reused from entity to entity.
+// Pull() and PullMany() above are one-shot wrappers around it.
+//
+// Not thread-safe: use one executor per thread. The view (and so its Db)
+// is kept alive by the executor.
+class PullExecutor {
+ public:
+  // InvalidArgument for a history view ("pull is not defined on a history
+  // database") and for everything ValidatePullPattern rejects.
+  static absl::StatusOr<PullExecutor> Create(const storage::DbView& view,
+                                             const PullPattern& pattern);
+
+  PullExecutor(PullExecutor&&) noexcept;
+  PullExecutor& operator=(PullExecutor&&) noexcept;
+  ~PullExecutor();
+
+  // The map for entity `e`, as Pull() describes. DataLoss/Unavailable from
+  // storage.
+  absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e);
+
+ private:
+  explicit PullExecutor(std::unique_ptr<pull_internal::PullRunner> runner);
+  std::unique_ptr<pull_internal::PullRunner> runner_;
+};
 
 // Converts between storage values and EDN: refs and longs become integers,
 // keywords keywords, instants #inst, uuids #uuid, bigints N, bigdecs M,
