@@ -83,7 +83,7 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
   // Keys of one entity (EAVT) or one attribute (AEVT, AVET) arrive in runs;
   // a memtable insert hint per 8-byte prefix turns most skiplist inserts
   // into a short walk from the previous one.
-  if (getenv("MENTAT_NO_HINT") == nullptr) cf.memtable_insert_with_hint_prefix_extractor.reset(
+  cf.memtable_insert_with_hint_prefix_extractor.reset(
       rocksdb::NewFixedPrefixTransform(8));
   return cf;
 }
