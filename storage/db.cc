@@ -39,6 +39,21 @@ absl::StatusOr<EntityId> Db::ResolveT(int64_t t) {
   return t;
 }
 
+EntityId Db::history_horizon() const {
+  return core_->retention->database_horizon.load(std::memory_order_relaxed);
+}
+
+absl::Status Db::CheckBasis(const Basis& basis) const {
+  const EntityId horizon = history_horizon();
+  if (basis.kind == BasisKind::kAsOf && horizon > 0 && basis.t < horizon &&
+      basis.t < basis_tx_) {
+    return absl::FailedPreconditionError(
+        StrCat("as_of ", basis.t, " is before the history retention horizon ",
+               horizon, "; history retracted before it may be gone"));
+  }
+  return absl::OkStatus();
+}
+
 std::optional<EntityId> Db::TxAtOrBeforeInstant(int64_t micros) const {
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot_.get();

@@ -229,6 +229,14 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   for (int i = 0; i < static_cast<int>(Cf::kCount); ++i) {
     rocksdb::ColumnFamilyOptions cf = IndexFamilyOptions(cache);
     if (static_cast<Cf>(i) == Cf::kMeta) cf.compression = rocksdb::kNoCompression;
+    if (i >= static_cast<int>(Cf::kEavtHist) &&
+        i <= static_cast<int>(Cf::kVaetHist)) {
+      core->retention_filters.push_back(
+          std::make_unique<internal::HistoryRetentionFilter>(
+              static_cast<IndexOrder>(i - static_cast<int>(Cf::kEavtHist)),
+              core->retention.get()));
+      cf.compaction_filter = core->retention_filters.back().get();
+    }
     families.emplace_back(internal::CfName(static_cast<Cf>(i)), cf);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -266,6 +274,13 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     auto counter = ReadMetaU64(core.get(), internal::MetaPartitionKey(p));
     if (!counter.ok()) return counter.status();
     state.next_counter[p] = static_cast<int64_t>(*counter);
+  }
+  std::string horizon;
+  s = raw->Get(rocksdb::ReadOptions(), core->cf(Cf::kMeta),
+               internal::kMetaRetentionKey, &horizon);
+  if (s.ok() && horizon.size() == 8) {
+    core->retention->database_horizon.store(
+        static_cast<int64_t>(DecodeFixed64BE(horizon)));
   }
   auto schema = LoadSchema(core.get());
   if (!schema.ok()) return schema.status();

@@ -16,6 +16,8 @@ inline constexpr char kMetaFormatKey[] = "format";
 inline constexpr char kMetaBasisKey[] = "basis";          // tx, 8 bytes BE
 inline constexpr char kMetaTxInstantKey[] = "txinstant";  // micros, 8 BE
 inline constexpr char kMetaFormatVersion[] = "1";
+// The history retention horizon (tx, 8 BE): as_of before it is refused.
+inline constexpr char kMetaRetentionKey[] = "retention";
 
 // "part" + partition index (1 byte): the next counter, 8 bytes BE.
 inline std::string MetaPartitionKey(int partition) {

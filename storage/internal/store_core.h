@@ -1,8 +1,12 @@
 #ifndef MENTAT_STORAGE_INTERNAL_STORE_CORE_H_
 #define MENTAT_STORAGE_INTERNAL_STORE_CORE_H_
 
+#include <atomic>
 #include <memory>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "rocksdb/compaction_filter.h"
 
 #include "mentat/storage/keys.h"
 #include "mentat/storage/store_options.h"
@@ -35,6 +39,39 @@ inline Cf HistoryCf(IndexOrder order) {
   return static_cast<Cf>(static_cast<int>(order) + 4);
 }
 
+// The retention horizons the history compaction filter applies: a
+// retracted datom whose retracting tx is <= the horizon of its attribute
+// is dropped. Written by Store::ApplyRetention, read by compaction threads.
+struct RetentionState {
+  std::atomic<int64_t> database_horizon{0};
+  std::atomic<std::shared_ptr<const absl::flat_hash_map<EntityId, int64_t>>>
+      attribute_horizons{
+          std::make_shared<const absl::flat_hash_map<EntityId, int64_t>>()};
+
+  int64_t HorizonFor(EntityId a) const {
+    const int64_t db = database_horizon.load(std::memory_order_relaxed);
+    auto per = attribute_horizons.load();
+    auto it = per->find(a);
+    return it == per->end() ? db : it->second;
+  }
+};
+
+// Drops retracted datoms older than the retention horizon from a history
+// family. Stateless apart from RetentionState; safe on any thread.
+class HistoryRetentionFilter : public rocksdb::CompactionFilter {
+ public:
+  HistoryRetentionFilter(IndexOrder order, const RetentionState* state)
+      : order_(order), state_(state) {}
+  bool Filter(int level, const rocksdb::Slice& key,
+              const rocksdb::Slice& value, std::string* new_value,
+              bool* value_changed) const override;
+  const char* Name() const override { return "mentat.HistoryRetention"; }
+
+ private:
+  IndexOrder order_;
+  const RetentionState* state_;
+};
+
 // The open RocksDB instance and its column family handles. Shared (through
 // shared_ptr) by the Store and every Db it published, so the instance
 // closes only when the last reader lets go.
@@ -49,6 +86,11 @@ struct StoreCore {
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::shared_ptr<rocksdb::Statistics> statistics;
+  // Declared before `db` is opened and destroyed after it closes: the
+  // compaction filters point into it.
+  std::unique_ptr<RetentionState> retention =
+      std::make_unique<RetentionState>();
+  std::vector<std::unique_ptr<HistoryRetentionFilter>> retention_filters;
 };
 
 }  // namespace mentat::storage::internal

@@ -72,6 +72,14 @@ class Db : public std::enable_shared_from_this<Db> {
   // negative numbers and ids of other partitions.
   static absl::StatusOr<EntityId> ResolveT(int64_t t);
 
+  // OK if reads at `basis` are exact. FailedPrecondition for an as_of
+  // before the history retention horizon (older history may be gone).
+  absl::Status CheckBasis(const Basis& basis) const;
+
+  // The tx at or before which retracted history may have been dropped
+  // (0: all history is kept).
+  EntityId history_horizon() const;
+
   // The last tx whose :db/txInstant is <= `micros`, or nullopt if none.
   std::optional<EntityId> TxAtOrBeforeInstant(int64_t micros) const;
 

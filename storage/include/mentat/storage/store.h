@@ -73,6 +73,14 @@ class Store {
   };
   TransactorCounters transactor_counters() const;
 
+  // Applies the retention options as of `now_micros`: computes, per
+  // attribute, the last tx older than its retention, so compaction drops
+  // history retracted at or before it; with `compact`, compacts the
+  // history families now. The database-wide horizon is persisted, and
+  // as_of reads before it fail (Db::CheckBasis). The server calls this
+  // periodically. InvalidArgument for unknown attributes in the options.
+  absl::Status ApplyRetention(int64_t now_micros, bool compact);
+
   // Size of the store's files on disk, in bytes.
   uint64_t DiskSizeBytes() const;
 

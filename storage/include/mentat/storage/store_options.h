@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <string>
 
 namespace mentat::storage {
 
@@ -34,6 +36,13 @@ struct StoreOptions {
   // beyond that it filters the current indexes by tx instead.
   // Default: 1,000,000.
   size_t since_log_limit = 1000000;
+  // History retention: retracted datoms whose retraction is older than
+  // this many days are dropped (by compaction, after ApplyRetention).
+  // 0 keeps history forever. Default: 0.
+  int history_retention_days = 0;
+  // Per-attribute retention in days (ident "ns/name" -> days), overriding
+  // history_retention_days for that attribute (0 = forever).
+  std::map<std::string, int> attribute_retention_days;
 };
 
 }  // namespace mentat::storage
