@@ -353,6 +353,35 @@ TEST_CASE("pull: recursion, bounded and unbounded, stops at cycles") {
   CHECK(w.Get("person/friend")->items()[0].Get("person/friend") != nullptr);
 }
 
+TEST_CASE("pull: unbounded recursion stops at the nesting limit") {
+  Data d;
+  // p0 -> p1 -> ... -> p299 through :person/boss.
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back(StrCat("p", i));
+  std::vector<storage::TxOp> ops;
+  for (int i = 0; i < 300; ++i) {
+    ops.push_back(
+        Add(names[i].c_str(), "person/name", Value::String(names[i])));
+    if (i + 1 < 300) {
+      ops.push_back(
+          AddRef(names[i].c_str(), "person/boss", names[i + 1].c_str()));
+    }
+  }
+  auto r = d.f.Transact(std::move(ops));
+  REQUIRE(r.ok());
+  EdnValue v =
+      MustPull(d.View(), "[:person/name {:person/boss ...}]", r->tempids["p0"]);
+  int levels = 1;
+  const EdnValue* at = &v;
+  while (const EdnValue* boss = at->Get("person/boss")) {
+    at = boss;
+    ++levels;
+  }
+  CHECK(levels == 257);
+  // The entity past the limit is only named by its id.
+  CHECK(*at == Edn(Ref(r->tempids["p256"])));
+}
+
 TEST_CASE("pull: as_of shows old values, since only new ones") {
   Data d;
   auto r = d.f.Transact({Add(Ent(d.i1), "issue/title", Value::String("boom")),
