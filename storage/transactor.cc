@@ -6,7 +6,7 @@
 #include "internal/coding.h"
 #include "internal/meta_keys.h"
 #include "internal/tx_applier.h"
-#include "rocksdb/utilities/write_batch_with_index.h"
+#include "internal/group_batch.h"
 
 namespace mentat::storage {
 
@@ -97,8 +97,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   const internal::TxState group_start = state_;
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
-  rocksdb::WriteBatchWithIndex batch(rocksdb::BytewiseComparator(), 0,
-                                     /*overwrite_key=*/true);
+  internal::GroupBatch batch(core_.get());
 
   std::vector<absl::StatusOr<TxReport>> results;
   results.reserve(group->size());
@@ -107,21 +106,16 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     internal::TxState tx_state = state_;
     internal::StatsDelta delta;
     batch.SetSavePoint();
-    internal::TxApplier applier(core_.get(), &batch, stats.get(), &tx_state);
+    internal::TxApplier applier(&batch, stats.get(), &tx_state);
     absl::StatusOr<TxReport> report = applier.Apply(p.request, &delta);
     if (report.ok()) {
-      batch.PopSavePoint().PermitUncheckedError();
+      batch.PopSavePoint();
       state_ = std::move(tx_state);
       internal::ApplyStatsDelta(delta, core_->options.low_cardinality_limit,
                                 stats.get(), &dirty);
       any_committed = true;
     } else {
-      rocksdb::Status s = batch.RollbackToSavePoint();
-      if (!s.ok()) {
-        // Cannot happen with a save point set; fail loudly rather than
-        // commit a half-applied transaction.
-        report = absl::InternalError("rollback failed: " + s.ToString());
-      }
+      batch.RollbackToSavePoint();
     }
     results.push_back(std::move(report));
   }
@@ -130,7 +124,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   if (any_committed) {
     rocksdb::ColumnFamilyHandle* meta = core_->cf(Cf::kMeta);
     auto put = [&](const std::string& k, const std::string& v) {
-      batch.Put(meta, k, v).PermitUncheckedError();
+      batch.PutRaw(Cf::kMeta, k, v);
     };
     put(internal::kMetaBasisKey, Fixed64BE(state_.basis_tx));
     put(internal::kMetaTxInstantKey,
@@ -140,10 +134,10 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
         put(internal::MetaPartitionKey(p), Fixed64BE(state_.next_counter[p]));
       }
     }
-    internal::WriteStatsMeta(*stats, dirty, meta, &batch);
+    internal::WriteStatsMeta(*stats, dirty, meta, batch.batch());
     rocksdb::WriteOptions wo;
     wo.sync = core_->options.sync_commits;
-    rocksdb::Status s = core_->db->Write(wo, batch.GetWriteBatch());
+    rocksdb::Status s = core_->db->Write(wo, batch.batch());
     if (!s.ok()) {
       commit_status = absl::UnavailableError(
           "commit failed, the transaction was not applied: " + s.ToString());

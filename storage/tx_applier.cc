@@ -49,10 +49,8 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   if (s.ok()) s = CheckUniqueness();
   if (s.ok()) s = CheckSchemaChanges();
   if (s.ok()) s = ComputeStats(delta);
-  reader_.Reset();  // iterators must not outlive writes to the batch
   if (s.ok()) s = WriteDatoms();
   if (s.ok() && schema_touched_) s = RebuildSchema();
-  reader_.Reset();
   if (!s.ok()) return s;
 
   TxReport report;
@@ -117,7 +115,7 @@ absl::Status TxApplier::BuildDatoms() {
         if (!IsFresh(e)) {
           std::string prefix;
           EavtKey::EncodePrefix(e, o.attr->id, &prefix);
-          s = reader_.Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+          s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
             values.push_back(d.v);
             return true;
           });
@@ -135,7 +133,7 @@ absl::Status TxApplier::BuildDatoms() {
         if (!IsFresh(e)) {
           std::string prefix;
           EavtKey::EncodePrefix(e, o.attr->id, &prefix);
-          s = reader_.Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+          s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
             current = d.v;
             return false;
           });
@@ -223,7 +221,7 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr,
       std::string prefix;
       EavtKey::EncodePrefix(e, attr.id, &prefix);
       absl::Status s =
-          reader_.Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+          group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
             current.push_back(d);
             return true;
           });
@@ -245,7 +243,7 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr,
     }
     it->second = datoms_.size();
   } else if (!fresh) {
-    auto tx = reader_.Get(IndexOrder::kEavt, key);
+    auto tx = group_->Get(IndexOrder::kEavt, key);
     if (!tx.ok()) return tx.status();
     if (tx->has_value()) {
       datom_index_.emplace(std::move(key), kRedundantAssert);
@@ -283,7 +281,7 @@ absl::Status TxApplier::AddRetraction(EntityId e, const Attribute& attr,
   }
   std::optional<EntityId> asserted_tx;
   if (!IsFresh(e)) {
-    auto tx = reader_.Get(IndexOrder::kEavt, key);
+    auto tx = group_->Get(IndexOrder::kEavt, key);
     if (!tx.ok()) return tx.status();
     asserted_tx = *tx;
   }
@@ -316,14 +314,14 @@ absl::Status TxApplier::RetractEntity(EntityId e, const TxOp* source,
   std::vector<Datom> own, incoming;
   std::string prefix;
   EavtKey::EncodePrefix(e, &prefix);
-  absl::Status s = reader_.Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+  absl::Status s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
     own.push_back(d);
     return true;
   });
   if (!s.ok()) return s;
   prefix.clear();
   VaetKey::EncodePrefix(e, &prefix);
-  s = reader_.Scan(IndexOrder::kVaet, prefix, [&](const Datom& d) {
+  s = group_->Scan(IndexOrder::kVaet, prefix, [&](const Datom& d) {
     incoming.push_back(d);
     return true;
   });
@@ -367,7 +365,7 @@ absl::Status TxApplier::CheckUniqueness() {
                                   p.attr->ident, " ", p.datom.v.DebugString()));
     }
     std::optional<EntityId> holder;
-    absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+    absl::Status s = group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
       if (d.e == p.datom.e) return true;
       auto r = datom_index_.find(DatomKey(d.e, d.a, d.v));
       const bool retracted_here = r != datom_index_.end() &&

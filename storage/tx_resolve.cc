@@ -33,14 +33,9 @@ std::string TypeName(ValueType t) { return std::string(ValueTypeIdent(t)); }
 
 }  // namespace
 
-TxApplier::TxApplier(const StoreCore* core,
-                     rocksdb::WriteBatchWithIndex* batch,
-                     const Statistics* group_stats, TxState* state)
-    : core_(core),
-      batch_(batch),
-      group_stats_(group_stats),
-      state_(state),
-      reader_(core, batch) {}
+TxApplier::TxApplier(GroupBatch* group, const Statistics* group_stats,
+                     TxState* state)
+    : group_(group), group_stats_(group_stats), state_(state) {}
 
 absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
                                 const std::string& message) const {
@@ -138,7 +133,7 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       auto cached = lookup_cache_.find(prefix);
       if (cached != lookup_cache_.end()) return EntitySlot{cached->second, -1};
       std::optional<EntityId> found;
-      absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix,
+      absl::Status s = group_->Scan(IndexOrder::kAvet, prefix,
                                     [&](const Datom& d) {
                                       found = d.e;
                                       return false;
@@ -339,7 +334,7 @@ absl::Status TxApplier::ResolveTempIds() {
       std::string prefix;
       AvetKey::EncodePrefix(o.attr->id, v, &prefix);
       std::optional<EntityId> holder;
-      absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix,
+      absl::Status s = group_->Scan(IndexOrder::kAvet, prefix,
                                     [&](const Datom& d) {
                                       holder = d.e;
                                       return false;

@@ -88,7 +88,7 @@ absl::Status TxApplier::CheckSchemaChanges() {
           absl::flat_hash_set<EntityId> holders;
           std::optional<EntityId> offender;
           absl::Status s =
-              reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+              group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
                 if (!holders.insert(d.e).second) {
                   offender = d.e;
                   return false;
@@ -118,7 +118,7 @@ absl::Status TxApplier::CheckSchemaChanges() {
           std::optional<Value> last;
           std::optional<Value> offender;
           absl::Status s =
-              reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+              group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
                 if (last && *last == d.v) {
                   offender = d.v;
                   return false;
@@ -177,7 +177,7 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
     // removes: enough to know whether any remain.
     int64_t before = 0;
     const int64_t cap = net.removed + 1;
-    absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom&) {
+    absl::Status s = group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom&) {
       return ++before < cap;
     });
     if (!s.ok()) return s;
@@ -189,23 +189,10 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
 }
 
 absl::Status TxApplier::WriteDatoms() {
-  std::string tx_bytes = Fixed64BE(static_cast<uint64_t>(tx_));
-  rocksdb::Slice tx_slice(tx_bytes);
+  const std::string tx_bytes = Fixed64BE(static_cast<uint64_t>(tx_));
   std::string key;
   std::vector<Datom> log;
   log.reserve(datoms_.size());
-  auto check = [](const rocksdb::Status& s) {
-    return s.ok() ? absl::OkStatus()
-                  : absl::InternalError("batch write: " + s.ToString());
-  };
-  // Only EAVT, AVET and VAET are read back while a group is built; the
-  // other families go straight into the batch's WriteBatch, skipping the
-  // index (which costs a skiplist insert per key).
-  rocksdb::WriteBatch* unindexed = batch_->GetWriteBatch();
-  auto target = [&](IndexOrder order) -> rocksdb::WriteBatchBase* {
-    if (order == IndexOrder::kAevt) return unindexed;
-    return batch_;
-  };
   for (const PendingDatom& p : datoms_) {
     const Datom& d = p.datom;
     const int orders = p.attr->is_ref() ? 4 : 3;
@@ -214,21 +201,13 @@ absl::Status TxApplier::WriteDatoms() {
       key.clear();
       EncodeKey(order, d, &key);
       if (d.added) {
-        absl::Status s = check(
-            target(order)->Put(core_->cf(CurrentCf(order)), key, tx_slice));
-        if (!s.ok()) return s;
+        group_->PutCurrent(order, key, tx_);
       } else {
-        // Every current key is Put once per life (redundant assertions are
-        // elided), so SingleDelete applies: at flush it cancels the Put
-        // instead of leaving a tombstone that reads would step over.
-        absl::Status s = check(
-            target(order)->SingleDelete(core_->cf(CurrentCf(order)), key));
-        if (!s.ok()) return s;
+        group_->DeleteCurrent(order, key);
         if (!p.attr->no_history) {
           // History keeps the retracted interval [asserted_tx, tx).
           PutFixed64BE(static_cast<uint64_t>(p.asserted_tx), &key);
-          s = check(unindexed->Put(core_->cf(HistoryCf(order)), key, tx_slice));
-          if (!s.ok()) return s;
+          group_->PutRaw(HistoryCf(order), key, tx_bytes);
         }
       }
     }
@@ -236,14 +215,15 @@ absl::Status TxApplier::WriteDatoms() {
   }
   std::string entry;
   EncodeLogEntry(log, &entry);
-  return check(unindexed->Put(core_->cf(Cf::kLog), tx_slice, entry));
+  group_->PutRaw(Cf::kLog, tx_bytes, entry);
+  return absl::OkStatus();
 }
 
 absl::Status TxApplier::RebuildSchema() {
   std::vector<EntityId> entities;
   std::string prefix;
   AvetKey::EncodePrefix(ids::kDbIdent, &prefix);
-  absl::Status s = reader_.Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+  absl::Status s = group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
     entities.push_back(d.e);
     return true;
   });
@@ -263,7 +243,7 @@ absl::Status TxApplier::RebuildSchema() {
     prefix.clear();
     EavtKey::EncodePrefix(e, &prefix);
     bool has_ident = false, has_type = false, has_card = false;
-    s = reader_.Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+    s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
       has_ident |= d.a == ids::kDbIdent;
       has_type |= d.a == ids::kDbValueType;
       has_card |= d.a == ids::kDbCardinality;

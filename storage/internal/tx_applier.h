@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "internal/batch_reader.h"
+#include "internal/group_batch.h"
 #include "internal/store_core.h"
 #include "internal/tx_state.h"
 #include "mentat/storage/tx_op.h"
@@ -23,8 +23,7 @@ namespace mentat::storage::internal {
 // the current and history families and the log. Transactor thread only.
 class TxApplier {
  public:
-  TxApplier(const StoreCore* core, rocksdb::WriteBatchWithIndex* batch,
-            const Statistics* group_stats, TxState* state);
+  TxApplier(GroupBatch* group, const Statistics* group_stats, TxState* state);
 
   // On success the batch holds the transaction's writes, *state is
   // advanced and *delta holds its statistics changes. On failure the
@@ -93,11 +92,9 @@ class TxApplier {
   absl::Status OpError(absl::StatusCode code, const TxOp* op,
                        const std::string& message) const;
 
-  const StoreCore* core_;
-  rocksdb::WriteBatchWithIndex* batch_;
+  GroupBatch* group_;
   const Statistics* group_stats_;
   TxState* state_;
-  BatchReader reader_;
 
   EntityId tx_ = 0;
   std::array<int64_t, 5> start_counter_{};
