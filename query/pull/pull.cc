@@ -21,6 +21,9 @@ absl::StatusOr<PullExecutor> PullExecutor::Create(const storage::DbView& view,
     return absl::InvalidArgumentError(
         "pull is not defined on a history database");
   }
+  // An as_of before the history retention horizon may miss old values.
+  absl::Status exact = view.db().CheckBasis(view.basis());
+  if (!exact.ok()) return exact;
   absl::StatusOr<std::unique_ptr<pull_internal::PullPlan>> plan =
       pull_internal::PullPlan::Compile(pattern, view.schema());
   if (!plan.ok()) return plan.status();

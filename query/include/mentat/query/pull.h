@@ -70,7 +70,9 @@ class PullRunner;
 class PullExecutor {
  public:
   // InvalidArgument for a history view ("pull is not defined on a history
-  // database") and for everything ValidatePullPattern rejects.
+  // database") and for everything ValidatePullPattern rejects;
+  // FailedPrecondition for an as_of before the history retention horizon
+  // (Db::CheckBasis).
   static absl::StatusOr<PullExecutor> Create(const storage::DbView& view,
                                              const PullPattern& pattern);
 
