@@ -1,0 +1,138 @@
+#include "loader.h"
+
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <future>
+
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using storage::TxReport;
+using storage::TxRequest;
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
+                                        const WorkloadScale& scale,
+                                        int inflight) {
+  LoadResult result;
+  auto transact = [&](std::vector<storage::TxOp> ops) {
+    return store->Transact(TxRequest{std::move(ops)}).get();
+  };
+  auto r = transact(SchemaOps());
+  if (!r.ok()) return r.status();
+  for (int64_t k = 0; k < scale.users; k += 1000) {
+    r = transact(UserOps(k, std::min(k + 1000, scale.users)));
+    if (!r.ok()) return r.status();
+  }
+  r = transact(LabelOps(0, scale.labels));
+  if (!r.ok()) return r.status();
+
+  result.issue_ids.resize(static_cast<size_t>(scale.issues));
+  const auto t0 = Clock::now();
+  std::deque<std::pair<int64_t, std::future<absl::StatusOr<TxReport>>>> queue;
+  auto drain = [&](size_t keep) -> absl::Status {
+    while (queue.size() > keep) {
+      auto [begin, f] = std::move(queue.front());
+      queue.pop_front();
+      auto report = f.get();
+      if (!report.ok()) return report.status();
+      result.datoms += static_cast<int64_t>(report->datoms.size());
+      for (int64_t idx = begin; idx < std::min(begin + 500, scale.issues);
+           ++idx) {
+        result.issue_ids[static_cast<size_t>(idx)] =
+            report->tempids.at("i" + std::to_string(idx));
+      }
+    }
+    return absl::OkStatus();
+  };
+  for (int64_t begin = 0; begin < scale.issues; begin += 500) {
+    queue.emplace_back(begin, store->Transact(TxRequest{IssueOps(
+                                  scale, begin, std::min(begin + 500, scale.issues))}));
+    absl::Status s = drain(static_cast<size_t>(inflight));
+    if (!s.ok()) return s;
+  }
+  absl::Status s = drain(0);
+  if (!s.ok()) return s;
+  result.load_seconds = Seconds(Clock::now() - t0);
+  result.t_mid = store->Latest()->basis_tx();
+
+  const auto h0 = Clock::now();
+  std::vector<storage::TxOp> batch;
+  std::vector<std::vector<storage::TxOp>> batches;
+  for (int64_t idx = 0; idx < scale.issues; ++idx) {
+    int new_state;
+    if (!HistoryChange(scale, idx, &new_state)) continue;
+    batch.push_back(StateChangeOp(result.issue_ids[static_cast<size_t>(idx)],
+                                  new_state));
+    result.history_changes++;
+    if (batch.size() == 500) batches.push_back(std::move(batch)), batch.clear();
+  }
+  if (!batch.empty()) batches.push_back(std::move(batch));
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (i + 1 == batches.size()) result.t_since = store->Latest()->basis_tx();
+    r = transact(std::move(batches[i]));
+    if (!r.ok()) return r.status();
+  }
+  if (batches.empty()) result.t_since = store->Latest()->basis_tx();
+  result.history_seconds = Seconds(Clock::now() - h0);
+  return result;
+}
+
+absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,
+                          const LoadResult& result) {
+  std::ofstream out(dir + "/bench-meta.txt");
+  out << "scale " << scale.name << "\n"
+      << "t_mid " << result.t_mid << "\n"
+      << "t_since " << result.t_since << "\n"
+      << "first_issue " << (result.issue_ids.empty() ? 0 : result.issue_ids[0])
+      << "\n";
+  // Issue ids are consecutive within each load transaction but not across
+  // them, so keep them all (8 bytes each).
+  std::ofstream ids(dir + "/bench-issue-ids.bin", std::ios::binary);
+  ids.write(reinterpret_cast<const char*>(result.issue_ids.data()),
+            static_cast<std::streamsize>(result.issue_ids.size() *
+                                         sizeof(storage::EntityId)));
+  if (!out || !ids) {
+    return absl::UnavailableError(StrCat("cannot write bench metadata in ", dir));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoadResult> ReadLoadMeta(const std::string& dir,
+                                        const WorkloadScale& scale) {
+  std::ifstream in(dir + "/bench-meta.txt");
+  if (!in) return absl::NotFoundError("no bench metadata in " + dir);
+  LoadResult result;
+  std::string key, scale_name;
+  int64_t value;
+  while (in >> key) {
+    if (key == "scale") {
+      in >> scale_name;
+    } else if (in >> value) {
+      if (key == "t_mid") result.t_mid = value;
+      if (key == "t_since") result.t_since = value;
+    }
+  }
+  if (scale_name != scale.name) {
+    return absl::FailedPreconditionError(
+        StrCat(dir, " holds scale ", scale_name, ", not ", scale.name));
+  }
+  result.issue_ids.resize(static_cast<size_t>(scale.issues));
+  std::ifstream ids(dir + "/bench-issue-ids.bin", std::ios::binary);
+  ids.read(reinterpret_cast<char*>(result.issue_ids.data()),
+           static_cast<std::streamsize>(result.issue_ids.size() *
+                                        sizeof(storage::EntityId)));
+  if (!ids) return absl::DataLossError("truncated bench-issue-ids.bin in " + dir);
+  return result;
+}
+
+}  // namespace mentat::bench
