@@ -49,17 +49,22 @@ int main(int argc, char** argv) {
       }
     };
     check(store->Transact(TxRequest{mentat::bench::SchemaOps()}).get());
-    check(store->Transact(TxRequest{mentat::bench::UserOps(0, xs.users)}).get());
-    check(store->Transact(TxRequest{mentat::bench::LabelOps(0, xs.labels)}).get());
+    check(
+        store->Transact(TxRequest{mentat::bench::UserOps(0, xs.users)}).get());
+    check(store->Transact(TxRequest{mentat::bench::LabelOps(0, xs.labels)})
+              .get());
     for (int64_t b = 0; b < xs.issues; b += 500) {
-      auto r = store->Transact(TxRequest{mentat::bench::IssueOps(
-                                   xs, b, std::min(b + 500, xs.issues))})
+      auto r = store
+                   ->Transact(TxRequest{mentat::bench::IssueOps(
+                       xs, b, std::min(b + 500, xs.issues))})
                    .get();
       check(r);
       if (b == 0) first_issue = r->tempids.at("i0");
     }
     before_change = store->Latest()->basis_tx();
-    check(store->Transact(TxRequest{{mentat::bench::StateChangeOp(first_issue, 2)}})
+    check(store
+              ->Transact(
+                  TxRequest{{mentat::bench::StateChangeOp(first_issue, 2)}})
               .get());
   }
   auto db = store->Latest();
@@ -72,7 +77,8 @@ int main(int argc, char** argv) {
     std::printf("user7@example.com is entity %lld:\n",
                 static_cast<long long>(**user));
     auto datoms = view.Datoms(IndexOrder::kEavt, prefix);
-    for (const auto& d : datoms.value_or(std::vector<mentat::storage::Datom>{})) {
+    for (const auto& d :
+         datoms.value_or(std::vector<mentat::storage::Datom>{})) {
       std::printf("  %s\n", d.DebugString().c_str());
     }
   }
@@ -84,7 +90,8 @@ int main(int argc, char** argv) {
     for (const auto& d : now.value_or(std::vector<mentat::storage::Datom>{})) {
       std::printf("  %s\n", d.DebugString().c_str());
     }
-    std::printf("issue %lld as of tx %lld:\n", static_cast<long long>(first_issue),
+    std::printf("issue %lld as of tx %lld:\n",
+                static_cast<long long>(first_issue),
                 static_cast<long long>(before_change));
     auto then =
         db->View(Basis::AsOf(before_change)).Datoms(IndexOrder::kEavt, prefix);
@@ -95,7 +102,8 @@ int main(int argc, char** argv) {
   std::printf("statistics:\n");
   for (const auto& [a, st] : db->stats().all()) {
     const auto* attr = db->schema().FindAttribute(a);
-    if (attr == nullptr || mentat::storage::PartitionIndex(a) != 0 || a < 1000) continue;
+    if (attr == nullptr || mentat::storage::PartitionIndex(a) != 0 || a < 1000)
+      continue;
     std::printf("  :%-18s %8lld datoms %8lld distinct values\n",
                 attr->ident.c_str(), static_cast<long long>(st.datoms),
                 static_cast<long long>(st.distinct_values));

@@ -55,8 +55,9 @@ absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
     return absl::OkStatus();
   };
   for (int64_t begin = 0; begin < scale.issues; begin += 500) {
-    queue.emplace_back(begin, store->Transact(TxRequest{IssueOps(
-                                  scale, begin, std::min(begin + 500, scale.issues))}));
+    queue.emplace_back(
+        begin, store->Transact(TxRequest{IssueOps(
+                   scale, begin, std::min(begin + 500, scale.issues))}));
     absl::Status s = drain(static_cast<size_t>(inflight));
     if (!s.ok()) return s;
   }
@@ -71,8 +72,8 @@ absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
   for (int64_t idx = 0; idx < scale.issues; ++idx) {
     int new_state;
     if (!HistoryChange(scale, idx, &new_state)) continue;
-    batch.push_back(StateChangeOp(result.issue_ids[static_cast<size_t>(idx)],
-                                  new_state));
+    batch.push_back(
+        StateChangeOp(result.issue_ids[static_cast<size_t>(idx)], new_state));
     result.history_changes++;
     if (batch.size() == 500) batches.push_back(std::move(batch)), batch.clear();
   }
@@ -102,7 +103,8 @@ absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,
             static_cast<std::streamsize>(result.issue_ids.size() *
                                          sizeof(storage::EntityId)));
   if (!out || !ids) {
-    return absl::UnavailableError(StrCat("cannot write bench metadata in ", dir));
+    return absl::UnavailableError(
+        StrCat("cannot write bench metadata in ", dir));
   }
   return absl::OkStatus();
 }
@@ -131,7 +133,8 @@ absl::StatusOr<LoadResult> ReadLoadMeta(const std::string& dir,
   ids.read(reinterpret_cast<char*>(result.issue_ids.data()),
            static_cast<std::streamsize>(result.issue_ids.size() *
                                         sizeof(storage::EntityId)));
-  if (!ids) return absl::DataLossError("truncated bench-issue-ids.bin in " + dir);
+  if (!ids)
+    return absl::DataLossError("truncated bench-issue-ids.bin in " + dir);
   return result;
 }
 

@@ -13,8 +13,8 @@ namespace mentat::bench {
 
 // What loading the workload into a store produced.
 struct LoadResult {
-  int64_t datoms = 0;          // datoms of the initial load
-  double load_seconds = 0;     // initial load only
+  int64_t datoms = 0;       // datoms of the initial load
+  double load_seconds = 0;  // initial load only
   int64_t history_changes = 0;
   double history_seconds = 0;
   storage::EntityId t_mid = 0;    // last tx of the initial load

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "loader.h"
 #include "mentat/storage/store.h"
 #include "stats_util.h"
 #include "workload.h"
@@ -78,70 +79,18 @@ int Load(const Args& args) {
   if (!Check(opened.status(), "open")) return 1;
   std::unique_ptr<Store> store = std::move(*opened);
 
-  auto transact = [&](std::vector<storage::TxOp> ops) {
-    return store->Transact(TxRequest{std::move(ops)}).get();
-  };
-  if (!Check(transact(SchemaOps()).status(), "schema")) return 1;
-  for (int64_t k = 0; k < scale.users; k += 1000) {
-    if (!Check(transact(UserOps(k, std::min(k + 1000, scale.users))).status(),
-               "users")) {
-      return 1;
-    }
-  }
-  if (!Check(transact(LabelOps(0, scale.labels)).status(), "labels")) return 1;
-
-  // Issues in transactions of 500, a few in flight so group commit and
-  // generation overlap.
-  std::vector<storage::EntityId> issue_ids(static_cast<size_t>(scale.issues));
-  const auto t0 = Clock::now();
-  const uint64_t datoms_before = store->transactor_counters().datoms;
-  std::vector<std::pair<int64_t, std::future<absl::StatusOr<storage::TxReport>>>>
-      inflight;
-  auto drain = [&](size_t keep) {
-    while (inflight.size() > keep) {
-      auto& [begin, f] = inflight.front();
-      auto r = f.get();
-      if (!Check(r.status(), "issues")) return false;
-      for (int64_t idx = begin; idx < std::min(begin + 500, scale.issues); ++idx) {
-        issue_ids[static_cast<size_t>(idx)] =
-            r->tempids.at("i" + std::to_string(idx));
-      }
-      inflight.erase(inflight.begin());
-    }
-    return true;
-  };
-  for (int64_t begin = 0; begin < scale.issues; begin += 500) {
-    auto ops = IssueOps(scale, begin, std::min(begin + 500, scale.issues));
-    inflight.emplace_back(begin, store->Transact(TxRequest{std::move(ops)}));
-    if (!drain(static_cast<size_t>(args.inflight))) return 1;
-  }
-  if (!drain(0)) return 1;
-  const double load_s = Seconds(Clock::now() - t0);
-  const uint64_t load_datoms = store->transactor_counters().datoms - datoms_before;
-  const storage::EntityId t_mid = store->Latest()->basis_tx();
-
-  // History phase: about 5% of issues change state, 500 changes a tx.
-  const auto h0 = Clock::now();
-  std::vector<storage::TxOp> batch;
-  int64_t changes = 0;
-  for (int64_t idx = 0; idx < scale.issues; ++idx) {
-    int new_state;
-    if (!HistoryChange(scale, idx, &new_state)) continue;
-    batch.push_back(StateChangeOp(issue_ids[static_cast<size_t>(idx)], new_state));
-    changes++;
-    if (batch.size() == 500) {
-      if (!Check(transact(std::move(batch)).status(), "history")) return 1;
-      batch.clear();
-    }
-  }
-  if (!batch.empty() && !Check(transact(std::move(batch)).status(), "history")) {
-    return 1;
-  }
-  const double history_s = Seconds(Clock::now() - h0);
+  auto loaded = LoadWorkload(store.get(), scale, args.inflight);
+  if (!Check(loaded.status(), "load")) return 1;
+  const double load_s = loaded->load_seconds;
+  const uint64_t load_datoms = static_cast<uint64_t>(loaded->datoms);
+  const storage::EntityId t_mid = loaded->t_mid;
+  const int64_t changes = loaded->history_changes;
+  const double history_s = loaded->history_seconds;
   const auto counters = store->transactor_counters();
 
   if (!Check(store->Flush(), "flush")) return 1;
   if (!Check(store->CompactAll(), "compact")) return 1;
+  if (!Check(SaveLoadMeta(args.dir, scale, *loaded), "save markers")) return 1;
   const uint64_t bytes = store->DiskSizeBytes();
   const double total_datoms = static_cast<double>(counters.datoms);
   store.reset();
@@ -155,19 +104,21 @@ int Load(const Args& args) {
               scale.name.c_str(), static_cast<long long>(scale.users),
               static_cast<long long>(scale.issues),
               static_cast<long long>(scale.labels));
-  std::printf("load: %llu datoms in %.2f s = %.0f datoms/s (txs of 500 issues, "
-              "%d in flight)\n",
-              static_cast<unsigned long long>(load_datoms), load_s,
-              static_cast<double>(load_datoms) / load_s, args.inflight);
+  std::printf(
+      "load: %llu datoms in %.2f s = %.0f datoms/s (txs of 500 issues, "
+      "%d in flight)\n",
+      static_cast<unsigned long long>(load_datoms), load_s,
+      static_cast<double>(load_datoms) / load_s, args.inflight);
   std::printf("t_mid: %lld\n", static_cast<long long>(t_mid));
   std::printf("history: %lld state changes in %.2f s = %.0f changes/s\n",
               static_cast<long long>(changes), history_s,
               static_cast<double>(changes) / history_s);
   std::printf("datoms written (history included): %.0f\n", total_datoms);
-  std::printf("size on disk after compaction: %.1f MB = %.3f GB per million "
-              "datoms\n",
-              static_cast<double>(bytes) / 1e6,
-              static_cast<double>(bytes) / 1e9 / (total_datoms / 1e6));
+  std::printf(
+      "size on disk after compaction: %.1f MB = %.3f GB per million "
+      "datoms\n",
+      static_cast<double>(bytes) / 1e6,
+      static_cast<double>(bytes) / 1e9 / (total_datoms / 1e6));
   std::printf("open time: %.1f ms\n", open_ms);
   return 0;
 }
@@ -177,7 +128,8 @@ int Writes(const Args& args) {
   auto opened = Store::Open(args.dir);
   if (!Check(opened.status(), "open")) return 1;
   std::unique_ptr<Store> store = std::move(*opened);
-  if (!Check(store->Transact(TxRequest{SchemaOps()}).get().status(), "schema")) {
+  if (!Check(store->Transact(TxRequest{SchemaOps()}).get().status(),
+             "schema")) {
     return 1;
   }
   // 1,000 issues to change.
@@ -187,10 +139,12 @@ int Writes(const Args& args) {
   auto r = store->Transact(TxRequest{IssueOps(scale, 0, 1000)}).get();
   if (!Check(r.status(), "issues")) return 1;
   std::vector<storage::EntityId> ids;
-  for (int i = 0; i < 1000; ++i) ids.push_back(r->tempids.at("i" + std::to_string(i)));
+  for (int i = 0; i < 1000; ++i)
+    ids.push_back(r->tempids.at("i" + std::to_string(i)));
 
-  std::printf("single-datom durable writes (fsync per group), %.0f s per point\n",
-              args.seconds);
+  std::printf(
+      "single-datom durable writes (fsync per group), %.0f s per point\n",
+      args.seconds);
   std::printf("%8s %10s %9s %9s %9s %11s\n", "writers", "tx/s", "p50 ms",
               "p99 ms", "max ms", "avg group");
   for (int writers : {1, 16, 64}) {
@@ -211,7 +165,8 @@ int Writes(const Args& args) {
           latencies[static_cast<size_t>(w)].push_back(
               Seconds(Clock::now() - s0) * 1000);
           if (!result.ok()) {
-            std::fprintf(stderr, "write: %s\n", result.status().ToString().c_str());
+            std::fprintf(stderr, "write: %s\n",
+                         result.status().ToString().c_str());
             return;
           }
         }
@@ -225,7 +180,8 @@ int Writes(const Args& args) {
     std::vector<double> all;
     for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
     const Percentiles p = ComputePercentiles(all);
-    const double txs = static_cast<double>(after.transactions - before.transactions);
+    const double txs =
+        static_cast<double>(after.transactions - before.transactions);
     const double groups = static_cast<double>(after.groups - before.groups);
     std::printf("%8d %10.0f %9.3f %9.3f %9.3f %11.1f\n", writers, txs / elapsed,
                 p.p50, p.p99, p.max, groups > 0 ? txs / groups : 0);
@@ -239,9 +195,10 @@ int Writes(const Args& args) {
 int main(int argc, char** argv) {
   mentat::bench::Args args;
   if (!mentat::bench::ParseArgs(argc, argv, &args)) {
-    std::fprintf(stderr,
-                 "usage: storage-bench load|writes [--scale xs|s|m] [--dir DIR] "
-                 "[--seconds N] [--inflight N]\n");
+    std::fprintf(
+        stderr,
+        "usage: storage-bench load|writes [--scale xs|s|m] [--dir DIR] "
+        "[--seconds N] [--inflight N]\n");
     return 2;
   }
   if (args.command == "load") return mentat::bench::Load(args);

@@ -20,8 +20,7 @@ Truth ComputeTruth(const WorkloadScale& scale,
       for (int p = 1; p <= issue.priority; ++p) truth.open_at_least[p]++;
     }
     if (probe_users.empty() || probe_users.contains(issue.assignee)) {
-      truth.assigned[issue.assignee].push_back(
-          {idx, issue.state, final_state});
+      truth.assigned[issue.assignee].push_back({idx, issue.state, final_state});
     }
   }
   truth.history_changes = static_cast<int64_t>(changed.size());

@@ -53,10 +53,8 @@ TxOp AddScalar(const EntityRef& e, const char* attr, Value v) {
 
 bool ScaleByName(std::string_view name, WorkloadScale* out) {
   static const WorkloadScale kScales[] = {
-      {"xs", 200, 13000, 50},
-      {"s", 1600, 130000, 200},
-      {"m", 16000, 1300000, 500},
-      {"l", 160000, 13000000, 1000},
+      {"xs", 200, 13000, 50},         {"s", 1600, 130000, 200},
+      {"m", 16000, 1300000, 500},     {"l", 160000, 13000000, 1000},
       {"xl", 500000, 40000000, 2000},
   };
   for (const auto& s : kScales) {
@@ -78,12 +76,14 @@ Issue GenerateIssue(const WorkloadScale& scale, int64_t idx) {
   RecordRng rng(kIssueSalt, idx);
   Issue issue;
   issue.idx = idx;
-  issue.title = "Issue " + std::to_string(idx) + ": " + kTitleWords[rng.Uniform(5)];
+  issue.title =
+      "Issue " + std::to_string(idx) + ": " + kTitleWords[rng.Uniform(5)];
   issue.state = static_cast<int>(rng.Uniform(5));
   issue.priority = 1 + rng.Uniform(5);
   issue.assignee = rng.Uniform(scale.users);
   issue.reporter = rng.Uniform(scale.users);
-  issue.created_at_micros = (k2025 + 60 * rng.Uniform(kMinutesIn2025)) * 1000000;
+  issue.created_at_micros =
+      (k2025 + 60 * rng.Uniform(kMinutesIn2025)) * 1000000;
   const int64_t nlabels = rng.Uniform(4);
   while (static_cast<int64_t>(issue.labels.size()) < nlabels) {
     const int64_t l = rng.Uniform(scale.labels);
@@ -126,10 +126,12 @@ std::vector<TxOp> SchemaOps() {
   for (const A& a : attrs) {
     EntityRef e = EntityRef::TempId(std::string("a:") + a.ident);
     ops.push_back(AddScalar(e, "db/ident", Value::Keyword(a.ident)));
-    ops.push_back(Add(e, "db/valueType", TxValue::Entity(EntityRef::Ident(a.type))));
-    ops.push_back(Add(e, "db/cardinality",
-                      TxValue::Entity(EntityRef::Ident(
-                          a.many ? "db.cardinality/many" : "db.cardinality/one"))));
+    ops.push_back(
+        Add(e, "db/valueType", TxValue::Entity(EntityRef::Ident(a.type))));
+    ops.push_back(
+        Add(e, "db/cardinality",
+            TxValue::Entity(EntityRef::Ident(a.many ? "db.cardinality/many"
+                                                    : "db.cardinality/one"))));
     if (a.unique != nullptr) {
       ops.push_back(
           Add(e, "db/unique", TxValue::Entity(EntityRef::Ident(a.unique))));
@@ -169,14 +171,14 @@ std::vector<TxOp> IssueOps(const WorkloadScale& scale, int64_t begin,
     ops.push_back(
         AddScalar(e, "issue/state", Value::Keyword(kStates[issue.state])));
     ops.push_back(AddScalar(e, "issue/priority", Value::Long(issue.priority)));
-    ops.push_back(Add(e, "issue/assignee",
-                      TxValue::Entity(EntityRef::LookupRef(
-                          "user/email",
-                          Value::String(UserEmail(issue.assignee))))));
-    ops.push_back(Add(e, "issue/reporter",
-                      TxValue::Entity(EntityRef::LookupRef(
-                          "user/email",
-                          Value::String(UserEmail(issue.reporter))))));
+    ops.push_back(
+        Add(e, "issue/assignee",
+            TxValue::Entity(EntityRef::LookupRef(
+                "user/email", Value::String(UserEmail(issue.assignee))))));
+    ops.push_back(
+        Add(e, "issue/reporter",
+            TxValue::Entity(EntityRef::LookupRef(
+                "user/email", Value::String(UserEmail(issue.reporter))))));
     ops.push_back(AddScalar(e, "issue/created-at",
                             Value::Instant(issue.created_at_micros)));
     for (int64_t l : issue.labels) {

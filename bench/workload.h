@@ -24,9 +24,9 @@ struct WorkloadScale {
 // xs, s, m, l, xl; false for an unknown name.
 bool ScaleByName(std::string_view name, WorkloadScale* out);
 
-inline constexpr const char* kStates[] = {
-    "state/open", "state/in-progress", "state/closed", "state/resolved",
-    "state/reopened"};
+inline constexpr const char* kStates[] = {"state/open", "state/in-progress",
+                                          "state/closed", "state/resolved",
+                                          "state/reopened"};
 inline constexpr const char* kTitleWords[] = {
     "crash", "ui glitch", "perf regression", "typo", "feature request"};
 

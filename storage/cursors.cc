@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
+#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {
@@ -42,9 +42,9 @@ class FamilyStream {
     valid_ = false;
     if (!it_->Valid()) {
       if (!it_->status().ok()) {
-        status_ = absl::UnavailableError(StrCat(
-            "reading ", IndexOrderName(order_), history_ ? " history" : "",
-            ": ", it_->status().ToString()));
+        status_ = absl::UnavailableError(
+            StrCat("reading ", IndexOrderName(order_),
+                   history_ ? " history" : "", ": ", it_->status().ToString()));
       }
       return;
     }
@@ -58,7 +58,8 @@ class FamilyStream {
     }
     if (history_) {
       key_ = k.substr(0, k.size() - 8);
-      asserted_ = static_cast<EntityId>(DecodeFixed64BE(k.substr(k.size() - 8)));
+      asserted_ =
+          static_cast<EntityId>(DecodeFixed64BE(k.substr(k.size() - 8)));
       retracted_ = static_cast<EntityId>(DecodeFixed64BE(v));
     } else {
       key_ = k;
@@ -133,9 +134,12 @@ class CurrentCursor : public CursorBase {
  private:
   bool Keep() const {
     switch (filter_) {
-      case Filter::kNone: return true;
-      case Filter::kAtOrBefore: return current_.asserted() <= t_;
-      case Filter::kAfter: return current_.asserted() > t_;
+      case Filter::kNone:
+        return true;
+      case Filter::kAtOrBefore:
+        return current_.asserted() <= t_;
+      case Filter::kAfter:
+        return current_.asserted() > t_;
     }
     return true;
   }
@@ -202,8 +206,7 @@ class MergedCursor : public CursorBase {
  private:
   bool KeepCurrent() const { return !as_of_ || current_.asserted() <= t_; }
   bool KeepHistory() const {
-    return !as_of_ ||
-           (history_.asserted() <= t_ && t_ < history_.retracted());
+    return !as_of_ || (history_.asserted() <= t_ && t_ < history_.retracted());
   }
   void Settle() {
     valid_ = false;

@@ -1,12 +1,12 @@
 #include "mentat/storage/db.h"
 
-#include "mentat/storage/str_cat.h"
 #include <mutex>
 
 #include "internal/cursors.h"
 #include "internal/since_index.h"
 #include "internal/store_core.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage {
@@ -22,9 +22,7 @@ Db::Db(std::shared_ptr<internal::StoreCore> core,
       schema_(std::move(schema)),
       stats_(std::move(stats)) {}
 
-DbView Db::View(Basis basis) const {
-  return DbView(shared_from_this(), basis);
-}
+DbView Db::View(Basis basis) const { return DbView(shared_from_this(), basis); }
 
 absl::StatusOr<EntityId> Db::ResolveT(int64_t t) {
   if (t < 0) {

@@ -144,7 +144,8 @@ absl::Status GroupBatch::Scan(IndexOrder order, std::string_view prefix,
             StrCat("bad tx under a key of ", IndexOrderName(order)));
       }
       key = db_key;
-      tx = static_cast<EntityId>(DecodeFixed64BE(std::string_view(v.data(), 8)));
+      tx =
+          static_cast<EntityId>(DecodeFixed64BE(std::string_view(v.data(), 8)));
       absl::Status s = DecodeKey(order, key, &d);
       if (!s.ok()) return s;
       it->Next();

@@ -54,10 +54,11 @@ TEST_CASE("10,000 changes leave an entity's current read as cheap as new") {
   auto name = Attr("h/name", "db.type/string");
   schema.insert(schema.end(), name.begin(), name.end());
   REQUIRE(store->Transact(Tx(schema)).get().ok());
-  auto r = store->Transact(Tx({Add(E("busy"), "h/n", Value::Long(0)),
-                               Add(E("busy"), "h/name", Value::String("b")),
-                               Add(E("quiet"), "h/n", Value::Long(0)),
-                               Add(E("quiet"), "h/name", Value::String("q"))}))
+  auto r = store
+               ->Transact(Tx({Add(E("busy"), "h/n", Value::Long(0)),
+                              Add(E("busy"), "h/name", Value::String("b")),
+                              Add(E("quiet"), "h/n", Value::Long(0)),
+                              Add(E("quiet"), "h/name", Value::String("q"))}))
                .get();
   REQUIRE(r.ok());
   const EntityId busy = r->tempids["busy"], quiet = r->tempids["quiet"];

@@ -1,7 +1,7 @@
 #include "internal/log_codec.h"
 
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
+#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {
@@ -20,8 +20,8 @@ absl::Status DecodeLogEntry(EntityId tx, std::string_view in,
                             std::vector<Datom>* out) {
   uint64_t count = 0;
   if (!GetVarint64(&in, &count)) {
-    return absl::DataLossError(StrCat("log entry of tx ", tx,
-                                            ": truncated datom count"));
+    return absl::DataLossError(
+        StrCat("log entry of tx ", tx, ": truncated datom count"));
   }
   for (uint64_t i = 0; i < count; ++i) {
     if (in.size() < 17) {
@@ -36,9 +36,8 @@ absl::Status DecodeLogEntry(EntityId tx, std::string_view in,
     in.remove_prefix(17);
     absl::Status s = DecodeValue(&in, &d.v);
     if (!s.ok()) {
-      return absl::DataLossError(StrCat("log entry of tx ", tx,
-                                              ", datom ", i, ": ",
-                                              s.message()));
+      return absl::DataLossError(
+          StrCat("log entry of tx ", tx, ", datom ", i, ": ", s.message()));
     }
     out->push_back(std::move(d));
   }

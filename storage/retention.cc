@@ -8,8 +8,8 @@
 #include "internal/meta_keys.h"
 #include "internal/store_core.h"
 #include "internal/transactor.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/store.h"
+#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 namespace internal {
@@ -68,11 +68,11 @@ absl::Status Store::ApplyRetention(int64_t now_micros, bool compact) {
   wo.sync = true;
   rocksdb::Status s = core_->db->Put(
       wo, core_->cf(internal::Cf::kMeta), internal::kMetaRetentionKey,
-      internal::Fixed64BE(static_cast<uint64_t>(
-          core_->retention->database_horizon.load())));
+      internal::Fixed64BE(
+          static_cast<uint64_t>(core_->retention->database_horizon.load())));
   if (!s.ok()) {
-    return absl::UnavailableError(StrCat("saving the retention horizon: ",
-                                         s.ToString()));
+    return absl::UnavailableError(
+        StrCat("saving the retention horizon: ", s.ToString()));
   }
   if (!compact) return absl::OkStatus();
   rocksdb::CompactRangeOptions options;
@@ -80,9 +80,8 @@ absl::Status Store::ApplyRetention(int64_t now_micros, bool compact) {
       rocksdb::BottommostLevelCompaction::kForce;
   for (int i = 0; i < 4; ++i) {
     s = core_->db->CompactRange(
-        options,
-        core_->cf(internal::HistoryCf(static_cast<IndexOrder>(i))), nullptr,
-        nullptr);
+        options, core_->cf(internal::HistoryCf(static_cast<IndexOrder>(i))),
+        nullptr, nullptr);
     if (!s.ok()) {
       return absl::UnavailableError(
           StrCat("compacting history: ", s.ToString()));

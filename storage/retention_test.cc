@@ -16,7 +16,8 @@ constexpr int64_t kDay = int64_t{86400} * 1000000;
 constexpr int64_t kNow = int64_t{1764460800} * 1000000;  // 2025-11-30
 
 TxReport At(Store& store, int64_t instant, std::vector<TxOp> ops) {
-  ops.push_back(Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(instant)));
+  ops.push_back(
+      Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(instant)));
   auto r = store.Transact(Tx(std::move(ops))).get();
   REQUIRE_MESSAGE(r.ok(), r.status().ToString());
   return *r;
@@ -41,9 +42,9 @@ TEST_CASE("retention drops history retracted before the horizon") {
                    {Add(E("x"), "r/n", Value::Long(1)),
                     Add(E("x"), "r/kept", Value::Long(1))});
   const EntityId x = t1.tempids["x"];
-  TxReport t2 = At(*store, kNow - 9 * kDay,
-                   {Add(E(x), "r/n", Value::Long(2)),
-                    Add(E(x), "r/kept", Value::Long(2))});
+  TxReport t2 = At(
+      *store, kNow - 9 * kDay,
+      {Add(E(x), "r/n", Value::Long(2)), Add(E(x), "r/kept", Value::Long(2))});
   TxReport t3 = At(*store, kNow - kDay / 2, {Add(E(x), "r/n", Value::Long(3))});
 
   // Before: history has 3 assertions and 2 retractions of r/n, 2 and 1 of

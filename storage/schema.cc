@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 namespace {
@@ -69,17 +69,28 @@ constexpr BootstrapAttribute kBootstrapAttributes[] = {
 ValueType TypeForTypeEntity(EntityId e, bool* ok) {
   *ok = true;
   switch (e) {
-    case ids::kDbTypeRef: return ValueType::kRef;
-    case ids::kDbTypeKeyword: return ValueType::kKeyword;
-    case ids::kDbTypeLong: return ValueType::kLong;
-    case ids::kDbTypeString: return ValueType::kString;
-    case ids::kDbTypeBoolean: return ValueType::kBoolean;
-    case ids::kDbTypeInstant: return ValueType::kInstant;
-    case ids::kDbTypeDouble: return ValueType::kDouble;
-    case ids::kDbTypeUuid: return ValueType::kUuid;
-    case ids::kDbTypeBigInt: return ValueType::kBigInt;
-    case ids::kDbTypeBigDec: return ValueType::kBigDec;
-    case ids::kDbTypeBytes: return ValueType::kBytes;
+    case ids::kDbTypeRef:
+      return ValueType::kRef;
+    case ids::kDbTypeKeyword:
+      return ValueType::kKeyword;
+    case ids::kDbTypeLong:
+      return ValueType::kLong;
+    case ids::kDbTypeString:
+      return ValueType::kString;
+    case ids::kDbTypeBoolean:
+      return ValueType::kBoolean;
+    case ids::kDbTypeInstant:
+      return ValueType::kInstant;
+    case ids::kDbTypeDouble:
+      return ValueType::kDouble;
+    case ids::kDbTypeUuid:
+      return ValueType::kUuid;
+    case ids::kDbTypeBigInt:
+      return ValueType::kBigInt;
+    case ids::kDbTypeBigDec:
+      return ValueType::kBigDec;
+    case ids::kDbTypeBytes:
+      return ValueType::kBytes;
   }
   *ok = false;
   return ValueType::kLong;
@@ -138,8 +149,7 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
           attr.type = TypeForTypeEntity(d->v.as_ref(), &ok);
           if (!ok) {
             return absl::DataLossError(StrCat(
-                "entity ", e, " has an unknown :db/valueType ",
-                d->v.as_ref()));
+                "entity ", e, " has an unknown :db/valueType ", d->v.as_ref()));
           }
           has_type = true;
           break;
@@ -192,13 +202,15 @@ const Attribute* Schema::FindAttribute(EntityId id) const {
 }
 
 const Attribute* Schema::FindAttribute(std::string_view ident) const {
-  auto it = ident_to_entity_.find(absl::string_view(ident.data(), ident.size()));
+  auto it =
+      ident_to_entity_.find(absl::string_view(ident.data(), ident.size()));
   if (it == ident_to_entity_.end()) return nullptr;
   return FindAttribute(it->second);
 }
 
 std::optional<EntityId> Schema::EntityForIdent(std::string_view ident) const {
-  auto it = ident_to_entity_.find(absl::string_view(ident.data(), ident.size()));
+  auto it =
+      ident_to_entity_.find(absl::string_view(ident.data(), ident.size()));
   if (it == ident_to_entity_.end()) return std::nullopt;
   return it->second;
 }

@@ -1,7 +1,7 @@
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
 #include "internal/meta_keys.h"
 #include "internal/tx_state.h"
+#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage::internal {
 
@@ -65,8 +65,9 @@ void WriteStatsMeta(const Statistics& stats, const StatsDirty& dirty,
       if (it == s->value_counts.end()) {
         batch->Delete(meta, MetaValueCountKey(a, v)).PermitUncheckedError();
       } else {
-        batch->Put(meta, MetaValueCountKey(a, v),
-                   Fixed64BE(static_cast<uint64_t>(it->second)))
+        batch
+            ->Put(meta, MetaValueCountKey(a, v),
+                  Fixed64BE(static_cast<uint64_t>(it->second)))
             .PermitUncheckedError();
       }
     }
@@ -84,8 +85,8 @@ absl::Status LoadStatsMeta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
     if (k.size() != 9 || v.size() != 17) {
       return absl::DataLossError("malformed statistics entry in meta");
     }
-    AttributeStats& s =
-        stats->mutable_all()[static_cast<EntityId>(DecodeFixed64BE(k.substr(1)))];
+    AttributeStats& s = stats->mutable_all()[static_cast<EntityId>(
+        DecodeFixed64BE(k.substr(1)))];
     s.datoms = static_cast<int64_t>(DecodeFixed64BE(v));
     s.distinct_values = static_cast<int64_t>(DecodeFixed64BE(v.substr(8)));
     s.values_tracked = v[16] != 0;

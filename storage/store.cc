@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
@@ -10,6 +9,7 @@
 #include "internal/transactor.h"
 #include "internal/tx_state.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/slice_transform.h"
@@ -25,17 +25,28 @@ namespace internal {
 
 const char* CfName(Cf cf) {
   switch (cf) {
-    case Cf::kEavt: return "eavt";
-    case Cf::kAevt: return "aevt";
-    case Cf::kAvet: return "avet";
-    case Cf::kVaet: return "vaet";
-    case Cf::kEavtHist: return "eavt_hist";
-    case Cf::kAevtHist: return "aevt_hist";
-    case Cf::kAvetHist: return "avet_hist";
-    case Cf::kVaetHist: return "vaet_hist";
-    case Cf::kLog: return "log";
-    case Cf::kMeta: return "meta";
-    case Cf::kCount: break;
+    case Cf::kEavt:
+      return "eavt";
+    case Cf::kAevt:
+      return "aevt";
+    case Cf::kAvet:
+      return "avet";
+    case Cf::kVaet:
+      return "vaet";
+    case Cf::kEavtHist:
+      return "eavt_hist";
+    case Cf::kAevtHist:
+      return "aevt_hist";
+    case Cf::kAvetHist:
+      return "avet_hist";
+    case Cf::kVaetHist:
+      return "vaet_hist";
+    case Cf::kLog:
+      return "log";
+    case Cf::kMeta:
+      return "meta";
+    case Cf::kCount:
+      break;
   }
   return "?";
 }
@@ -89,8 +100,7 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
 }
 
 // Writes the bootstrap schema as the first transaction of a new store.
-absl::Status Bootstrap(internal::StoreCore* core,
-                       const StoreOptions& options) {
+absl::Status Bootstrap(internal::StoreCore* core, const StoreOptions& options) {
   const EntityId tx = kFirstTxId;
   std::vector<Datom> datoms = Schema::BootstrapDatoms(tx);
   datoms.push_back(Datom{tx, ids::kDbTxInstant, Value::Instant(0), tx, true});
@@ -107,8 +117,9 @@ absl::Status Bootstrap(internal::StoreCore* core,
     for (int i = 0; i < orders; ++i) {
       key.clear();
       EncodeKey(static_cast<IndexOrder>(i), d, &key);
-      batch.Put(core->cf(internal::CurrentCf(static_cast<IndexOrder>(i))), key,
-                tx_bytes)
+      batch
+          .Put(core->cf(internal::CurrentCf(static_cast<IndexOrder>(i))), key,
+               tx_bytes)
           .PermitUncheckedError();
     }
     auto& per = delta.by_attribute[d.a];
@@ -128,11 +139,13 @@ absl::Status Bootstrap(internal::StoreCore* core,
   batch.Put(meta, internal::kMetaBasisKey, tx_bytes).PermitUncheckedError();
   batch.Put(meta, internal::kMetaTxInstantKey, Fixed64BE(0))
       .PermitUncheckedError();
-  batch.Put(meta, internal::MetaPartitionKey(0),
-            Fixed64BE(ids::kFirstUserDbCounter))
+  batch
+      .Put(meta, internal::MetaPartitionKey(0),
+           Fixed64BE(ids::kFirstUserDbCounter))
       .PermitUncheckedError();
-  batch.Put(meta, internal::MetaPartitionKey(3),
-            Fixed64BE((tx & kCounterMask) + 1))
+  batch
+      .Put(meta, internal::MetaPartitionKey(3),
+           Fixed64BE((tx & kCounterMask) + 1))
       .PermitUncheckedError();
   batch.Put(meta, internal::MetaPartitionKey(4), Fixed64BE(1000))
       .PermitUncheckedError();
@@ -148,8 +161,8 @@ absl::Status Bootstrap(internal::StoreCore* core,
 absl::StatusOr<uint64_t> ReadMetaU64(internal::StoreCore* core,
                                      const std::string& key) {
   std::string value;
-  rocksdb::Status s = core->db->Get(rocksdb::ReadOptions(),
-                                    core->cf(Cf::kMeta), key, &value);
+  rocksdb::Status s =
+      core->db->Get(rocksdb::ReadOptions(), core->cf(Cf::kMeta), key, &value);
   if (!s.ok()) return FromRocks(s, StrCat("reading meta key ", key));
   if (value.size() != 8) {
     return absl::DataLossError(StrCat("meta key ", key, " is malformed"));
@@ -228,7 +241,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
                         rocksdb::ColumnFamilyOptions());
   for (int i = 0; i < static_cast<int>(Cf::kCount); ++i) {
     rocksdb::ColumnFamilyOptions cf = IndexFamilyOptions(cache);
-    if (static_cast<Cf>(i) == Cf::kMeta) cf.compression = rocksdb::kNoCompression;
+    if (static_cast<Cf>(i) == Cf::kMeta)
+      cf.compression = rocksdb::kNoCompression;
     if (i >= static_cast<int>(Cf::kEavtHist) &&
         i <= static_cast<int>(Cf::kVaetHist)) {
       core->retention_filters.push_back(
@@ -258,9 +272,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   } else if (!s.ok()) {
     return FromRocks(s, "reading the store format");
   } else if (format != internal::kMetaFormatVersion) {
-    return absl::FailedPreconditionError(StrCat(
-        "the store in ", path, " has format ", format, "; this build reads ",
-        internal::kMetaFormatVersion));
+    return absl::FailedPreconditionError(
+        StrCat("the store in ", path, " has format ", format,
+               "; this build reads ", internal::kMetaFormatVersion));
   }
 
   internal::TxState state;
@@ -286,12 +300,14 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   if (!schema.ok()) return schema.status();
   state.schema = *schema;
   auto stats = std::make_shared<Statistics>();
-  absl::Status ls = internal::LoadStatsMeta(raw, core->cf(Cf::kMeta), stats.get());
+  absl::Status ls =
+      internal::LoadStatsMeta(raw, core->cf(Cf::kMeta), stats.get());
   if (!ls.ok()) return ls;
 
   const rocksdb::Snapshot* snap = raw->GetSnapshot();
   std::shared_ptr<const rocksdb::Snapshot> snapshot(
-      snap, [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
+      snap,
+      [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
   auto initial = std::make_shared<const Db>(
       core, std::move(snapshot), state.basis_tx, state.last_tx_instant,
       state.schema, std::make_shared<const Statistics>(*stats));

@@ -49,7 +49,8 @@ const char* kAttrs[] = {"m/one", "m/many", "m/ref", "m/key"};
 
 // Reads the whole state of `entities` at `view` through EAVT, and checks
 // that AEVT, AVET and VAET hold exactly the same datoms.
-ModelState ReadState(const DbView& view, const std::vector<EntityId>& entities) {
+ModelState ReadState(const DbView& view,
+                     const std::vector<EntityId>& entities) {
   ModelState out;
   const Schema& schema = view.schema();
   for (EntityId e : entities) {
@@ -109,11 +110,10 @@ void RunModel(uint32_t seed) {
   if (seed % 2 == 1) options.since_log_limit = 0;
   auto store = *Store::Open(dir.path(), options);
   std::vector<TxOp> schema;
-  for (auto ops : {Attr("m/one", "db.type/long"),
-                   Attr("m/many", "db.type/long", true),
-                   Attr("m/ref", "db.type/ref", true),
-                   Attr("m/key", "db.type/string", false,
-                        "db.unique/identity")}) {
+  for (auto ops :
+       {Attr("m/one", "db.type/long"), Attr("m/many", "db.type/long", true),
+        Attr("m/ref", "db.type/ref", true),
+        Attr("m/key", "db.type/string", false, "db.unique/identity")}) {
     schema.insert(schema.end(), ops.begin(), ops.end());
   }
   REQUIRE(store->Transact(Tx(schema)).get().ok());
@@ -174,7 +174,8 @@ void RunModel(uint32_t seed) {
           next.state.erase({e, attr, Value::Long(v)});
         }
       } else {
-        const EntityId target = entities[pick(static_cast<int>(entities.size()))];
+        const EntityId target =
+            entities[pick(static_cast<int>(entities.size()))];
         if (pick(2) == 0) {
           ops.push_back(AddRef(E(e), a, E(target)));
           next.state.insert({e, attr, Value::Ref(target)});
@@ -231,7 +232,8 @@ void RunModel(uint32_t seed) {
     const EntityId t = snapshots[i].first;
     ModelState expected;
     for (const Datom& d : current) {
-      if (d.tx > t) expected.insert({d.e, db->schema().FindAttribute(d.a)->ident, d.v});
+      if (d.tx > t)
+        expected.insert({d.e, db->schema().FindAttribute(d.a)->ident, d.v});
     }
     CAPTURE(t);
     CHECK(ReadState(db->View(Basis::Since(t)), entities) == expected);

@@ -40,19 +40,19 @@ absl::Status TransactStatus(Store& store, std::vector<TxOp> ops) {
 void InstallSchema(Store& store) {
   MustTransact(
       store,
-      Concat({Attr("user/email", "db.type/string", false, "db.unique/identity"),
-              Attr("user/name", "db.type/string"),
-              Attr("user/nick", "db.type/string", false, "db.unique/value"),
-              Attr("issue/title", "db.type/string"),
-              Attr("issue/priority", "db.type/long"),
-              Attr("issue/score", "db.type/double"),
-              Attr("issue/state", "db.type/keyword"),
-              Attr("issue/assignee", "db.type/ref"),
-              Attr("issue/label", "db.type/ref", true),
-              Attr("issue/comments", "db.type/ref", true, nullptr, true),
-              Attr("comment/text", "db.type/string"),
-              Attr("label/name", "db.type/string", false,
-                   "db.unique/identity")}));
+      Concat(
+          {Attr("user/email", "db.type/string", false, "db.unique/identity"),
+           Attr("user/name", "db.type/string"),
+           Attr("user/nick", "db.type/string", false, "db.unique/value"),
+           Attr("issue/title", "db.type/string"),
+           Attr("issue/priority", "db.type/long"),
+           Attr("issue/score", "db.type/double"),
+           Attr("issue/state", "db.type/keyword"),
+           Attr("issue/assignee", "db.type/ref"),
+           Attr("issue/label", "db.type/ref", true),
+           Attr("issue/comments", "db.type/ref", true, nullptr, true),
+           Attr("comment/text", "db.type/string"),
+           Attr("label/name", "db.type/string", false, "db.unique/identity")}));
 }
 
 TEST_CASE("a new store has the bootstrap schema and survives reopening") {
@@ -67,8 +67,7 @@ TEST_CASE("a new store has the bootstrap schema and survives reopening") {
     const Attribute* ident = db->schema().FindAttribute("db/ident");
     REQUIRE(ident != nullptr);
     CHECK(ident->unique == Unique::kIdentity);
-    CHECK(db->schema().EntityForIdent("db.type/string") ==
-          ids::kDbTypeString);
+    CHECK(db->schema().EntityForIdent("db.type/string") == ids::kDbTypeString);
   }
   auto store = Store::Open(dir.path());
   REQUIRE(store.ok());
@@ -87,12 +86,12 @@ TEST_CASE("transact, tempids, and reads at the new basis") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r = MustTransact(
-      *store, {Add(E("u"), "user/email", Value::String("a@x")),
-               Add(E("u"), "user/name", Value::String("Ann")),
-               AddRef(E("i"), "issue/assignee", E("u")),
-               Add(E("i"), "issue/title", Value::String("crash")),
-               Add(E("i"), "issue/priority", Value::Long(3))});
+  TxReport r =
+      MustTransact(*store, {Add(E("u"), "user/email", Value::String("a@x")),
+                            Add(E("u"), "user/name", Value::String("Ann")),
+                            AddRef(E("i"), "issue/assignee", E("u")),
+                            Add(E("i"), "issue/title", Value::String("crash")),
+                            Add(E("i"), "issue/priority", Value::Long(3))});
   REQUIRE(r.tempids.contains("u"));
   REQUIRE(r.tempids.contains("i"));
   const EntityId u = r.tempids["u"], i = r.tempids["i"];
@@ -105,8 +104,8 @@ TEST_CASE("transact, tempids, and reads at the new basis") {
   DbView view = db->View(Basis::Current());
   CHECK(ValuesOf(view, u, "user/name") == std::vector{Value::String("Ann")});
   CHECK(ValuesOf(view, i, "issue/assignee") == std::vector{Value::Ref(u)});
-  auto found = view.LookupUnique(
-      view.schema().FindAttribute("user/email")->id, Value::String("a@x"));
+  auto found = view.LookupUnique(view.schema().FindAttribute("user/email")->id,
+                                 Value::String("a@x"));
   REQUIRE(found.ok());
   CHECK(*found == u);
   // Reverse refs through VAET.
@@ -171,13 +170,14 @@ TEST_CASE("redundant datoms are elided") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r1 = MustTransact(
-      *store, {Add(E("u"), "user/name", Value::String("Ann")),
-               AddRef(E("u"), "issue/label", E("l")),
-               Add(E("l"), "label/name", Value::String("bug"))});
+  TxReport r1 =
+      MustTransact(*store, {Add(E("u"), "user/name", Value::String("Ann")),
+                            AddRef(E("u"), "issue/label", E("l")),
+                            Add(E("l"), "label/name", Value::String("bug"))});
   const EntityId u = r1.tempids["u"], l = r1.tempids["l"];
-  TxReport r2 = MustTransact(*store, {Add(E(u), "user/name", Value::String("Ann")),
-                                      AddRef(E(u), "issue/label", E(l))});
+  TxReport r2 =
+      MustTransact(*store, {Add(E(u), "user/name", Value::String("Ann")),
+                            AddRef(E(u), "issue/label", E(l))});
   CHECK(r2.datoms.size() == 1);  // only the tx instant
   // Retracting what is absent is a no-op too.
   TxReport r3 =
@@ -189,21 +189,21 @@ TEST_CASE("upsert through a unique identity attribute") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r1 = MustTransact(
-      *store, {Add(E("a"), "user/email", Value::String("a@x")),
-               Add(E("a"), "user/name", Value::String("Ann"))});
-  TxReport r2 = MustTransact(
-      *store, {Add(E("b"), "user/email", Value::String("a@x")),
-               Add(E("b"), "user/name", Value::String("Annie"))});
+  TxReport r1 =
+      MustTransact(*store, {Add(E("a"), "user/email", Value::String("a@x")),
+                            Add(E("a"), "user/name", Value::String("Ann"))});
+  TxReport r2 =
+      MustTransact(*store, {Add(E("b"), "user/email", Value::String("a@x")),
+                            Add(E("b"), "user/name", Value::String("Annie"))});
   CHECK(r2.tempids["b"] == r1.tempids["a"]);
   auto view = store->Latest()->View(Basis::Current());
   CHECK(ValuesOf(view, r1.tempids["a"], "user/name") ==
         std::vector{Value::String("Annie")});
   // A tempid whose value refers to an upserted tempid resolves too.
-  TxReport r3 = MustTransact(
-      *store, {Add(E("c"), "user/email", Value::String("a@x")),
-               AddRef(E("i"), "issue/assignee", E("c")),
-               Add(E("i"), "issue/title", Value::String("t"))});
+  TxReport r3 =
+      MustTransact(*store, {Add(E("c"), "user/email", Value::String("a@x")),
+                            AddRef(E("i"), "issue/assignee", E("c")),
+                            Add(E("i"), "issue/title", Value::String("t"))});
   CHECK(r3.tempids["c"] == r1.tempids["a"]);
 }
 
@@ -211,21 +211,21 @@ TEST_CASE("constraint violations fail with the offending form") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r1 = MustTransact(
-      *store, {Add(E("a"), "user/nick", Value::String("ann")),
-               Add(E("b"), "user/name", Value::String("Bob"))});
+  TxReport r1 =
+      MustTransact(*store, {Add(E("a"), "user/nick", Value::String("ann")),
+                            Add(E("b"), "user/name", Value::String("Bob"))});
   const EntityId b = r1.tempids["b"];
 
   SUBCASE("unique value held by another entity") {
-    absl::Status s = TransactStatus(
-        *store, {Add(E(b), "user/nick", Value::String("ann"))});
+    absl::Status s =
+        TransactStatus(*store, {Add(E(b), "user/nick", Value::String("ann"))});
     CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
     CHECK(std::string(s.message()).find("user/nick") != std::string::npos);
   }
   SUBCASE("two values for a cardinality-one attribute") {
-    absl::Status s = TransactStatus(
-        *store, {Add(E(b), "user/name", Value::String("X")),
-                 Add(E(b), "user/name", Value::String("Y"))});
+    absl::Status s =
+        TransactStatus(*store, {Add(E(b), "user/name", Value::String("X")),
+                                Add(E(b), "user/name", Value::String("Y"))});
     CHECK(s.code() == absl::StatusCode::kInvalidArgument);
     CHECK(std::string(s.message()).find("cardinality-one") !=
           std::string::npos);
@@ -246,9 +246,9 @@ TEST_CASE("constraint violations fail with the offending form") {
           std::string::npos);
   }
   SUBCASE("entity id never allocated") {
-    absl::Status s = TransactStatus(
-        *store, {Add(E(MakeEntityId(Partition::kUser, 999999)), "user/name",
-                     Value::String("x"))});
+    absl::Status s =
+        TransactStatus(*store, {Add(E(MakeEntityId(Partition::kUser, 999999)),
+                                    "user/name", Value::String("x"))});
     CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   }
   SUBCASE("asserting and retracting one datom") {
@@ -275,7 +275,8 @@ TEST_CASE("compare-and-swap") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r = MustTransact(*store, {Add(E("i"), "issue/priority", Value::Long(1))});
+  TxReport r =
+      MustTransact(*store, {Add(E("i"), "issue/priority", Value::Long(1))});
   const EntityId i = r.tempids["i"];
   auto cas = [&](std::optional<int64_t> old, int64_t now) {
     TxOp op;
@@ -303,12 +304,12 @@ TEST_CASE("retractEntity retracts components and references") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r = MustTransact(
-      *store, {Add(E("u"), "user/name", Value::String("Ann")),
-               Add(E("i"), "issue/title", Value::String("t")),
-               AddRef(E("i"), "issue/assignee", E("u")),
-               AddRef(E("i"), "issue/comments", E("c")),
-               Add(E("c"), "comment/text", Value::String("hi"))});
+  TxReport r =
+      MustTransact(*store, {Add(E("u"), "user/name", Value::String("Ann")),
+                            Add(E("i"), "issue/title", Value::String("t")),
+                            AddRef(E("i"), "issue/assignee", E("u")),
+                            AddRef(E("i"), "issue/comments", E("c")),
+                            Add(E("c"), "comment/text", Value::String("hi"))});
   const EntityId u = r.tempids["u"], i = r.tempids["i"], c = r.tempids["c"];
   MustTransact(*store, {RetractEntity(E(i))});
   auto view = store->Latest()->View(Basis::Current());
@@ -328,10 +329,10 @@ TEST_CASE("schema changes Datomic allows, and the ones it refuses") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r = MustTransact(
-      *store, {Add(E("a"), "user/name", Value::String("same")),
-               Add(E("b"), "user/name", Value::String("same")),
-               Add(E("a"), "issue/title", Value::String("x"))});
+  TxReport r =
+      MustTransact(*store, {Add(E("a"), "user/name", Value::String("same")),
+                            Add(E("b"), "user/name", Value::String("same")),
+                            Add(E("a"), "issue/title", Value::String("x"))});
   auto alter = [&](const char* attr, const char* a, EntityRef v) {
     return TransactStatus(*store, {AddRef(Kw(attr), a, std::move(v))});
   };
@@ -359,9 +360,9 @@ TEST_CASE("schema changes Datomic allows, and the ones it refuses") {
   CHECK(db->schema().FindAttribute("issue/headline") != nullptr);
   CHECK(db->schema().FindAttribute("issue/title") == nullptr);
   // A new attribute needs a type and a cardinality.
-  CHECK(TransactStatus(*store, {Add(E("n"), "db/ident", Value::Keyword("x/y")),
-                                AddRef(E("n"), "db/valueType",
-                                       Kw("db.type/long"))})
+  CHECK(TransactStatus(*store,
+                       {Add(E("n"), "db/ident", Value::Keyword("x/y")),
+                        AddRef(E("n"), "db/valueType", Kw("db.type/long"))})
             .code() == absl::StatusCode::kInvalidArgument);
   // Bootstrap entities are fixed.
   CHECK(alter("db/doc", "db/cardinality", Kw("db.cardinality/many")).code() ==
@@ -374,17 +375,19 @@ TEST_CASE("tx instants: set by the caller if not earlier than the last") {
   InstallSchema(*store);
   const int64_t later = int64_t{4102444800} * 1000000;  // 2100-01-01
   TxReport r = MustTransact(
-      *store, {Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(later)),
-               Add(E("u"), "user/name", Value::String("x"))});
+      *store,
+      {Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(later)),
+       Add(E("u"), "user/name", Value::String("x"))});
   CHECK(r.tx_instant == later);
   CHECK(store->Latest()->basis_tx_instant() == later);
   CHECK(store->Latest()->TxAtOrBeforeInstant(later) == r.tx);
   absl::Status s = TransactStatus(
-      *store, {Add(EntityRef::TxTempId(), "db/txInstant",
-                   Value::Instant(later - 1))});
+      *store,
+      {Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(later - 1))});
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   // Later transactions never go back in time.
-  TxReport r2 = MustTransact(*store, {Add(E("v"), "user/name", Value::String("y"))});
+  TxReport r2 =
+      MustTransact(*store, {Add(E("v"), "user/name", Value::String("y"))});
   CHECK(r2.tx_instant >= later);
 }
 
@@ -398,9 +401,9 @@ TEST_CASE("a failing transaction in a group fails alone") {
       futures.push_back(store->Transact(
           Tx({Add(E("x"), "issue/priority", Value::String("bad"))})));
     } else {
-      futures.push_back(store->Transact(Tx(
-          {Add(E("x"), "user/email", Value::String("u" + std::to_string(i))),
-           Add(E("x"), "issue/priority", Value::Long(i))})));
+      futures.push_back(store->Transact(
+          Tx({Add(E("x"), "user/email", Value::String("u" + std::to_string(i))),
+              Add(E("x"), "issue/priority", Value::Long(i))})));
     }
   }
   int ok = 0, failed = 0;
@@ -443,10 +446,10 @@ TEST_CASE("statistics track counts, distinct values, and persist") {
   {
     auto store = *Store::Open(dir.path(), options);
     InstallSchema(*store);
-    TxReport r = MustTransact(
-        *store, {Add(E("a"), "issue/priority", Value::Long(1)),
-                 Add(E("b"), "issue/priority", Value::Long(1)),
-                 Add(E("c"), "issue/priority", Value::Long(2))});
+    TxReport r =
+        MustTransact(*store, {Add(E("a"), "issue/priority", Value::Long(1)),
+                              Add(E("b"), "issue/priority", Value::Long(1)),
+                              Add(E("c"), "issue/priority", Value::Long(2))});
     auto db = store->Latest();
     prio = db->schema().FindAttribute("issue/priority")->id;
     const AttributeStats* st = db->stats().Find(prio);
@@ -478,8 +481,9 @@ TEST_CASE("readers see whole transactions while a writer runs") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  TxReport r = MustTransact(*store, {Add(E("a"), "issue/priority", Value::Long(0)),
-                                     Add(E("b"), "issue/priority", Value::Long(0))});
+  TxReport r =
+      MustTransact(*store, {Add(E("a"), "issue/priority", Value::Long(0)),
+                            Add(E("b"), "issue/priority", Value::Long(0))});
   const EntityId a = r.tempids["a"], b = r.tempids["b"];
   std::atomic<bool> done{false};
   std::atomic<int> torn{0}, reads{0};

@@ -81,7 +81,8 @@ inline std::vector<TxOp> Attr(const char* ident, const char* type,
         AddRef(E(tempid.c_str()), "db/unique", EntityRef::Ident(unique)));
   }
   if (component) {
-    ops.push_back(Add(E(tempid.c_str()), "db/isComponent", Value::Boolean(true)));
+    ops.push_back(
+        Add(E(tempid.c_str()), "db/isComponent", Value::Boolean(true)));
   }
   return ops;
 }

@@ -2,11 +2,11 @@
 
 #include <utility>
 
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
+#include "internal/group_batch.h"
 #include "internal/meta_keys.h"
 #include "internal/tx_applier.h"
-#include "internal/group_batch.h"
+#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 
@@ -33,9 +33,9 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
     if (stopping_) {
       refused = absl::UnavailableError("the store is closing");
     } else if (queue_.size() >= core_->options.queue_capacity) {
-      refused = absl::ResourceExhaustedError(StrCat(
-          "the transaction queue is full (", core_->options.queue_capacity,
-          " waiting); retry later"));
+      refused = absl::ResourceExhaustedError(
+          StrCat("the transaction queue is full (",
+                 core_->options.queue_capacity, " waiting); retry later"));
     } else {
       queue_.push_back(Pending{std::move(request), std::move(done)});
     }
@@ -81,7 +81,8 @@ void Transactor::Run() {
       if (queue_.empty()) return;  // stopping, and everything answered
       size_t datoms = 0;
       while (!queue_.empty() &&
-             group.size() < static_cast<size_t>(options.max_group_transactions)) {
+             group.size() <
+                 static_cast<size_t>(options.max_group_transactions)) {
         const size_t n = queue_.front().request.ops.size();
         if (!group.empty() && datoms + n > options.max_group_datoms) break;
         datoms += n;
@@ -154,7 +155,8 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
     std::shared_ptr<internal::StoreCore> core = core_;
     std::shared_ptr<const rocksdb::Snapshot> snapshot(
-        raw, [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
+        raw,
+        [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
     latest_.store(std::make_shared<const Db>(
         core_, std::move(snapshot), state_.basis_tx, state_.last_tx_instant,
         state_.schema, stats));

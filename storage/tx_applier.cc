@@ -6,10 +6,10 @@
 #include <chrono>
 
 #include "absl/container/flat_hash_set.h"
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {
@@ -86,8 +86,8 @@ absl::Status TxApplier::BuildDatoms() {
         return OpError(
             absl::StatusCode::kInvalidArgument, o.source,
             StrCat(":db/txInstant ", o.v.value.DebugString(),
-                         " is earlier than the previous transaction's ",
-                         Value::Instant(state_->last_tx_instant).DebugString()));
+                   " is earlier than the previous transaction's ",
+                   Value::Instant(state_->last_tx_instant).DebugString()));
       }
       tx_instant_ = given;
       tx_instant_given_ = true;
@@ -139,19 +139,18 @@ absl::Status TxApplier::BuildDatoms() {
           });
           if (!s.ok()) break;
         }
-        const bool matches = o.old_is_nil ? !current.has_value()
-                                          : current.has_value() &&
-                                                *current == ValueOf(o.old);
+        const bool matches =
+            o.old_is_nil ? !current.has_value()
+                         : current.has_value() && *current == ValueOf(o.old);
         if (!matches) {
-          return OpError(
-              absl::StatusCode::kFailedPrecondition, o.source,
-              StrCat(
-                  "compare-and-swap failed on :", o.attr->ident, " of entity ",
-                  e, ": expected ",
-                  o.old_is_nil ? std::string("no value")
-                               : ValueOf(o.old).DebugString(),
-                  ", found ",
-                  current ? current->DebugString() : std::string("no value")));
+          return OpError(absl::StatusCode::kFailedPrecondition, o.source,
+                         StrCat("compare-and-swap failed on :", o.attr->ident,
+                                " of entity ", e, ": expected ",
+                                o.old_is_nil ? std::string("no value")
+                                             : ValueOf(o.old).DebugString(),
+                                ", found ",
+                                current ? current->DebugString()
+                                        : std::string("no value")));
         }
         s = AddAssertion(e, *o.attr, ValueOf(o.v), o.source);
         break;
@@ -162,8 +161,8 @@ absl::Status TxApplier::BuildDatoms() {
   return absl::OkStatus();
 }
 
-absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr,
-                                     Value v, const TxOp* source) {
+absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,
+                                     const TxOp* source) {
   if (!attr.many()) {
     auto prior = card_one_index_.find({e, attr.id});
     if (prior != card_one_index_.end()) {
@@ -179,25 +178,24 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr,
             prior->second == kRedundantAssert
                 ? std::string("its current value")
                 : datoms_[prior->second].datom.v.DebugString();
-        return OpError(absl::StatusCode::kInvalidArgument, source,
-                       StrCat("two values for cardinality-one :", attr.ident,
-                              " of entity ", e, ": ", other, " and ",
-                              v.DebugString()));
+        return OpError(
+            absl::StatusCode::kInvalidArgument, source,
+            StrCat("two values for cardinality-one :", attr.ident,
+                   " of entity ", e, ": ", other, " and ", v.DebugString()));
       }
     }
   }
   std::string key = DatomKey(e, attr.id, v);
   auto existing = datom_index_.find(key);
   if (existing != datom_index_.end()) {
-    const bool retracted =
-        existing->second == kAbsentRetract ||
-        (existing->second != kRedundantAssert &&
-         !datoms_[existing->second].datom.added);
+    const bool retracted = existing->second == kAbsentRetract ||
+                           (existing->second != kRedundantAssert &&
+                            !datoms_[existing->second].datom.added);
     if (retracted) {
-      return OpError(absl::StatusCode::kInvalidArgument, source,
-                     StrCat("datom [", e, " :", attr.ident, " ",
-                                  v.DebugString(),
-                                  "] is both asserted and retracted"));
+      return OpError(
+          absl::StatusCode::kInvalidArgument, source,
+          StrCat("datom [", e, " :", attr.ident, " ", v.DebugString(),
+                 "] is both asserted and retracted"));
     }
     return absl::OkStatus();  // the same assertion twice
   }
@@ -207,14 +205,12 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr,
         card_one_index_.try_emplace({e, attr.id}, datoms_.size());
     if (!inserted) {
       // Another assertion of a different value on the same entity.
-      const Value& other = it->second == kRedundantAssert
-                               ? v
-                               : datoms_[it->second].datom.v;
-      return OpError(absl::StatusCode::kInvalidArgument, source,
-                     StrCat("two values for cardinality-one :",
-                                  attr.ident, " of entity ", e, ": ",
-                                  other.DebugString(), " and ",
-                                  v.DebugString()));
+      const Value& other =
+          it->second == kRedundantAssert ? v : datoms_[it->second].datom.v;
+      return OpError(
+          absl::StatusCode::kInvalidArgument, source,
+          StrCat("two values for cardinality-one :", attr.ident, " of entity ",
+                 e, ": ", other.DebugString(), " and ", v.DebugString()));
     }
     if (!fresh) {
       std::vector<Datom> current;
@@ -267,15 +263,14 @@ absl::Status TxApplier::AddRetraction(EntityId e, const Attribute& attr,
   std::string key = DatomKey(e, attr.id, v);
   auto existing = datom_index_.find(key);
   if (existing != datom_index_.end()) {
-    const bool asserted =
-        existing->second == kRedundantAssert ||
-        (existing->second != kAbsentRetract &&
-         datoms_[existing->second].datom.added);
+    const bool asserted = existing->second == kRedundantAssert ||
+                          (existing->second != kAbsentRetract &&
+                           datoms_[existing->second].datom.added);
     if (asserted) {
-      return OpError(absl::StatusCode::kInvalidArgument, source,
-                     StrCat("datom [", e, " :", attr.ident, " ",
-                                  v.DebugString(),
-                                  "] is both asserted and retracted"));
+      return OpError(
+          absl::StatusCode::kInvalidArgument, source,
+          StrCat("datom [", e, " :", attr.ident, " ", v.DebugString(),
+                 "] is both asserted and retracted"));
     }
     return absl::OkStatus();  // the same retraction twice
   }
@@ -297,9 +292,8 @@ absl::Status TxApplier::AddRetraction(EntityId e, const Attribute& attr,
       attr.id == ids::kDbIndex || attr.id == ids::kDbFulltext) {
     schema_touched_ = true;
   }
-  datoms_.push_back(
-      PendingDatom{Datom{e, attr.id, v, tx_, false}, &attr, *asserted_tx,
-                   source});
+  datoms_.push_back(PendingDatom{Datom{e, attr.id, v, tx_, false}, &attr,
+                                 *asserted_tx, source});
   return absl::OkStatus();
 }
 
@@ -360,29 +354,28 @@ absl::Status TxApplier::CheckUniqueness() {
     auto [it, inserted] = claimed.try_emplace(prefix, p.datom.e);
     if (!inserted && it->second != p.datom.e) {
       return OpError(absl::StatusCode::kFailedPrecondition, p.source,
-                     StrCat("unique conflict: entities ", it->second,
-                                  " and ", p.datom.e, " both assert :",
-                                  p.attr->ident, " ", p.datom.v.DebugString()));
+                     StrCat("unique conflict: entities ", it->second, " and ",
+                            p.datom.e, " both assert :", p.attr->ident, " ",
+                            p.datom.v.DebugString()));
     }
     std::optional<EntityId> holder;
-    absl::Status s = group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
-      if (d.e == p.datom.e) return true;
-      auto r = datom_index_.find(DatomKey(d.e, d.a, d.v));
-      const bool retracted_here = r != datom_index_.end() &&
-                                  r->second != kRedundantAssert &&
-                                  r->second != kAbsentRetract &&
-                                  !datoms_[r->second].datom.added;
-      if (retracted_here) return true;
-      holder = d.e;
-      return false;
-    });
+    absl::Status s =
+        group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+          if (d.e == p.datom.e) return true;
+          auto r = datom_index_.find(DatomKey(d.e, d.a, d.v));
+          const bool retracted_here =
+              r != datom_index_.end() && r->second != kRedundantAssert &&
+              r->second != kAbsentRetract && !datoms_[r->second].datom.added;
+          if (retracted_here) return true;
+          holder = d.e;
+          return false;
+        });
     if (!s.ok()) return s;
     if (holder) {
-      return OpError(
-          absl::StatusCode::kFailedPrecondition, p.source,
-          StrCat("unique conflict: :", p.attr->ident, " ",
-                       p.datom.v.DebugString(), " is already held by entity ",
-                       *holder));
+      return OpError(absl::StatusCode::kFailedPrecondition, p.source,
+                     StrCat("unique conflict: :", p.attr->ident, " ",
+                            p.datom.v.DebugString(),
+                            " is already held by entity ", *holder));
     }
   }
   return absl::OkStatus();

@@ -3,9 +3,9 @@
 
 #include <string>
 
-#include "mentat/storage/str_cat.h"
 #include "internal/tx_applier.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {
@@ -41,8 +41,7 @@ absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
                                 const std::string& message) const {
   std::string text;
   if (op != nullptr && op->pos.line > 0) {
-    StrAppend(&text, "line ", op->pos.line, ", column ", op->pos.column,
-                    ": ");
+    StrAppend(&text, "line ", op->pos.line, ", column ", op->pos.column, ": ");
   }
   StrAppend(&text, message);
   if (op != nullptr) {
@@ -87,18 +86,18 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       return EntitySlot{*e, -1};
     }
     case EntityRef::Kind::kLookupRef: {
-      const Attribute* attr =
-          ref.lookup_attr_id != 0 ? schema.FindAttribute(ref.lookup_attr_id)
+      const Attribute* attr = ref.lookup_attr_id != 0
+                                  ? schema.FindAttribute(ref.lookup_attr_id)
                                   : schema.FindAttribute(ref.lookup_attr);
       if (attr == nullptr) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(),
-                                    " names an unknown attribute"));
+                              " names an unknown attribute"));
       }
       if (attr->unique == Unique::kNone) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(),
-                                    ": :", attr->ident, " is not unique"));
+                              ": :", attr->ident, " is not unique"));
       }
       if (ref.lookup_value == nullptr) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
@@ -113,7 +112,7 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
           if (!target) {
             return OpError(absl::StatusCode::kInvalidArgument, &op,
                            StrCat("unknown ident :", v.text(),
-                                        " in lookup ref ", ref.DebugString()));
+                                  " in lookup ref ", ref.DebugString()));
           }
           v = Value::Ref(*target);
         }
@@ -123,9 +122,8 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       }
       if (v.type() != attr->type) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
-                       StrCat("lookup ref ", ref.DebugString(),
-                                    ": :", attr->ident, " takes ",
-                                    TypeName(attr->type)));
+                       StrCat("lookup ref ", ref.DebugString(), ": :",
+                              attr->ident, " takes ", TypeName(attr->type)));
       }
       std::string prefix;
       AvetKey::EncodePrefix(attr->id, v, &prefix);
@@ -133,24 +131,24 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       auto cached = lookup_cache_.find(prefix);
       if (cached != lookup_cache_.end()) return EntitySlot{cached->second, -1};
       std::optional<EntityId> found;
-      absl::Status s = group_->Scan(IndexOrder::kAvet, prefix,
-                                    [&](const Datom& d) {
-                                      found = d.e;
-                                      return false;
-                                    });
+      absl::Status s =
+          group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+            found = d.e;
+            return false;
+          });
       if (!s.ok()) return s;
       if (found) lookup_cache_.emplace(std::move(prefix), *found);
       if (!found) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(),
-                                    " does not resolve to an entity"));
+                              " does not resolve to an entity"));
       }
       return EntitySlot{*found, -1};
     }
     case EntityRef::Kind::kTxTempId:
     case EntityRef::Kind::kTempId: {
-      const bool is_tx = ref.kind == EntityRef::Kind::kTxTempId ||
-                         ref.name == kTxTempIdName;
+      const bool is_tx =
+          ref.kind == EntityRef::Kind::kTxTempId || ref.name == kTxTempIdName;
       const std::string& name = is_tx ? kTxTempIdName : ref.name;
       auto [it, inserted] =
           tempid_index_.try_emplace(name, static_cast<int>(tempids_.size()));
@@ -198,7 +196,7 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
         return OpError(
             absl::StatusCode::kInvalidArgument, &op,
             StrCat("value ", v.DebugString(), " of :", attr.ident,
-                         " is not an entity id, ident, tempid or lookup ref"));
+                   " is not an entity id, ident, tempid or lookup ref"));
     }
     auto e = ResolveEntity(ref, op);
     if (!e.ok()) return e.status();
@@ -207,12 +205,11 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
     return slot;
   }
   if (tv.kind == TxValue::Kind::kEntity) {
-    return OpError(absl::StatusCode::kInvalidArgument, &op,
-                   StrCat("value of :", attr.ident, " is ",
-                                tv.entity.nested ? "a nested map"
-                                                 : "an entity reference",
-                                ", but :", attr.ident, " takes ",
-                                TypeName(attr.type)));
+    return OpError(
+        absl::StatusCode::kInvalidArgument, &op,
+        StrCat("value of :", attr.ident, " is ",
+               tv.entity.nested ? "a nested map" : "an entity reference",
+               ", but :", attr.ident, " takes ", TypeName(attr.type)));
   }
   const Value& v = tv.scalar;
   if (v.type() == attr.type) {
@@ -243,8 +240,8 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
   }
   return OpError(absl::StatusCode::kInvalidArgument, &op,
                  StrCat("value ", v.DebugString(), " of :", attr.ident,
-                              " is a ", TypeName(v.type()), "; :", attr.ident,
-                              " takes ", TypeName(attr.type)));
+                        " is a ", TypeName(v.type()), "; :", attr.ident,
+                        " takes ", TypeName(attr.type)));
 }
 
 absl::Status TxApplier::ResolveOps(const TxRequest& request) {
@@ -266,18 +263,16 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
           bool reverse = slash != std::string::npos &&
                          slash + 1 < op.a.name.size() &&
                          op.a.name[slash + 1] == '_';
-          return OpError(
-              absl::StatusCode::kInvalidArgument, &op,
-              reverse ? StrCat("reverse attribute :", op.a.name,
-                                     " is only allowed in map forms")
-                      : StrCat("unknown attribute :", op.a.name));
+          return OpError(absl::StatusCode::kInvalidArgument, &op,
+                         reverse ? StrCat("reverse attribute :", op.a.name,
+                                          " is only allowed in map forms")
+                                 : StrCat("unknown attribute :", op.a.name));
         }
       } else if (op.a.kind == EntityRef::Kind::kId) {
         attr = schema.FindAttribute(op.a.id);
         if (attr == nullptr) {
           return OpError(absl::StatusCode::kInvalidArgument, &op,
-                         StrCat("entity ", op.a.id,
-                                      " is not an attribute"));
+                         StrCat("entity ", op.a.id, " is not an attribute"));
         }
       } else {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
@@ -294,8 +289,8 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
         if (attr->many()) {
           return OpError(absl::StatusCode::kInvalidArgument, &op,
                          StrCat(":db/cas needs a cardinality-one "
-                                      "attribute; :",
-                                      attr->ident, " is cardinality many"));
+                                "attribute; :",
+                                attr->ident, " is cardinality many"));
         }
         o.old_is_nil = op.old_is_nil;
         if (!op.old_is_nil) {
@@ -334,11 +329,11 @@ absl::Status TxApplier::ResolveTempIds() {
       std::string prefix;
       AvetKey::EncodePrefix(o.attr->id, v, &prefix);
       std::optional<EntityId> holder;
-      absl::Status s = group_->Scan(IndexOrder::kAvet, prefix,
-                                    [&](const Datom& d) {
-                                      holder = d.e;
-                                      return false;
-                                    });
+      absl::Status s =
+          group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+            holder = d.e;
+            return false;
+          });
       if (!s.ok()) return s;
       if (!holder) continue;
       if (t.id == 0) {
@@ -347,9 +342,9 @@ absl::Status TxApplier::ResolveTempIds() {
       } else if (t.id != *holder) {
         return OpError(
             absl::StatusCode::kInvalidArgument, o.source,
-            StrCat("tempid \"", t.name, "\" upserts to two entities, ",
-                         t.id, " and ", *holder, " (through :", o.attr->ident,
-                         " ", v.DebugString(), ")"));
+            StrCat("tempid \"", t.name, "\" upserts to two entities, ", t.id,
+                   " and ", *holder, " (through :", o.attr->ident, " ",
+                   v.DebugString(), ")"));
       }
     }
   }
@@ -378,8 +373,8 @@ absl::Status TxApplier::CheckNested() {
     if (!has_unique) {
       return OpError(absl::StatusCode::kInvalidArgument, o.source,
                      StrCat("a nested map under :", o.attr->ident,
-                                  " needs a component attribute or a unique "
-                                  "attribute in the nested map"));
+                            " needs a component attribute or a unique "
+                            "attribute in the nested map"));
     }
   }
   return absl::OkStatus();

@@ -2,11 +2,11 @@
 // datoms to the batch, and rebuilding the schema when it changed.
 
 #include "absl/container/flat_hash_set.h"
-#include "mentat/storage/str_cat.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/tx_applier.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {
@@ -32,8 +32,8 @@ absl::Status TxApplier::CheckSchemaChanges() {
     if (IsBootstrapEntity(p.datom.e)) {
       return OpError(absl::StatusCode::kInvalidArgument, p.source,
                      StrCat("entity ", p.datom.e,
-                                  " is part of the bootstrap schema and "
-                                  "cannot be changed"));
+                            " is part of the bootstrap schema and "
+                            "cannot be changed"));
     }
     const Attribute* existing = schema.FindAttribute(p.datom.e);
     if (!p.datom.added) {
@@ -50,10 +50,9 @@ absl::Status TxApplier::CheckSchemaChanges() {
         if (!replaced) {
           return OpError(absl::StatusCode::kInvalidArgument, p.source,
                          StrCat("cannot retract ",
-                                      a == ids::kDbValueType
-                                          ? ":db/valueType"
-                                          : ":db/cardinality",
-                                      " of attribute :", existing->ident));
+                                a == ids::kDbValueType ? ":db/valueType"
+                                                       : ":db/cardinality",
+                                " of attribute :", existing->ident));
         }
       }
       continue;
@@ -68,8 +67,8 @@ absl::Status TxApplier::CheckSchemaChanges() {
         if (existing != nullptr) {
           return OpError(absl::StatusCode::kInvalidArgument, p.source,
                          StrCat("cannot change the :db/valueType of "
-                                      "attribute :",
-                                      existing->ident));
+                                "attribute :",
+                                existing->ident));
         }
         break;
       case ids::kDbCardinality:
@@ -99,8 +98,8 @@ absl::Status TxApplier::CheckSchemaChanges() {
           if (offender) {
             return OpError(absl::StatusCode::kFailedPrecondition, p.source,
                            StrCat("cannot make :", existing->ident,
-                                        " cardinality one: entity ",
-                                        *offender, " has several values"));
+                                  " cardinality one: entity ", *offender,
+                                  " has several values"));
           }
         }
         break;
@@ -130,9 +129,8 @@ absl::Status TxApplier::CheckSchemaChanges() {
           if (offender) {
             return OpError(absl::StatusCode::kFailedPrecondition, p.source,
                            StrCat("cannot make :", existing->ident,
-                                        " unique: value ",
-                                        offender->DebugString(),
-                                        " is held by several entities"));
+                                  " unique: value ", offender->DebugString(),
+                                  " is held by several entities"));
           }
         }
         break;
@@ -177,9 +175,8 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
     // removes: enough to know whether any remain.
     int64_t before = 0;
     const int64_t cap = net.removed + 1;
-    absl::Status s = group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom&) {
-      return ++before < cap;
-    });
+    absl::Status s = group_->Scan(IndexOrder::kAvet, prefix,
+                                  [&](const Datom&) { return ++before < cap; });
     if (!s.ok()) return s;
     const int64_t after = before + net.added - net.removed;
     delta->by_attribute[net.attr->id].distinct +=
@@ -231,8 +228,8 @@ absl::Status TxApplier::RebuildSchema() {
   // Entities that got a type or cardinality but lost (or never had) an
   // ident must be caught too.
   for (const PendingDatom& p : datoms_) {
-    if (p.datom.added && (p.datom.a == ids::kDbValueType ||
-                          p.datom.a == ids::kDbCardinality)) {
+    if (p.datom.added &&
+        (p.datom.a == ids::kDbValueType || p.datom.a == ids::kDbCardinality)) {
       entities.push_back(p.datom.e);
     }
   }
@@ -261,8 +258,8 @@ absl::Status TxApplier::RebuildSchema() {
       }
       return OpError(absl::StatusCode::kInvalidArgument, source,
                      StrCat("attribute entity ", e,
-                                  " needs :db/ident, :db/valueType and "
-                                  ":db/cardinality"));
+                            " needs :db/ident, :db/valueType and "
+                            ":db/cardinality"));
     }
   }
   auto schema = Schema::FromDatoms(datoms);

@@ -3,9 +3,9 @@
 
 #include <string>
 
+#include "internal/coding.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/value_codec.h"
-#include "internal/coding.h"
 
 namespace mentat::storage::internal {
 

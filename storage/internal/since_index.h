@@ -20,8 +20,9 @@ class SinceIndex {
  public:
   // Builds the index, or returns nullptr when the log range holds more
   // than `limit` datoms (the caller then filters the current indexes).
-  static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(
-      const Db& db, EntityId t, size_t limit);
+  static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(const Db& db,
+                                                                 EntityId t,
+                                                                 size_t limit);
 
   std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
 

@@ -6,10 +6,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "rocksdb/compaction_filter.h"
-
 #include "mentat/storage/keys.h"
 #include "mentat/storage/store_options.h"
+#include "rocksdb/compaction_filter.h"
 #include "rocksdb/db.h"
 #include "rocksdb/statistics.h"
 
@@ -62,9 +61,8 @@ class HistoryRetentionFilter : public rocksdb::CompactionFilter {
  public:
   HistoryRetentionFilter(IndexOrder order, const RetentionState* state)
       : order_(order), state_(state) {}
-  bool Filter(int level, const rocksdb::Slice& key,
-              const rocksdb::Slice& value, std::string* new_value,
-              bool* value_changed) const override;
+  bool Filter(int level, const rocksdb::Slice& key, const rocksdb::Slice& value,
+              std::string* new_value, bool* value_changed) const override;
   const char* Name() const override { return "mentat.HistoryRetention"; }
 
  private:

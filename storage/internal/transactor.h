@@ -23,8 +23,8 @@ namespace mentat::storage {
 // only then answers the callers.
 class Transactor {
  public:
-  Transactor(std::shared_ptr<internal::StoreCore> core,
-             internal::TxState state, std::shared_ptr<Statistics> stats,
+  Transactor(std::shared_ptr<internal::StoreCore> core, internal::TxState state,
+             std::shared_ptr<Statistics> stats,
              std::shared_ptr<const Db> initial);
   ~Transactor();
 

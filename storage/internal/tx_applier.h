@@ -45,7 +45,7 @@ class TxApplier {
     EntityId id = 0;      // 0 until resolved
     bool fresh = false;   // newly allocated: has no datoms yet
     SourcePos pos;
-    std::string form;     // the first op that used it, for messages
+    std::string form;  // the first op that used it, for messages
   };
   // A value once typed for its attribute. For refs, `entity` holds it.
   struct ValueSlot {
@@ -68,8 +68,7 @@ class TxApplier {
   absl::StatusOr<EntitySlot> ResolveEntity(const EntityRef& ref,
                                            const TxOp& op);
   absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
-                                         const Attribute& attr,
-                                         const TxOp& op);
+                                         const Attribute& attr, const TxOp& op);
   absl::Status ResolveTempIds();
   absl::Status CheckNested();
   EntityId Id(const EntitySlot& slot) const;
@@ -80,8 +79,8 @@ class TxApplier {
   absl::Status BuildDatoms();
   absl::Status AddAssertion(EntityId e, const Attribute& attr, Value v,
                             const TxOp* source);
-  absl::Status AddRetraction(EntityId e, const Attribute& attr,
-                             const Value& v, const TxOp* source);
+  absl::Status AddRetraction(EntityId e, const Attribute& attr, const Value& v,
+                             const TxOp* source);
   absl::Status RetractEntity(EntityId e, const TxOp* source, int depth);
   absl::Status CheckUniqueness();
   absl::Status CheckSchemaChanges();

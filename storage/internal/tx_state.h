@@ -8,11 +8,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "rocksdb/db.h"
-#include "rocksdb/write_batch_base.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/schema.h"
 #include "mentat/storage/statistics.h"
+#include "rocksdb/db.h"
+#include "rocksdb/write_batch_base.h"
 
 namespace mentat::storage::internal {
 

@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   for (;;) {
-    std::vector<std::pair<int64_t, std::future<absl::StatusOr<
-                                       mentat::storage::TxReport>>>>
+    std::vector<std::pair<
+        int64_t, std::future<absl::StatusOr<mentat::storage::TxReport>>>>
         inflight;
     for (int i = 0; i < concurrency; ++i, ++next) {
       TxRequest tx;

@@ -22,7 +22,7 @@ namespace mentat::storage {
 namespace internal {
 struct StoreCore;
 class SinceIndex;
-}
+}  // namespace internal
 
 // Which database a read sees, relative to a published Db:
 //   kCurrent   the state at the Db's basis

@@ -28,16 +28,15 @@ inline void Append(std::string* out, bool b) {
 }
 
 template <typename T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> &&
-           !std::is_same_v<T, char>)
-void Append(std::string* out, T v) {
+requires(std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+         !std::is_same_v<T, char>) void Append(std::string* out, T v) {
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, r.ptr);
 }
 
 template <typename T>
-  requires std::is_floating_point_v<T>
+requires std::is_floating_point_v<T>
 void Append(std::string* out, T v) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);

@@ -28,10 +28,10 @@ struct EntityRef {
     kTxTempId,   // "datomic.tx": the transaction entity itself
   };
   Kind kind = Kind::kId;
-  EntityId id = 0;           // kId
-  std::string name;          // kIdent: "ns/name"; kTempId: the tempid
-  std::string lookup_attr;   // kLookupRef: the attribute ident "ns/name"
-                             // (or, if lookup_attr_id != 0, unused)
+  EntityId id = 0;          // kId
+  std::string name;         // kIdent: "ns/name"; kTempId: the tempid
+  std::string lookup_attr;  // kLookupRef: the attribute ident "ns/name"
+                            // (or, if lookup_attr_id != 0, unused)
   EntityId lookup_attr_id = 0;
   std::shared_ptr<const Value> lookup_value;  // kLookupRef
   // True for a tempid the parser generated for a nested map; Datomic only

@@ -13,9 +13,9 @@ namespace mentat::storage {
 // What a committed transaction did. Returned to the caller once the
 // transaction is durable.
 struct TxReport {
-  EntityId tx = 0;             // the transaction's entity id
-  int64_t tx_instant = 0;      // :db/txInstant, microseconds since epoch
-  EntityId basis_before = 0;   // the tx the transaction applied on
+  EntityId tx = 0;            // the transaction's entity id
+  int64_t tx_instant = 0;     // :db/txInstant, microseconds since epoch
+  EntityId basis_before = 0;  // the tx the transaction applied on
   // Every tempid the caller wrote, resolved ("datomic.tx" included when
   // used).
   absl::flat_hash_map<std::string, EntityId> tempids;
