@@ -62,6 +62,9 @@ std::string EntityRef::DebugString() const {
     case Kind::kIdent:
       return absl::StrCat(":", name);
     case Kind::kTempId:
+      // Tempids the tx-data parser made up for maps without :db/id start
+      // with 0xFF; the user never wrote them, so do not show them.
+      if (!name.empty() && name[0] == '\xFF') return "<map entity>";
       return Quoted(name);
     case Kind::kLookupRef: {
       std::string attr = lookup_attr_id != 0 ? absl::StrCat(lookup_attr_id)
