@@ -62,6 +62,8 @@ class PreparedQuery;
 struct QueryResult {
   std::vector<std::string> columns;
   FindSpec::Kind kind = FindSpec::Kind::kRelation;
+  // With :keys/:strs/:syms each row holds one value: the row as a map.
+  bool keyed = false;
   std::vector<Row> rows;
   // The result shaped as its find spec asks: a set of tuples, a
   // collection, one tuple, or one scalar (nil when there is none).

@@ -1,0 +1,71 @@
+#ifndef MENTAT_QUERY_EXECUTION_BATCH_H_
+#define MENTAT_QUERY_EXECUTION_BATCH_H_
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "mentat/storage/value.h"
+
+namespace mentat::query::execution {
+
+// Rows handed from one operator to the next: `width` values per row (one
+// per variable slot of the scope; slots not bound yet hold junk), stored
+// row-major in one vector.
+//
+// Clear() keeps the values, so that the strings of the next rows reuse
+// their buffers: an operator that fills the same batch again and again
+// allocates only while its rows grow longer than before.
+class Batch {
+ public:
+  static constexpr size_t kDefaultRows = 1024;
+
+  explicit Batch(int width = 0, size_t capacity = kDefaultRows)
+      : width_(width), capacity_(capacity == 0 ? 1 : capacity) {}
+
+  int width() const { return width_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  bool full() const { return size_ >= capacity_; }
+
+  storage::Value* row(size_t i) { return cells_.data() + i * width_; }
+  const storage::Value* row(size_t i) const {
+    return cells_.data() + i * width_;
+  }
+
+  // A new row at the end; its values are whatever the storage held.
+  storage::Value* Append() {
+    const size_t need = (size_ + 1) * static_cast<size_t>(width_);
+    if (cells_.size() < need) cells_.resize(need);
+    return row(size_++);
+  }
+  // A new row holding a copy of `src` (width values).
+  storage::Value* AppendCopy(const storage::Value* src) {
+    storage::Value* dst = Append();
+    for (int i = 0; i < width_; ++i) dst[i] = src[i];
+    return dst;
+  }
+  // Drops the last row (a row appended, then rejected by a filter).
+  void PopBack() { --size_; }
+  void Clear() { size_ = 0; }
+  // Keeps rows [0, n).
+  void Truncate(size_t n) {
+    if (n < size_) size_ = n;
+  }
+  // Moves row `from` onto row `to` (to < from), for in-place compaction.
+  void MoveRow(size_t from, size_t to) {
+    storage::Value* s = row(from);
+    storage::Value* d = row(to);
+    for (int i = 0; i < width_; ++i) std::swap(d[i], s[i]);
+  }
+
+ private:
+  int width_;
+  size_t capacity_;
+  size_t size_ = 0;
+  std::vector<storage::Value> cells_;
+};
+
+}  // namespace mentat::query::execution
+
+#endif  // MENTAT_QUERY_EXECUTION_BATCH_H_

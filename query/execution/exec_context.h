@@ -1,0 +1,93 @@
+#ifndef MENTAT_QUERY_EXECUTION_EXEC_CONTEXT_H_
+#define MENTAT_QUERY_EXECUTION_EXEC_CONTEXT_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "mentat/query/query_engine.h"
+#include "mentat/storage/db.h"
+
+namespace mentat::query::execution {
+
+// Rows and time of one step, when profiling.
+struct StepStats {
+  uint64_t rows = 0;
+  int64_t nanos = 0;  // inclusive: the steps after it are in it too
+};
+
+// The state one execution shares between its operators: the view, the
+// limits (deadline, cancel flag, memory budget), and the early stop once
+// the result has all the rows it needs. One per execution, used by one
+// thread.
+class ExecContext {
+ public:
+  ExecContext(const storage::DbView& view, const QueryOptions& options);
+
+  const storage::DbView& view() const { return view_; }
+  const storage::Schema& schema() const { return view_.schema(); }
+  bool history() const {
+    return view_.basis().kind == storage::BasisKind::kHistory;
+  }
+  const QueryOptions& options() const { return options_; }
+
+  // DeadlineExceeded or Cancelled when the query must stop.
+  absl::Status Check();
+  // For loops: checks every 1024th call.
+  absl::Status Tick() {
+    if ((++ticks_ & 1023) != 0) return absl::OkStatus();
+    return Check();
+  }
+
+  // Memory held by intermediate results. `what` names the step for the
+  // error: ResourceExhausted once the total passes the budget.
+  absl::Status Charge(size_t bytes, std::string_view what);
+  void Release(size_t bytes) { held_ -= bytes < held_ ? bytes : held_; }
+  size_t held() const { return held_; }
+
+  // Set once the result has all the rows it wants (:limit, a scalar
+  // find): operators stop reading.
+  bool stopped() const { return stopped_; }
+  void Stop() { stopped_ = true; }
+
+ private:
+  storage::DbView view_;
+  QueryOptions options_;
+  uint32_t ticks_ = 0;
+  size_t held_ = 0;
+  bool stopped_ = false;
+};
+
+// Keeps the memory charge of one structure up to date: call Update with
+// its current size; the charge is released on destruction.
+class MemoryHold {
+ public:
+  MemoryHold(ExecContext* ctx, std::string what)
+      : ctx_(ctx), what_(std::move(what)) {}
+  ~MemoryHold() { ctx_->Release(bytes_); }
+  MemoryHold(const MemoryHold&) = delete;
+  MemoryHold& operator=(const MemoryHold&) = delete;
+
+  absl::Status Update(size_t bytes) {
+    if (bytes <= bytes_) {
+      ctx_->Release(bytes_ - bytes);
+      bytes_ = bytes;
+      return absl::OkStatus();
+    }
+    const size_t more = bytes - bytes_;
+    bytes_ = bytes;
+    return ctx_->Charge(more, what_);
+  }
+
+ private:
+  ExecContext* ctx_;
+  std::string what_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace mentat::query::execution
+
+#endif  // MENTAT_QUERY_EXECUTION_EXEC_CONTEXT_H_

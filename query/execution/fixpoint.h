@@ -1,0 +1,125 @@
+#ifndef MENTAT_QUERY_EXECUTION_FIXPOINT_H_
+#define MENTAT_QUERY_EXECUTION_FIXPOINT_H_
+
+// Rule evaluation: semi-naive, demand-driven (magic sets done at run
+// time).
+//
+// Each rule table (a rule for one binding pattern of its head) keeps two
+// growing sets: its demand (the distinct values of the bound head
+// positions that callers asked for) and its answers (full head tuples).
+// Both are append-only; each round sees [0, full_end) and calls the part
+// added by the previous round its delta. A round runs, for every table:
+//  - each body on the demand delta, every call inside reading full tables;
+//  - for each call site of each body, the rows that reached the site in
+//    earlier rounds (the site keeps them, indexed by the call's bound
+//    arguments) joined with the delta of the called table only.
+// So every derivation is made in the round after its newest ingredient
+// appeared, and never again. Rows reaching a call site add demand to the
+// called table. The evaluation stops when a round adds nothing.
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "execution/exec_context.h"
+#include "execution/operator.h"
+#include "execution/row_set.h"
+#include "execution/term_ref.h"
+#include "planner/plan.h"
+
+namespace mentat::query::execution {
+
+class FixpointEngine;
+
+// The evaluation state of one table.
+struct TableState {
+  TableState(ExecContext* ctx, const planner::TablePlan& plan, int id);
+
+  const planner::TablePlan& plan;
+  int id;
+  std::vector<int> key_pos;  // the bound head positions
+  RowSet demand;
+  uint32_t demand_delta = 0, demand_end = 0;
+  RowSet answers;
+  uint32_t answers_delta = 0, answers_end = 0;
+  ChainIndex answer_index;  // by the values at key_pos
+  MemoryHold memory;
+  std::vector<storage::Value> key;  // scratch
+
+  // Adds an answer (head tuple) unless known.
+  absl::Status AddAnswer(const storage::Value* tuple);
+  absl::Status UpdateMemory();
+};
+
+// A call of a table from inside a rule body, part of its engine's
+// fixpoint (see the file comment).
+class CallSiteOp : public Operator {
+ public:
+  // `live` are the slots bound when rows reach the step (the rest of a
+  // row is junk, so it is not remembered).
+  CallSiteOp(ExecContext* ctx, FixpointEngine* engine,
+             const planner::ScopePlan& scope, const planner::Step& step,
+             std::vector<planner::Slot> live, std::string label);
+
+  absl::Status Init();
+  // New rows: remembered, add demand, joined with the full table.
+  absl::Status Push(Batch& in) override;
+  absl::Status Finish() override;
+  // Rows remembered before this round, joined with the table's delta.
+  absl::Status RunDelta();
+  void BeginRound() { cache_end_ = cache_.size(); }
+  int table() const { return step_.call.table; }
+
+ private:
+  absl::Status EmitJoined(const storage::Value* row,
+                          const storage::Value* answer);
+
+  FixpointEngine* engine_;
+  const planner::Step& step_;
+  std::vector<planner::Slot> live_;
+  std::string label_;
+  std::vector<TermRef> args_;
+  std::deque<storage::Value> owned_;
+  std::vector<int> key_pos_;
+  std::vector<storage::Value> key_;
+  std::vector<storage::Value> live_row_;  // scratch, live_ values
+  Batch expanded_;                        // scratch, one full row
+  RowSet cache_;                          // rows over live_
+  std::unique_ptr<ChainIndex> cache_index_;
+  uint32_t cache_end_ = 0;
+  MemoryHold memory_;
+  Batch out_;
+};
+
+// Evaluates tables to a fixpoint for the demand given to it. Owned by the
+// operator that calls into it (a top-level call, or a `not`); tables and
+// the body pipelines persist between Solve calls, so answers found for
+// one batch of rows serve the next.
+class FixpointEngine {
+ public:
+  FixpointEngine(ExecContext* ctx,
+                 const std::vector<planner::TablePlan>& tables);
+  ~FixpointEngine();
+
+  // Adds demand for `table`: the values of its bound head positions.
+  absl::Status AddDemand(int table, const storage::Value* key);
+  // Runs rounds until nothing new is derived.
+  absl::Status Solve();
+  TableState& state(int table);
+
+ private:
+  struct BodyRun;
+  absl::Status RunTable(TableState& t);
+  absl::StatusOr<BodyRun*> Body(TableState& t, size_t body);
+
+  ExecContext* ctx_;
+  const std::vector<planner::TablePlan>& tables_;
+  std::vector<std::unique_ptr<TableState>> states_;
+  std::vector<std::vector<std::unique_ptr<BodyRun>>> bodies_;
+};
+
+}  // namespace mentat::query::execution
+
+#endif  // MENTAT_QUERY_EXECUTION_FIXPOINT_H_

@@ -1,0 +1,302 @@
+#include "execution/function_op.h"
+
+#include <algorithm>
+
+#include "builtins/builtin_table.h"
+#include "execution/row_set.h"
+#include "execution/tuple_codec.h"
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/keys.h"
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::query::execution {
+
+using planner::FunctionSpec;
+using storage::Value;
+
+FunctionOp::FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
+                       const planner::Step& step, std::string label)
+    : Operator(ctx),
+      scope_(scope),
+      step_(step),
+      f_(step.function),
+      label_(std::move(label)),
+      filters_(ctx),
+      out_(scope.width()) {}
+
+absl::Status FunctionOp::Init() {
+  for (const planner::PlanTerm& t : f_.args) {
+    absl::StatusOr<TermRef> r = MakeTermRef(ctx_, t, &owned_);
+    if (!r.ok()) return r.status();
+    args_.push_back(*r);
+  }
+  for (const planner::PlanTerm& t : f_.outputs) {
+    absl::StatusOr<TermRef> r = MakeTermRef(ctx_, t, &owned_);
+    if (!r.ok()) return r.status();
+    outputs_.push_back(*r);
+  }
+  scratch_.resize(args_.size());
+  absl::Status s = filters_.Init(step_.filters);
+  if (!s.ok()) return s;
+  const bool scalar = f_.binding == Binding::Kind::kScalar;
+  switch (f_.kind) {
+    case FunctionSpec::Kind::kBuiltin:
+    case FunctionSpec::Kind::kGetElse:
+      if (!scalar) {
+        return absl::InvalidArgumentError(
+            StrCat(step_.text,
+                   ": the function returns one value; bind it "
+                   "to one variable"));
+      }
+      break;
+    case FunctionSpec::Kind::kTxIds:
+      if (f_.binding != Binding::Kind::kCollection) {
+        return absl::InvalidArgumentError(StrCat(
+            step_.text, ": tx-ids returns a collection; bind it as [?tx ...]"));
+      }
+      break;
+    case FunctionSpec::Kind::kGround: {
+      // A ground collection or relation is a set.
+      const size_t width = f_.binding == Binding::Kind::kRelation
+                               ? static_cast<size_t>(f_.ground_width)
+                               : 1;
+      if (f_.binding == Binding::Kind::kCollection ||
+          f_.binding == Binding::Kind::kRelation) {
+        RowSet seen(static_cast<int>(width));
+        for (size_t i = 0; i + width <= f_.ground_values.size(); i += width) {
+          if (seen.Insert(&f_.ground_values[i]).second) {
+            ground_.insert(ground_.end(), f_.ground_values.begin() + i,
+                           f_.ground_values.begin() + i + width);
+          }
+        }
+      } else {
+        ground_ = f_.ground_values;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionOp::EmitResult(const Value* row, const Value* values,
+                                    size_t n) {
+  Value* o = out_.AppendCopy(row);
+  for (size_t i = 0; i < n && i < outputs_.size(); ++i) {
+    const TermRef& t = outputs_[i];
+    if (t.kind != TermRef::Kind::kSlot) continue;
+    if (t.bound || t.check) {
+      if (!JoinEq(o[t.slot], values[i])) {
+        out_.PopBack();
+        return absl::OkStatus();
+      }
+    } else {
+      o[t.slot] = values[i];
+    }
+  }
+  if (!filters_.Pass(o)) {
+    out_.PopBack();
+    return filters_.status();
+  }
+  return EmitIfFull(out_);
+}
+
+absl::Status FunctionOp::EmitMany(const Value* row,
+                                  const std::vector<Value>& values,
+                                  size_t width) {
+  if (width == 0) return absl::OkStatus();
+  for (size_t i = 0; i + width <= values.size(); i += width) {
+    absl::Status s = EmitResult(row, &values[i], width);
+    if (!s.ok()) return s;
+    if (ctx_->stopped()) break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionOp::EmitValue(const Value* row, const Value& value,
+                                   bool is_tuple) {
+  switch (f_.binding) {
+    case Binding::Kind::kScalar:
+      return EmitResult(row, &value, 1);
+    case Binding::Kind::kTuple:
+    case Binding::Kind::kCollection: {
+      if (!is_tuple) return absl::OkStatus();
+      absl::StatusOr<std::vector<Value>> elements = DecodeTuple(value);
+      if (!elements.ok()) return elements.status();
+      if (f_.binding == Binding::Kind::kTuple) {
+        if (elements->size() != outputs_.size()) return absl::OkStatus();
+        return EmitResult(row, elements->data(), elements->size());
+      }
+      return EmitMany(row, *elements, 1);
+    }
+    case Binding::Kind::kRelation:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> FunctionOp::FirstValue(storage::EntityId e,
+                                            storage::EntityId a, Value* out) {
+  if (eavt_ == nullptr) {
+    eavt_ = ctx_->view().NewCursor(storage::IndexOrder::kEavt);
+  }
+  key_.clear();
+  storage::EavtKey::EncodePrefix(e, a, &key_);
+  for (eavt_->Seek(key_); eavt_->Valid(); eavt_->Next()) {
+    if (!eavt_->datom().added) continue;
+    *out = eavt_->datom().v;
+    return true;
+  }
+  if (!eavt_->status().ok()) return eavt_->status();
+  return false;
+}
+
+absl::Status FunctionOp::TxIds(const Value* row) {
+  // The bounds: tx ids (or t counters), or instants.
+  auto bound = [&](size_t i, storage::EntityId* tx, int64_t* instant,
+                   bool* has) -> absl::Status {
+    *has = false;
+    if (i >= args_.size() || args_[i].kind == TermRef::Kind::kNone) {
+      return absl::OkStatus();
+    }
+    const Value& v = args_[i].Get(row);
+    if (v.type() == storage::ValueType::kInstant) {
+      *instant = v.as_long();
+      *has = true;
+      *tx = -1;
+      return absl::OkStatus();
+    }
+    storage::EntityId id;
+    if (!AsEntity(v, &id)) {
+      return absl::InvalidArgumentError(
+          StrCat(step_.text, ": tx-ids takes t, tx ids, instants or nil, got ",
+                 v.DebugString()));
+    }
+    absl::StatusOr<storage::EntityId> t = storage::Db::ResolveT(id);
+    if (!t.ok()) return t.status();
+    *tx = *t;
+    *has = true;
+    return absl::OkStatus();
+  };
+  storage::EntityId from_tx = 0, to_tx = 0;
+  int64_t from_inst = 0, to_inst = 0;
+  bool has_from, has_to;
+  absl::Status s = bound(0, &from_tx, &from_inst, &has_from);
+  if (!s.ok()) return s;
+  s = bound(1, &to_tx, &to_inst, &has_to);
+  if (!s.ok()) return s;
+  std::vector<Value> txs;
+  auto cursor = ctx_->view().NewCursor(storage::IndexOrder::kAvet);
+  std::string prefix;
+  storage::AvetKey::EncodePrefix(storage::ids::kDbTxInstant, &prefix);
+  for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+    s = ctx_->Tick();
+    if (!s.ok()) return s;
+    const storage::Datom& d = cursor->datom();
+    if (!d.added || !storage::IsTxId(d.e)) continue;
+    const int64_t instant = d.v.as_long();
+    if (has_from && (from_tx >= 0 ? d.e < from_tx : instant < from_inst)) {
+      continue;
+    }
+    if (has_to && (to_tx >= 0 ? d.e >= to_tx : instant >= to_inst)) continue;
+    txs.push_back(Value::Ref(d.e));
+  }
+  if (!cursor->status().ok()) return cursor->status();
+  std::sort(txs.begin(), txs.end());
+  txs.erase(std::unique(txs.begin(), txs.end()), txs.end());
+  return EmitMany(row, txs, 1);
+}
+
+absl::Status FunctionOp::Apply(const Value* row) {
+  switch (f_.kind) {
+    case FunctionSpec::Kind::kBuiltin: {
+      const size_t n = args_.size();
+      for (size_t i = 0; i < n; ++i) scratch_[i] = args_[i].Get(row);
+      builtins::FunctionResult r =
+          f_.builtin->fn(std::span<const Value>(scratch_.data(), n));
+      if (!r.ok()) return r.status();
+      if (!r->has_value()) return absl::OkStatus();
+      return EmitResult(row, &**r, 1);
+    }
+    case FunctionSpec::Kind::kGround:
+      switch (f_.binding) {
+        case Binding::Kind::kScalar:
+          return EmitValue(row, ground_[0], false);
+        case Binding::Kind::kTuple:
+          return EmitResult(row, ground_.data(), ground_.size());
+        case Binding::Kind::kCollection:
+          return EmitMany(row, ground_, 1);
+        case Binding::Kind::kRelation:
+          return EmitMany(row, ground_, static_cast<size_t>(f_.ground_width));
+      }
+      return absl::OkStatus();
+    case FunctionSpec::Kind::kGetElse: {
+      storage::EntityId e, a;
+      Value v;
+      bool found = false;
+      if (AsEntity(args_[0].Get(row), &e) && AsEntity(args_[1].Get(row), &a)) {
+        absl::StatusOr<bool> f = FirstValue(e, a, &v);
+        if (!f.ok()) return f.status();
+        found = *f;
+      }
+      return EmitResult(row, found ? &v : &args_[2].Get(row), 1);
+    }
+    case FunctionSpec::Kind::kGetSome: {
+      storage::EntityId e;
+      if (!AsEntity(args_[0].Get(row), &e)) return absl::OkStatus();
+      for (size_t i = 1; i < args_.size(); ++i) {
+        storage::EntityId a;
+        if (!AsEntity(args_[i].Get(row), &a)) continue;
+        Value pair[2];
+        absl::StatusOr<bool> f = FirstValue(e, a, &pair[1]);
+        if (!f.ok()) return f.status();
+        if (!*f) continue;
+        pair[0] = Value::Ref(a);
+        if (f_.binding == Binding::Kind::kTuple) {
+          if (outputs_.size() != 2) return absl::OkStatus();
+          return EmitResult(row, pair, 2);
+        }
+        return EmitValue(row, EncodeTuple(pair, 2), true);
+      }
+      return absl::OkStatus();
+    }
+    case FunctionSpec::Kind::kTuple: {
+      const size_t n = args_.size();
+      for (size_t i = 0; i < n; ++i) scratch_[i] = args_[i].Get(row);
+      if (f_.binding == Binding::Kind::kTuple) {
+        if (outputs_.size() != n) return absl::OkStatus();
+        return EmitResult(row, scratch_.data(), n);
+      }
+      return EmitValue(row, EncodeTuple(scratch_.data(), n), true);
+    }
+    case FunctionSpec::Kind::kUntuple: {
+      const TermRef& arg = args_[0];
+      const bool is_tuple = arg.kind == TermRef::Kind::kSlot &&
+                            scope_.slots[static_cast<size_t>(arg.slot)].tuple &&
+                            arg.Get(row).type() == storage::ValueType::kBytes;
+      if (!is_tuple) return absl::OkStatus();
+      if (f_.binding == Binding::Kind::kScalar) {
+        return EmitResult(row, &arg.Get(row), 1);
+      }
+      return EmitValue(row, arg.Get(row), true);
+    }
+    case FunctionSpec::Kind::kTxIds:
+      return TxIds(row);
+    case FunctionSpec::Kind::kMissing:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionOp::Push(Batch& in) {
+  for (size_t i = 0; i < in.size() && !ctx_->stopped(); ++i) {
+    absl::Status s = Apply(in.row(i));
+    if (!s.ok()) return s;
+    s = ctx_->Tick();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mentat::query::execution

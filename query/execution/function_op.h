@@ -1,0 +1,70 @@
+#ifndef MENTAT_QUERY_EXECUTION_FUNCTION_OP_H_
+#define MENTAT_QUERY_EXECUTION_FUNCTION_OP_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "execution/filter_eval.h"
+#include "execution/operator.h"
+#include "execution/term_ref.h"
+#include "mentat/storage/datom_cursor.h"
+#include "planner/plan.h"
+
+namespace mentat::query::execution {
+
+// A function clause: calls the function once per row and binds its result
+// (scalar, tuple, collection or relation binding; an output variable bound
+// already is compared instead). Built-ins from the builtins table, plus
+// the database functions: ground, get-else, get-some, tuple, untuple,
+// tx-ids.
+class FunctionOp : public Operator {
+ public:
+  FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
+             const planner::Step& step, std::string label);
+
+  absl::Status Init();
+  absl::Status Push(Batch& in) override;
+  absl::Status Finish() override {
+    absl::Status s = Emit(out_);
+    if (!s.ok()) return s;
+    return Operator::Finish();
+  }
+
+ private:
+  absl::Status Apply(const storage::Value* row);
+  // Emits `row` extended with one result of `n` values (n == outputs).
+  absl::Status EmitResult(const storage::Value* row,
+                          const storage::Value* values, size_t n);
+  // Emits the row once per element (collection) or per group of
+  // `width` (relation).
+  absl::Status EmitMany(const storage::Value* row,
+                        const std::vector<storage::Value>& values,
+                        size_t width);
+  // Result for a scalar, tuple, collection or relation binding of one
+  // value that may be an encoded tuple.
+  absl::Status EmitValue(const storage::Value* row, const storage::Value& value,
+                         bool is_tuple);
+  absl::StatusOr<bool> FirstValue(storage::EntityId e, storage::EntityId a,
+                                  storage::Value* out);
+  absl::Status TxIds(const storage::Value* row);
+
+  const planner::ScopePlan& scope_;
+  const planner::Step& step_;
+  const planner::FunctionSpec& f_;
+  std::string label_;
+  std::vector<TermRef> args_;
+  std::vector<TermRef> outputs_;
+  std::deque<storage::Value> owned_;
+  std::vector<storage::Value> scratch_;
+  std::vector<storage::Value> ground_;  // deduplicated ground values
+  FilterEval filters_;
+  std::unique_ptr<storage::DatomCursor> eavt_;
+  std::string key_;
+  Batch out_;
+};
+
+}  // namespace mentat::query::execution
+
+#endif  // MENTAT_QUERY_EXECUTION_FUNCTION_OP_H_

@@ -1,0 +1,321 @@
+#include "execution/pattern_op.h"
+
+#include "mentat/storage/keys.h"
+#include "mentat/storage/value_codec.h"
+#include "planner/edn_to_value.h"
+
+namespace mentat::query::execution {
+
+using storage::Datom;
+using storage::IndexOrder;
+using storage::Value;
+
+namespace {
+
+// The datom's value at a position, as the executor binds it.
+Value Field(const Datom& d, int pos) {
+  switch (pos) {
+    case 0:
+      return Value::Ref(d.e);
+    case 1:
+      return Value::Ref(d.a);
+    case 2:
+      return d.v;
+    case 3:
+      return Value::Ref(d.tx);
+    default:
+      return Value::Boolean(d.added);
+  }
+}
+
+bool FieldEq(const Datom& d, int pos, const Value& v) {
+  storage::EntityId id;
+  switch (pos) {
+    case 0:
+      return AsEntity(v, &id) && id == d.e;
+    case 1:
+      return AsEntity(v, &id) && id == d.a;
+    case 2:
+      return JoinEq(d.v, v);
+    case 3:
+      return AsEntity(v, &id) && id == d.tx;
+    default:
+      return v.type() == storage::ValueType::kBoolean && v.as_bool() == d.added;
+  }
+}
+
+}  // namespace
+
+PatternOp::PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
+                     const planner::Step& step, std::string label)
+    : Operator(ctx),
+      scope_(scope),
+      step_(step),
+      p_(step.pattern),
+      label_(std::move(label)),
+      filters_(ctx),
+      out_(scope.width()) {}
+
+absl::Status PatternOp::Init() {
+  const planner::PlanTerm* terms[5] = {&p_.e, &p_.a, &p_.v, &p_.tx, &p_.added};
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<TermRef> r = MakeTermRef(ctx_, *terms[i], &owned_);
+    if (!r.ok()) return r.status();
+    t_[i] = *r;
+  }
+  switch (p_.index) {
+    case IndexOrder::kEavt:
+      order_[0] = kE, order_[1] = kA, order_[2] = kV;
+      break;
+    case IndexOrder::kAevt:
+      order_[0] = kA, order_[1] = kE, order_[2] = kV;
+      break;
+    case IndexOrder::kAvet:
+      order_[0] = kA, order_[1] = kV, order_[2] = kE;
+      break;
+    case IndexOrder::kVaet:
+      order_[0] = kV, order_[1] = kA, order_[2] = kE;
+      break;
+  }
+  for (int i = 0; i < p_.prefix_len && i < 3; ++i) in_prefix_[order_[i]] = true;
+  absl::Status s = filters_.Init(step_.filters);
+  if (!s.ok()) return s;
+  cursor_ = ctx_->view().NewCursor(p_.index);
+  const storage::Attribute* attr = p_.attr;
+  const bool ranged = p_.lower.has_value() || p_.upper.has_value();
+  if (!ctx_->history() && !ranged && attr != nullptr) {
+    const bool by_entity = in_prefix_[kE] && in_prefix_[kA] && !attr->many();
+    const bool by_unique_value = in_prefix_[kA] && in_prefix_[kV] &&
+                                 attr->unique != storage::Unique::kNone;
+    single_ = by_entity || by_unique_value || p_.prefix_len == 3;
+  }
+  if (p_.hash_join) {
+    for (int i = 0; i < 5; ++i) {
+      const TermRef& t = t_[i];
+      if (t.kind == TermRef::Kind::kSlot && t.bound &&
+          !scope_.const_slots[static_cast<size_t>(t.slot)]) {
+        key_pos_.push_back(static_cast<Pos>(i));
+      } else if (t.kind == TermRef::Kind::kSlot && !t.bound) {
+        bind_pos_.push_back(static_cast<Pos>(i));
+      }
+    }
+    build_index_ =
+        std::make_unique<ChainIndex>(static_cast<int>(key_pos_.size()));
+    build_memory_ =
+        std::make_unique<MemoryHold>(ctx_, label_ + " (hash join build side)");
+    key_.resize(key_pos_.size());
+  }
+  return absl::OkStatus();
+}
+
+const storage::Attribute* PatternOp::AttrFor(const Value* row) const {
+  if (p_.attr != nullptr) return p_.attr;
+  if (!t_[kA].known()) return nullptr;
+  storage::EntityId a;
+  if (!AsEntity(t_[kA].Get(row), &a)) return nullptr;
+  return ctx_->schema().FindAttribute(a);
+}
+
+const Value* PatternOp::Typed(const Value& v, const storage::Attribute* attr,
+                              Value* scratch) const {
+  if (attr == nullptr || v.type() == attr->type) return &v;
+  *scratch = v;
+  if (!planner::CoerceValue(attr->type, scratch)) return nullptr;
+  return scratch;
+}
+
+bool PatternOp::AppendComponent(Pos pos, const Value* row) {
+  const Value& v = t_[pos].Get(row);
+  storage::EntityId id;
+  if (pos != kV || p_.index == IndexOrder::kVaet) {
+    if (!AsEntity(v, &id)) return false;
+    storage::AppendEntityId(id, &prefix_);
+    return true;
+  }
+  const storage::Attribute* attr = AttrFor(row);
+  if (attr == nullptr) return false;
+  const Value* typed = Typed(v, attr, &scratch_);
+  if (typed == nullptr) return false;
+  storage::EncodeValue(*typed, &prefix_);
+  return true;
+}
+
+bool PatternOp::BuildPrefix(const Value* row, bool independent) {
+  prefix_.clear();
+  for (int i = 0; i < p_.prefix_len; ++i) {
+    const Pos pos = order_[i];
+    if (independent && t_[pos].kind == TermRef::Kind::kSlot &&
+        !scope_.const_slots[static_cast<size_t>(t_[pos].slot)]) {
+      return false;  // the planner never puts a row slot in a build prefix
+    }
+    if (!AppendComponent(pos, row)) return false;
+  }
+  return true;
+}
+
+bool PatternOp::Matches(const Datom& d, const Value* row,
+                        bool independent) const {
+  for (int i = 0; i < 5; ++i) {
+    const TermRef& t = t_[i];
+    if (in_prefix_[i] || !t.known()) continue;
+    if (independent && t.kind == TermRef::Kind::kSlot &&
+        !scope_.const_slots[static_cast<size_t>(t.slot)]) {
+      continue;  // a join key, compared when probing
+    }
+    if (!FieldEq(d, i, t.Get(row))) return false;
+  }
+  return true;
+}
+
+void PatternOp::Bind(const Datom& d, Value* out) const {
+  for (int i = 0; i < 5; ++i) {
+    const TermRef& t = t_[i];
+    if (t.binds()) out[t.slot] = Field(d, i);
+  }
+}
+
+bool PatternOp::RangeStart(const Value* row) {
+  if (!p_.lower.has_value()) return true;
+  Value bound;
+  const planner::PlanTerm& term = p_.lower->term;
+  if (term.kind == planner::PlanTerm::Kind::kSlot) {
+    bound = row[term.slot];
+  } else if (term.kind == planner::PlanTerm::Kind::kConst) {
+    bound = term.value;
+  } else {
+    return true;
+  }
+  const Value* typed = Typed(bound, p_.attr, &scratch_);
+  // A bound of another type leaves the scan whole; the predicate, which
+  // stays as a filter, decides.
+  if (typed == nullptr || typed->type() != p_.attr->type) return true;
+  target_ = prefix_;
+  storage::EncodeValue(*typed, &target_);
+  cursor_->SeekWithin(target_);
+  return true;
+}
+
+bool PatternOp::PastUpper(const Datom& d, const Value* row) const {
+  const planner::PlanTerm& term = p_.upper->term;
+  const Value* bound = nullptr;
+  if (term.kind == planner::PlanTerm::Kind::kSlot) {
+    bound = &row[term.slot];
+  } else if (term.kind == planner::PlanTerm::Kind::kConst) {
+    bound = &term.value;
+  }
+  if (bound == nullptr || bound->type() != d.v.type()) return false;
+  const auto c = d.v <=> *bound;
+  return p_.upper->inclusive ? c > 0 : c >= 0;
+}
+
+absl::Status PatternOp::Probe(const Value* row) {
+  if (!BuildPrefix(row, false)) return absl::OkStatus();
+  cursor_->Seek(prefix_);
+  RangeStart(row);
+  const bool upper = p_.upper.has_value();
+  for (; cursor_->Valid(); cursor_->Next()) {
+    absl::Status s = ctx_->Tick();
+    if (!s.ok()) return s;
+    const Datom& d = cursor_->datom();
+    if (upper && PastUpper(d, row)) break;
+    if (Matches(d, row, false)) {
+      Value* o = out_.AppendCopy(row);
+      Bind(d, o);
+      bool ok = true;
+      for (int i = 0; i < 5 && ok; ++i) {
+        if (t_[i].check) ok = FieldEq(d, i, o[t_[i].slot]);
+      }
+      if (!ok || !filters_.Pass(o)) {
+        out_.PopBack();
+      } else {
+        s = EmitIfFull(out_);
+        if (!s.ok()) return s;
+      }
+    }
+    if (single_ || ctx_->stopped()) break;
+  }
+  if (!filters_.status().ok()) return filters_.status();
+  return cursor_->status();
+}
+
+absl::Status PatternOp::Build(const Value* row) {
+  built_ = true;
+  if (!BuildPrefix(row, true)) return absl::OkStatus();
+  cursor_->Seek(prefix_);
+  RangeStart(row);
+  const bool upper = p_.upper.has_value();
+  const size_t width = key_pos_.size() + bind_pos_.size();
+  uint32_t n = 0;
+  size_t bytes = 0;
+  for (; cursor_->Valid(); cursor_->Next()) {
+    absl::Status s = ctx_->Tick();
+    if (!s.ok()) return s;
+    const Datom& d = cursor_->datom();
+    if (upper && PastUpper(d, row)) break;
+    if (!Matches(d, row, true)) continue;
+    for (Pos pos : key_pos_) build_.push_back(Field(d, pos));
+    for (Pos pos : bind_pos_) build_.push_back(Field(d, pos));
+    const Value* r = build_.data() + static_cast<size_t>(n) * width;
+    build_index_->Add(r, n);
+    for (size_t i = 0; i < width; ++i) bytes += ValueBytes(r[i]);
+    ++n;
+    if ((n & 1023) == 0) {
+      s = build_memory_->Update(bytes + build_index_->bytes());
+      if (!s.ok()) return s;
+    }
+  }
+  absl::Status s = build_memory_->Update(bytes + build_index_->bytes());
+  if (!s.ok()) return s;
+  return cursor_->status();
+}
+
+absl::Status PatternOp::ProbeHash(const Value* row) {
+  for (size_t i = 0; i < key_pos_.size(); ++i) {
+    key_[i] = row[t_[key_pos_[i]].slot];
+  }
+  const size_t width = key_pos_.size() + bind_pos_.size();
+  for (uint32_t r = build_index_->Head(key_.data()); r != ChainIndex::kEnd;
+       r = build_index_->Next(r)) {
+    const Value* b =
+        build_.data() + static_cast<size_t>(r) * width + key_pos_.size();
+    Value* o = out_.AppendCopy(row);
+    bool ok = true;
+    for (size_t i = 0; i < bind_pos_.size() && ok; ++i) {
+      const TermRef& t = t_[bind_pos_[i]];
+      if (t.check) {
+        ok = JoinEq(o[t.slot], b[i]);
+      } else {
+        o[t.slot] = b[i];
+      }
+    }
+    if (!ok || !filters_.Pass(o)) {
+      out_.PopBack();
+      continue;
+    }
+    absl::Status s = EmitIfFull(out_);
+    if (!s.ok()) return s;
+    if (ctx_->stopped()) break;
+  }
+  return filters_.status();
+}
+
+absl::Status PatternOp::Push(Batch& in) {
+  if (step_.never) return absl::OkStatus();
+  for (size_t i = 0; i < in.size() && !ctx_->stopped(); ++i) {
+    const Value* row = in.row(i);
+    absl::Status s;
+    if (p_.hash_join) {
+      if (!built_) {
+        s = Build(row);
+        if (!s.ok()) return s;
+      }
+      s = ProbeHash(row);
+    } else {
+      s = Probe(row);
+    }
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mentat::query::execution

@@ -1,0 +1,92 @@
+#ifndef MENTAT_QUERY_EXECUTION_PATTERN_OP_H_
+#define MENTAT_QUERY_EXECUTION_PATTERN_OP_H_
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "execution/filter_eval.h"
+#include "execution/operator.h"
+#include "execution/row_set.h"
+#include "execution/term_ref.h"
+#include "mentat/storage/datom_cursor.h"
+#include "planner/plan.h"
+
+namespace mentat::query::execution {
+
+// A pattern step. As an index nested-loop join (the workhorse), it builds
+// the seek prefix of its index from each row's bound positions and seeks
+// one reused cursor; the first step of a plan is the same with a single
+// empty row. As a hash join, it scans its pattern once with what does not
+// depend on the row, hashes the datoms on the row-bound positions, and
+// probes with every row.
+class PatternOp : public Operator {
+ public:
+  PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
+            const planner::Step& step, std::string label);
+
+  absl::Status Init();
+  absl::Status Push(Batch& in) override;
+  absl::Status Finish() override {
+    absl::Status s = Emit(out_);
+    if (!s.ok()) return s;
+    return Operator::Finish();
+  }
+
+ private:
+  enum Pos { kE = 0, kA = 1, kV = 2, kTx = 3, kAdded = 4 };
+
+  // Appends the seek prefix for `row` to prefix_; false if nothing can
+  // match (a value of the wrong type in an entity position, say).
+  bool BuildPrefix(const storage::Value* row, bool independent);
+  bool AppendComponent(Pos pos, const storage::Value* row);
+  // Known positions outside the prefix, and repeated variables.
+  bool Matches(const storage::Datom& d, const storage::Value* row,
+               bool independent) const;
+  void Bind(const storage::Datom& d, storage::Value* out) const;
+  bool RangeStart(const storage::Value* row);
+  bool PastUpper(const storage::Datom& d, const storage::Value* row) const;
+  absl::Status Probe(const storage::Value* row);
+  absl::Status Build(const storage::Value* row);
+  absl::Status ProbeHash(const storage::Value* row);
+  // The attribute the v position belongs to for `row`, or null.
+  const storage::Attribute* AttrFor(const storage::Value* row) const;
+  // `v` as the attribute's type, in *scratch if it needs converting.
+  const storage::Value* Typed(const storage::Value& v,
+                              const storage::Attribute* attr,
+                              storage::Value* scratch) const;
+
+  const planner::ScopePlan& scope_;
+  const planner::Step& step_;
+  const planner::PatternSpec& p_;
+  std::string label_;
+  TermRef t_[5];
+  bool in_prefix_[5] = {false, false, false, false, false};
+  Pos order_[3];
+  std::deque<storage::Value> owned_;
+  FilterEval filters_;
+  std::unique_ptr<storage::DatomCursor> cursor_;
+  std::string prefix_;
+  std::string target_;
+  storage::Value scratch_;
+  Batch out_;
+  // At most one datom can match a prefix (a cardinality-one attribute by
+  // entity, or a unique value), so stop after it.
+  bool single_ = false;
+
+  // Hash join: the build side, one row per matching datom holding the
+  // positions the rows join on, then the positions the step binds.
+  bool built_ = false;
+  std::vector<Pos> key_pos_;
+  std::vector<Pos> bind_pos_;
+  std::vector<storage::Value> build_;
+  std::unique_ptr<ChainIndex> build_index_;
+  std::unique_ptr<MemoryHold> build_memory_;
+  std::vector<storage::Value> key_;
+};
+
+}  // namespace mentat::query::execution
+
+#endif  // MENTAT_QUERY_EXECUTION_PATTERN_OP_H_

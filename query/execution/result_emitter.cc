@@ -1,0 +1,171 @@
+#include "execution/result_emitter.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "builtins/value_compare.h"
+#include "execution/join_value.h"
+#include "execution/term_ref.h"
+#include "execution/tuple_codec.h"
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::query::execution {
+
+using edn::EdnValue;
+using storage::Value;
+
+ResultEmitter::ResultEmitter(ExecContext* ctx, const planner::QueryPlan& plan,
+                             RowSink* sink)
+    : ctx_(ctx),
+      plan_(plan),
+      sink_(sink),
+      width_(plan.find.size()),
+      limit_(plan.limit) {
+  if (plan.find_kind == FindSpec::Kind::kTuple ||
+      plan.find_kind == FindSpec::Kind::kScalar) {
+    limit_ = std::min<int64_t>(limit_.value_or(1), 1);
+  }
+}
+
+absl::Status ResultEmitter::Init() {
+  pulls_.resize(width_);
+  for (size_t c = 0; c < width_; ++c) {
+    const planner::FindPlan& f = plan_.find[c];
+    if (f.kind != FindElement::Kind::kPull) continue;
+    absl::StatusOr<PullExecutor> p =
+        PullExecutor::Create(ctx_->view(), *f.pull);
+    if (!p.ok()) return p.status();
+    pulls_[c] = std::make_unique<PullExecutor>(*std::move(p));
+  }
+  if (!plan_.order.empty()) {
+    memory_ = std::make_unique<MemoryHold>(ctx_, "sorting the result (:order)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EdnValue> ResultEmitter::Convert(size_t column, const Value& v) {
+  const planner::FindPlan& f = plan_.find[column];
+  if (f.kind == FindElement::Kind::kPull) {
+    storage::EntityId e;
+    if (!AsEntity(v, &e)) {
+      return absl::InvalidArgumentError(
+          StrCat(f.text, ": ", v.DebugString(), " is not an entity id"));
+    }
+    return pulls_[column]->Pull(e);
+  }
+  if (f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple &&
+      v.type() == storage::ValueType::kBytes) {
+    return TupleToEdn(v);
+  }
+  return ValueToEdn(v);
+}
+
+absl::Status ResultEmitter::Output(const Value* values,
+                                   std::vector<EdnValue>* aggregates) {
+  if (limit_.has_value() && emitted_ >= static_cast<uint64_t>(*limit_)) {
+    ctx_->Stop();
+    return absl::OkStatus();
+  }
+  if (skipped_ < plan_.offset) {
+    ++skipped_;
+    return absl::OkStatus();
+  }
+  Row row;
+  row.reserve(width_);
+  for (size_t c = 0; c < width_; ++c) {
+    if (plan_.find[c].kind == FindElement::Kind::kAggregate &&
+        aggregates != nullptr) {
+      row.push_back(std::move((*aggregates)[c]));
+      continue;
+    }
+    absl::StatusOr<EdnValue> v = Convert(c, values[c]);
+    if (!v.ok()) return v.status();
+    row.push_back(*std::move(v));
+  }
+  if (plan_.keys_kind != ParsedQuery::KeysKind::kNone) {
+    std::vector<EdnValue> kv;
+    kv.reserve(2 * width_);
+    for (size_t c = 0; c < width_; ++c) {
+      const std::string& k = plan_.keys[c];
+      switch (plan_.keys_kind) {
+        case ParsedQuery::KeysKind::kKeys:
+          kv.push_back(EdnValue::Keyword(k));
+          break;
+        case ParsedQuery::KeysKind::kStrs:
+          kv.push_back(EdnValue::String(k));
+          break;
+        default:
+          kv.push_back(EdnValue::Symbol(k));
+          break;
+      }
+      kv.push_back(std::move(row[c]));
+    }
+    row.clear();
+    row.push_back(EdnValue::Map(std::move(kv)));
+  }
+  pending_.push_back(std::move(row));
+  ++emitted_;
+  if (pending_.size() >= std::max<size_t>(1, ctx_->options().batch_rows)) {
+    absl::Status s = sink_->OnRows(std::move(pending_));
+    pending_.clear();
+    if (!s.ok()) return s;
+  }
+  if (limit_.has_value() && emitted_ >= static_cast<uint64_t>(*limit_)) {
+    ctx_->Stop();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResultEmitter::Add(const Value* values,
+                                std::vector<EdnValue>* aggregates) {
+  if (plan_.order.empty()) return Output(values, aggregates);
+  for (size_t c = 0; c < width_; ++c) {
+    sorted_values_.push_back(values[c]);
+    bytes_ += ValueBytes(values[c]);
+  }
+  sorted_aggregates_.push_back(aggregates != nullptr ? std::move(*aggregates)
+                                                     : std::vector<EdnValue>());
+  bytes_ += 64;
+  if ((sorted_aggregates_.size() & 1023) == 0) return memory_->Update(bytes_);
+  return absl::OkStatus();
+}
+
+absl::Status ResultEmitter::Finish() {
+  if (!plan_.order.empty()) {
+    absl::Status s = memory_->Update(bytes_);
+    if (!s.ok()) return s;
+    const size_t n = sorted_aggregates_.size();
+    std::vector<uint32_t> idx(n);
+    std::iota(idx.begin(), idx.end(), 0);
+    auto less = [&](uint32_t a, uint32_t b) {
+      for (const planner::QueryPlan::Order& o : plan_.order) {
+        const Value& x = sorted_values_[a * width_ + o.column];
+        const Value& y = sorted_values_[b * width_ + o.column];
+        auto c = builtins::TotalCompare(x, y);
+        if (c != 0) return o.descending ? c > 0 : c < 0;
+      }
+      return a < b;
+    };
+    if (limit_.has_value() &&
+        static_cast<uint64_t>(*limit_ + plan_.offset) < n) {
+      const size_t k = static_cast<size_t>(*limit_ + plan_.offset);
+      std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), less);
+      idx.resize(k);
+    } else {
+      std::sort(idx.begin(), idx.end(), less);
+    }
+    for (uint32_t i : idx) {
+      if (ctx_->stopped()) break;
+      std::vector<EdnValue>* aggs =
+          sorted_aggregates_[i].empty() ? nullptr : &sorted_aggregates_[i];
+      s = Output(&sorted_values_[i * width_], aggs);
+      if (!s.ok()) return s;
+    }
+  }
+  if (pending_.empty()) return absl::OkStatus();
+  absl::Status s = sink_->OnRows(std::move(pending_));
+  pending_.clear();
+  return s;
+}
+
+}  // namespace mentat::query::execution

@@ -1,0 +1,62 @@
+#ifndef MENTAT_QUERY_EXECUTION_RESULT_EMITTER_H_
+#define MENTAT_QUERY_EXECUTION_RESULT_EMITTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "execution/exec_context.h"
+#include "mentat/query/pull.h"
+#include "mentat/query/query_engine.h"
+#include "planner/plan.h"
+
+namespace mentat::query::execution {
+
+// The last stage of a query: orders the result rows (:order), skips
+// :offset, stops at :limit (or after one row for tuple and scalar finds),
+// turns values into EDN (pulls included, :keys maps), and hands batches of
+// QueryOptions::batch_rows rows to the sink.
+class ResultEmitter {
+ public:
+  ResultEmitter(ExecContext* ctx, const planner::QueryPlan& plan,
+                RowSink* sink);
+
+  // Creates the pull executors. InvalidArgument for a pull on history.
+  absl::Status Init();
+
+  // One result row: a value per :find element; for aggregate elements,
+  // `aggregates` (indexed by element) holds the result instead. Calls
+  // ctx->Stop() once no more rows are wanted.
+  absl::Status Add(const storage::Value* values,
+                   std::vector<edn::EdnValue>* aggregates);
+  // Sorts (with :order) and flushes.
+  absl::Status Finish();
+
+  uint64_t rows_emitted() const { return emitted_; }
+
+ private:
+  absl::Status Output(const storage::Value* values,
+                      std::vector<edn::EdnValue>* aggregates);
+  absl::StatusOr<edn::EdnValue> Convert(size_t column, const storage::Value& v);
+
+  ExecContext* ctx_;
+  const planner::QueryPlan& plan_;
+  RowSink* sink_;
+  size_t width_;
+  std::optional<int64_t> limit_;
+  int64_t skipped_ = 0;
+  uint64_t emitted_ = 0;
+  std::vector<std::unique_ptr<PullExecutor>> pulls_;  // by column
+  std::vector<Row> pending_;
+  // With :order, every row waits here until Finish.
+  std::vector<storage::Value> sorted_values_;
+  std::vector<std::vector<edn::EdnValue>> sorted_aggregates_;
+  std::unique_ptr<MemoryHold> memory_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace mentat::query::execution
+
+#endif  // MENTAT_QUERY_EXECUTION_RESULT_EMITTER_H_

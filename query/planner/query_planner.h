@@ -1,0 +1,33 @@
+#ifndef MENTAT_QUERY_PLANNER_QUERY_PLANNER_H_
+#define MENTAT_QUERY_PLANNER_QUERY_PLANNER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mentat/query/ast.h"
+#include "mentat/storage/schema.h"
+#include "mentat/storage/statistics.h"
+#include "planner/plan.h"
+
+namespace mentat::query::planner {
+
+// Plans a parsed and validated query against a schema and statistics.
+// `query` and `rules` are only read while planning (the plan keeps no
+// pointer into them). Errors are InvalidArgument: insufficient binding,
+// unknown attributes or functions, bad :find/:order/:limit, sources other
+// than $, recursion through not.
+absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
+    const ParsedQuery& query, const std::vector<Rule>& rules,
+    const std::shared_ptr<const storage::Schema>& schema,
+    const storage::Statistics& stats);
+
+// True if rows of `scope` projected onto `projected` can hold duplicates
+// (the projection drops a variable or a blank that the projected ones do
+// not determine), on a basis other than history.
+bool ProjectionMayDuplicate(const ScopePlan& scope,
+                            const std::vector<Slot>& projected);
+
+}  // namespace mentat::query::planner
+
+#endif  // MENTAT_QUERY_PLANNER_QUERY_PLANNER_H_
