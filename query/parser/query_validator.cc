@@ -1,6 +1,7 @@
 // ValidateQuery (parser.h): variable binding, sources, rules, and (through
 // schema_checks.cc) attributes, value types and function names.
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,5 +1,6 @@
 #include "parser/var_analysis.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mentat::query::parser {
