@@ -1,0 +1,275 @@
+#include "mentat/client/client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+namespace mentat::client {
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+void Canceller::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+bool Canceller::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+void Canceller::Attach(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  context_ = context;
+  if (cancelled_) context->TryCancel();
+}
+
+void Canceller::Detach(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (context_ == context) context_ = nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
+    const ClientOptions& options) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.tls || !options.tls_ca_file.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    if (!options.tls_ca_file.empty()) {
+      std::ifstream in(options.tls_ca_file);
+      if (!in) {
+        return absl::NotFoundError("cannot read TLS CA file " +
+                                   options.tls_ca_file);
+      }
+      std::stringstream pem;
+      pem << in.rdbuf();
+      ssl.pem_root_certs = pem.str();
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  // Results stream in batches, but a single pull or transaction report can
+  // be large; the server enforces its own limit.
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(options.address, credentials, args);
+  return std::unique_ptr<Client>(new Client(options, std::move(channel)));
+}
+
+Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      stub_(v1::Mentat::NewStub(channel_)) {}
+
+absl::Status Client::WaitForConnected(std::chrono::milliseconds timeout) {
+  if (channel_->WaitForConnected(std::chrono::system_clock::now() + timeout)) {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError("cannot connect to mentatd at " +
+                                options_.address);
+}
+
+void Client::Prepare(grpc::ClientContext* context,
+                     const CallOptions& call) const {
+  if (!options_.token.empty()) {
+    context->AddMetadata("authorization", "Bearer " + options_.token);
+  }
+  if (call.timeout.count() > 0) {
+    context->set_deadline(std::chrono::system_clock::now() + call.timeout);
+  }
+}
+
+template <typename Response, typename Invoke>
+absl::StatusOr<Response> Client::Unary(const CallOptions& call, Invoke invoke) {
+  grpc::ClientContext context;
+  Prepare(&context, call);
+  if (call.canceller != nullptr) call.canceller->Attach(&context);
+  Response response;
+  const grpc::Status status = invoke(&context, &response);
+  if (call.canceller != nullptr) call.canceller->Detach(&context);
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
+absl::StatusOr<v1::TransactResponse> Client::Transact(
+    const v1::TransactRequest& request, const CallOptions& call) {
+  return Unary<v1::TransactResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Transact(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::PullResponse> Client::Pull(const v1::PullRequest& request,
+                                              const CallOptions& call) {
+  return Unary<v1::PullResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Pull(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::PullManyResponse> Client::PullMany(
+    const v1::PullManyRequest& request, const CallOptions& call) {
+  return Unary<v1::PullManyResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->PullMany(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::SchemaResponse> Client::Schema(
+    const v1::SchemaRequest& request, const CallOptions& call) {
+  return Unary<v1::SchemaResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Schema(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::StatsResponse> Client::Stats(const v1::StatsRequest& request,
+                                                const CallOptions& call) {
+  return Unary<v1::StatsResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Stats(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::ExplainResponse> Client::Explain(
+    const v1::ExplainRequest& request, const CallOptions& call) {
+  return Unary<v1::ExplainResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Explain(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::CreateDatabaseResponse> Client::CreateDatabase(
+    const v1::CreateDatabaseRequest& request, const CallOptions& call) {
+  return Unary<v1::CreateDatabaseResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->CreateDatabase(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::ListDatabasesResponse> Client::ListDatabases(
+    const CallOptions& call) {
+  v1::ListDatabasesRequest request;
+  return Unary<v1::ListDatabasesResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->ListDatabases(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
+    const v1::DeleteDatabaseRequest& request, const CallOptions& call) {
+  return Unary<v1::DeleteDatabaseResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->DeleteDatabase(ctx, request, resp);
+  });
+}
+
+template <typename Request, typename Response, typename Start>
+absl::Status Client::Stream(
+    Request request, Start start,
+    const std::function<bool(const Response&)>& on_batch,
+    const CallOptions& call, bool resumable) {
+  constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
+  constexpr bool kHasToken =
+      kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
+  // One deadline for the whole stream, however often it resumes.
+  const auto deadline = std::chrono::system_clock::now() + call.timeout;
+  int attempts_left = resumable ? call.resume_attempts : 0;
+  std::chrono::milliseconds backoff(100);
+  bool seen_first = false;
+  for (;;) {
+    grpc::ClientContext context;
+    CallOptions attempt = call;
+    attempt.timeout = std::chrono::milliseconds(0);
+    Prepare(&context, attempt);
+    if (call.timeout.count() > 0) context.set_deadline(deadline);
+    if (call.canceller != nullptr) call.canceller->Attach(&context);
+    std::unique_ptr<grpc::ClientReader<Response>> reader =
+        start(&context, request);
+    Response message;
+    bool stopped = false;
+    while (reader->Read(&message)) {
+      if constexpr (kHasToken) {
+        if (!message.resume_token().empty()) {
+          request.set_resume_token(message.resume_token());
+        }
+      }
+      if constexpr (kIsQuery) {
+        // A resumed stream announces its columns again.
+        if (seen_first) message.clear_columns();
+      }
+      seen_first = true;
+      if (!on_batch(message)) {
+        stopped = true;
+        context.TryCancel();
+        while (reader->Read(&message)) {
+        }
+        break;
+      }
+    }
+    const grpc::Status status = reader->Finish();
+    if (call.canceller != nullptr) call.canceller->Detach(&context);
+    if (stopped || status.ok()) return absl::OkStatus();
+    const bool cancelled =
+        call.canceller != nullptr && call.canceller->cancelled();
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE && !cancelled &&
+        attempts_left > 0) {
+      --attempts_left;
+      std::this_thread::sleep_for(backoff);
+      backoff *= 2;
+      continue;
+    }
+    return FromGrpc(status);
+  }
+}
+
+absl::Status Client::Query(
+    const v1::QueryRequest& request,
+    const std::function<bool(const v1::QueryResponse&)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::QueryRequest, v1::QueryResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::QueryRequest& r) {
+        return stub_->Query(ctx, r);
+      },
+      on_batch, call, true);
+}
+
+absl::Status Client::Datoms(
+    const v1::DatomsRequest& request,
+    const std::function<bool(const v1::DatomsResponse&)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::DatomsRequest, v1::DatomsResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
+        return stub_->Datoms(ctx, r);
+      },
+      on_batch, call, true);
+}
+
+absl::Status Client::TxRange(
+    const v1::TxRangeRequest& request,
+    const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
+        return stub_->TxRange(ctx, r);
+      },
+      on_batch, call, false);
+}
+
+absl::Status Client::Subscribe(
+    const v1::SubscribeRequest& request,
+    const std::function<bool(const v1::SubscribeResponse&)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
+        return stub_->Subscribe(ctx, r);
+      },
+      on_batch, call, false);
+}
+
+}  // namespace mentat::client

@@ -1,0 +1,147 @@
+#ifndef MENTAT_CLIENT_CLIENT_H_
+#define MENTAT_CLIENT_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mentat/v1/mentat.grpc.pb.h"
+
+namespace mentat::client {
+
+// How to reach a mentatd.
+struct ClientOptions {
+  // "host:port", or "unix:/path/to.sock".
+  std::string address = "127.0.0.1:7878";
+  // Sent as "authorization: Bearer <token>" on every call; empty for none.
+  std::string token;
+  // TLS: with `tls` (or a CA file) the channel is encrypted; the server's
+  // certificate is checked against `tls_ca_file` (PEM), or the system's
+  // roots when that is empty.
+  bool tls = false;
+  std::string tls_ca_file;
+};
+
+// Cancels calls from another thread (a Ctrl-C handler's watcher): Cancel()
+// stops the call in flight with ClientContext::TryCancel and every later
+// call made with this canceller. Thread-safe.
+class Canceller {
+ public:
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend class Client;
+  // Registers the context of a starting call; cancels it at once if
+  // Cancel() already ran.
+  void Attach(grpc::ClientContext* context);
+  void Detach(grpc::ClientContext* context);
+
+  mutable std::mutex mu_;
+  grpc::ClientContext* context_ = nullptr;  // guarded by mu_
+  bool cancelled_ = false;                  // guarded by mu_
+};
+
+// Per-call settings.
+struct CallOptions {
+  // A deadline for the whole call; zero for none.
+  std::chrono::milliseconds timeout{0};
+  // Not owned; may be null.
+  Canceller* canceller = nullptr;
+  // Query and Datoms: how often a stream that broke (UNAVAILABLE) is
+  // continued from its last resume token before the error is returned.
+  int resume_attempts = 3;
+};
+
+// A thin client over the generated mentat.v1 stub: one channel, typed
+// requests and responses from the proto, errors as absl::Status (gRPC's
+// codes map one to one, with the server's message). Streams deliver their
+// messages to a callback, which returns false to stop the stream early.
+//
+// Thread-safe: any number of threads may make calls at once.
+class Client {
+ public:
+  // Opens a channel (lazily: this does not contact the server). Fails only
+  // for an unreadable TLS CA file.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(
+      const ClientOptions& options);
+
+  // Waits up to `timeout` for the channel to connect; UNAVAILABLE if it
+  // does not.
+  absl::Status WaitForConnected(std::chrono::milliseconds timeout);
+
+  const ClientOptions& options() const { return options_; }
+
+  absl::StatusOr<v1::TransactResponse> Transact(
+      const v1::TransactRequest& request, const CallOptions& call = {});
+  absl::StatusOr<v1::PullResponse> Pull(const v1::PullRequest& request,
+                                        const CallOptions& call = {});
+  absl::StatusOr<v1::PullManyResponse> PullMany(
+      const v1::PullManyRequest& request, const CallOptions& call = {});
+  absl::StatusOr<v1::SchemaResponse> Schema(const v1::SchemaRequest& request,
+                                            const CallOptions& call = {});
+  absl::StatusOr<v1::StatsResponse> Stats(const v1::StatsRequest& request,
+                                          const CallOptions& call = {});
+  absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request,
+                                              const CallOptions& call = {});
+  absl::StatusOr<v1::CreateDatabaseResponse> CreateDatabase(
+      const v1::CreateDatabaseRequest& request, const CallOptions& call = {});
+  absl::StatusOr<v1::ListDatabasesResponse> ListDatabases(
+      const CallOptions& call = {});
+  absl::StatusOr<v1::DeleteDatabaseResponse> DeleteDatabase(
+      const v1::DeleteDatabaseRequest& request, const CallOptions& call = {});
+
+  // Streams a query's batches. A stream that breaks is continued from the
+  // last resume token (see CallOptions::resume_attempts), so `on_batch`
+  // sees every row once; the columns and find kind come only in the first
+  // message it sees. OK when the stream ended or `on_batch` returned false.
+  absl::Status Query(
+      const v1::QueryRequest& request,
+      const std::function<bool(const v1::QueryResponse&)>& on_batch,
+      const CallOptions& call = {});
+
+  // Raw index access, resumable like Query.
+  absl::Status Datoms(
+      const v1::DatomsRequest& request,
+      const std::function<bool(const v1::DatomsResponse&)>& on_batch,
+      const CallOptions& call = {});
+
+  // The transaction log between two transactions.
+  absl::Status TxRange(
+      const v1::TxRangeRequest& request,
+      const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
+      const CallOptions& call = {});
+
+  // Live transactions; runs until `on_batch` returns false, the call is
+  // cancelled (CANCELLED) or the server ends it.
+  absl::Status Subscribe(
+      const v1::SubscribeRequest& request,
+      const std::function<bool(const v1::SubscribeResponse&)>& on_batch,
+      const CallOptions& call = {});
+
+ private:
+  Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+  void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
+  template <typename Response, typename Invoke>
+  absl::StatusOr<Response> Unary(const CallOptions& call, Invoke invoke);
+  template <typename Request, typename Response, typename Start>
+  absl::Status Stream(Request request, Start start,
+                      const std::function<bool(const Response&)>& on_batch,
+                      const CallOptions& call, bool resumable);
+
+  ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Mentat::Stub> stub_;
+};
+
+// gRPC status to absl::Status: same code, same message.
+absl::Status FromGrpc(const grpc::Status& status);
+
+}  // namespace mentat::client
+
+#endif  // MENTAT_CLIENT_CLIENT_H_

@@ -1,0 +1,199 @@
+#include "shell/edn_scan.h"
+
+#include <string>
+
+namespace mentat::cli {
+namespace {
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' ||
+         c == '\f';
+}
+
+bool IsDelimiter(char c) {
+  return IsSpace(c) || c == '(' || c == ')' || c == '[' || c == ']' ||
+         c == '{' || c == '}' || c == '"' || c == ';';
+}
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9');
+}
+
+bool IsLetter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+class Scanner {
+ public:
+  explicit Scanner(std::string_view text) : t_(text) {}
+
+  EdnScan Run() {
+    const size_t n = t_.size();
+    size_t i = 0;
+    while (i < n) {
+      const char c = t_[i];
+      if (IsSpace(c)) {
+        ++i;
+      } else if (c == ';') {
+        while (i < n && t_[i] != '\n') ++i;
+      } else if (c == '"') {
+        const size_t begin = i;
+        if (!SkipString(&i)) {
+          out_.in_string = true;
+          break;
+        }
+        Atom(begin, i);
+      } else if (c == '\\') {
+        // A character literal: one character (which may be a bracket or a
+        // quote), then letters for the named ones (\newline, \u0041).
+        const size_t begin = i;
+        i += 2;
+        while (i < n && IsAlnum(t_[i])) ++i;
+        if (i > n) i = n;
+        Atom(begin, i);
+      } else if (c == '(' || c == '[' || c == '{') {
+        Open(i);
+        ++i;
+      } else if (c == '#' && i + 1 < n && t_[i + 1] == '{') {
+        Open(i);
+        i += 2;
+      } else if (c == ')' || c == ']' || c == '}') {
+        Close(i + 1);
+        ++i;
+      } else if (c == '#' && i + 1 < n && t_[i + 1] == '_') {
+        if (out_.depth == 0) ++discards_;
+        i += 2;
+      } else if (c == '#' && i + 1 < n && t_[i + 1] == '"') {
+        // A regex literal: the string that follows is the form.
+        if (out_.depth == 0 && prefix_ == std::string_view::npos) prefix_ = i;
+        ++i;
+      } else if (c == '#' && i + 1 < n && IsLetter(t_[i + 1])) {
+        // A tag: it belongs to the form after it.
+        const size_t begin = i;
+        while (i < n && !IsDelimiter(t_[i])) ++i;
+        if (out_.depth == 0 && prefix_ == std::string_view::npos) {
+          prefix_ = begin;
+        }
+      } else {
+        const size_t begin = i;
+        while (i < n && !IsDelimiter(t_[i])) ++i;
+        Atom(begin, i);
+      }
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // Moves *i past the string starting at *i; false if it never closes.
+  bool SkipString(size_t* i) {
+    size_t j = *i + 1;
+    while (j < t_.size() && t_[j] != '"') {
+      j += t_[j] == '\\' ? 2 : 1;
+    }
+    if (j >= t_.size()) return false;
+    *i = j + 1;
+    return true;
+  }
+
+  void Atom(size_t begin, size_t end) {
+    if (out_.depth == 0) Finish(begin, end);
+  }
+
+  void Open(size_t at) {
+    if (out_.depth == 0) group_start_ = at;
+    ++out_.depth;
+  }
+
+  void Close(size_t end) {
+    if (out_.depth == 0) {
+      out_.stray_closer = true;
+      return;
+    }
+    --out_.depth;
+    if (out_.depth == 0) Finish(group_start_, end);
+  }
+
+  void Finish(size_t begin, size_t end) {
+    if (prefix_ != std::string_view::npos) {
+      begin = prefix_;
+      prefix_ = std::string_view::npos;
+    }
+    if (discards_ > 0) {
+      --discards_;
+      return;
+    }
+    out_.forms.push_back({begin, end});
+  }
+
+  std::string_view t_;
+  EdnScan out_;
+  size_t group_start_ = 0;
+  size_t prefix_ = std::string_view::npos;
+  int discards_ = 0;
+};
+
+// The top-level forms inside the brackets of `form` (which starts with an
+// opener), as views into `form`.
+std::vector<std::string_view> InnerForms(std::string_view form,
+                                         size_t open_len) {
+  std::string_view inner = form.substr(open_len);
+  if (!inner.empty()) inner.remove_suffix(1);
+  std::vector<std::string_view> out;
+  for (const FormSpan& span : ScanEdn(inner).forms) {
+    out.push_back(inner.substr(span.begin, span.end - span.begin));
+  }
+  return out;
+}
+
+}  // namespace
+
+EdnScan ScanEdn(std::string_view text) { return Scanner(text).Run(); }
+
+bool IsCompleteEdn(std::string_view text) {
+  const EdnScan scan = ScanEdn(text);
+  return scan.depth == 0 && !scan.in_string;
+}
+
+FormKind ClassifyForm(std::string_view form) {
+  if (form.empty()) return FormKind::kOther;
+  if (form.front() == '[' && form.back() == ']') {
+    const std::vector<std::string_view> items = InnerForms(form, 1);
+    if (!items.empty() && items.front() == ":find") return FormKind::kQuery;
+    return FormKind::kTransaction;
+  }
+  if (form.front() == '{' && form.back() == '}') {
+    const std::vector<std::string_view> items = InnerForms(form, 1);
+    for (size_t k = 0; k < items.size(); k += 2) {
+      if (items[k] == ":find") return FormKind::kQuery;
+    }
+  }
+  return FormKind::kOther;
+}
+
+TextPosition PositionAt(std::string_view text, size_t offset) {
+  TextPosition pos;
+  if (offset > text.size()) offset = text.size();
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else {
+      ++pos.column;
+    }
+  }
+  return pos;
+}
+
+size_t OffsetAt(std::string_view text, uint32_t line, uint32_t column) {
+  size_t i = 0;
+  for (uint32_t l = 1; l < line && i < text.size(); ++i) {
+    if (text[i] == '\n') ++l;
+  }
+  size_t line_end = text.find('\n', i);
+  if (line_end == std::string_view::npos) line_end = text.size();
+  const size_t want = i + (column > 0 ? column - 1 : 0);
+  return want < line_end ? want : line_end;
+}
+
+}  // namespace mentat::cli
