@@ -88,6 +88,104 @@ absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
   return result;
 }
 
+namespace {
+
+// Yields the workload's transactions in load order; the history phase
+// needs the issue ids the earlier reports assigned.
+class WorkloadSource : public storage::ImportSource {
+ public:
+  WorkloadSource(const WorkloadScale& scale, LoadResult* result)
+      : scale_(scale), result_(result) {
+    result_->issue_ids.resize(static_cast<size_t>(scale.issues));
+  }
+
+  absl::StatusOr<bool> Next(TxRequest* request) override {
+    pending_ = phase_;
+    switch (phase_) {
+      case Phase::kSchema:
+        request->ops = SchemaOps();
+        phase_ = Phase::kUsers;
+        return true;
+      case Phase::kUsers:
+        request->ops = UserOps(next_, std::min(next_ + 1000, scale_.users));
+        next_ += 1000;
+        if (next_ >= scale_.users) phase_ = Phase::kLabels, next_ = 0;
+        return true;
+      case Phase::kLabels:
+        request->ops = LabelOps(0, scale_.labels);
+        phase_ = Phase::kIssues;
+        issues_start_ = Clock::now();
+        return true;
+      case Phase::kIssues:
+        request->ops =
+            IssueOps(scale_, next_, std::min(next_ + 500, scale_.issues));
+        issue_batch_ = next_;
+        next_ += 500;
+        if (next_ >= scale_.issues) phase_ = Phase::kHistory, next_ = 0;
+        return true;
+      case Phase::kHistory: {
+        if (history_start_ == Clock::time_point()) {
+          result_->load_seconds = Seconds(Clock::now() - issues_start_);
+          result_->t_mid = last_tx_;
+          history_start_ = Clock::now();
+        }
+        int new_state;
+        while (next_ < scale_.issues && request->ops.size() < 500) {
+          if (HistoryChange(scale_, next_, &new_state)) {
+            request->ops.push_back(StateChangeOp(
+                result_->issue_ids[static_cast<size_t>(next_)], new_state));
+            result_->history_changes++;
+          }
+          next_++;
+        }
+        if (request->ops.empty()) {
+          result_->history_seconds = Seconds(Clock::now() - history_start_);
+          if (result_->t_since == 0) result_->t_since = last_tx_;
+          return false;
+        }
+        // t_since: the last tx before the final history batch.
+        result_->t_since = last_tx_;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void OnReport(const storage::TxReport& report) override {
+    last_tx_ = report.tx;
+    if (pending_ == Phase::kIssues) {
+      result_->datoms += static_cast<int64_t>(report.datoms.size());
+      for (int64_t idx = issue_batch_;
+           idx < std::min(issue_batch_ + 500, scale_.issues); ++idx) {
+        result_->issue_ids[static_cast<size_t>(idx)] =
+            report.tempids.at("i" + std::to_string(idx));
+      }
+    }
+  }
+
+ private:
+  enum class Phase { kSchema, kUsers, kLabels, kIssues, kHistory };
+  const WorkloadScale& scale_;
+  LoadResult* result_;
+  Phase phase_ = Phase::kSchema;
+  Phase pending_ = Phase::kSchema;  // the phase of the request in flight
+  int64_t next_ = 0;
+  int64_t issue_batch_ = 0;
+  storage::EntityId last_tx_ = 0;
+  Clock::time_point issues_start_, history_start_;
+};
+
+}  // namespace
+
+absl::StatusOr<LoadResult> ImportWorkload(storage::Store* store,
+                                          const WorkloadScale& scale) {
+  LoadResult result;
+  WorkloadSource source(scale, &result);
+  auto report = store->Import(&source);
+  if (!report.ok()) return report.status();
+  return result;
+}
+
 absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,
                           const LoadResult& result) {
   std::ofstream out(dir + "/bench-meta.txt");

@@ -29,6 +29,11 @@ absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
                                         const WorkloadScale& scale,
                                         int inflight);
 
+// The same load through Store::Import (SST ingestion): the same
+// transactions, so the same datoms, history and statistics.
+absl::StatusOr<LoadResult> ImportWorkload(storage::Store* store,
+                                          const WorkloadScale& scale);
+
 // A loaded store remembers its scale and markers in DIR/bench-meta.txt, so
 // benchmarks can reuse it.
 absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,

@@ -2,6 +2,7 @@
 //
 //   storage-bench load   --scale s --dir DIR   workload load, history phase,
 //                                              size on disk, open time
+//   storage-bench import --scale s --dir DIR   the same through Store::Import
 //   storage-bench writes --dir DIR --seconds 5 single-datom durable writes
 //                                              at 1, 16 and 64 submitters
 //
@@ -79,7 +80,9 @@ int Load(const Args& args) {
   if (!Check(opened.status(), "open")) return 1;
   std::unique_ptr<Store> store = std::move(*opened);
 
-  auto loaded = LoadWorkload(store.get(), scale, args.inflight);
+  auto loaded = args.command == "import"
+                    ? ImportWorkload(store.get(), scale)
+                    : LoadWorkload(store.get(), scale, args.inflight);
   if (!Check(loaded.status(), "load")) return 1;
   const double load_s = loaded->load_seconds;
   const uint64_t load_datoms = static_cast<uint64_t>(loaded->datoms);
@@ -105,10 +108,11 @@ int Load(const Args& args) {
               static_cast<long long>(scale.issues),
               static_cast<long long>(scale.labels));
   std::printf(
-      "load: %llu datoms in %.2f s = %.0f datoms/s (txs of 500 issues, "
-      "%d in flight)\n",
-      static_cast<unsigned long long>(load_datoms), load_s,
-      static_cast<double>(load_datoms) / load_s, args.inflight);
+      "%s: %llu datoms in %.2f s = %.0f datoms/s (txs of 500 issues, "
+      "%s)\n",
+      args.command.c_str(), static_cast<unsigned long long>(load_datoms),
+      load_s, static_cast<double>(load_datoms) / load_s,
+      args.command == "import" ? "SST ingestion" : "Transact");
   std::printf("t_mid: %lld\n", static_cast<long long>(t_mid));
   std::printf("history: %lld state changes in %.2f s = %.0f changes/s\n",
               static_cast<long long>(changes), history_s,
@@ -197,11 +201,13 @@ int main(int argc, char** argv) {
   if (!mentat::bench::ParseArgs(argc, argv, &args)) {
     std::fprintf(
         stderr,
-        "usage: storage-bench load|writes [--scale xs|s|m] [--dir DIR] "
+        "usage: storage-bench load|import|writes [--scale xs|s|m] [--dir DIR] "
         "[--seconds N] [--inflight N]\n");
     return 2;
   }
-  if (args.command == "load") return mentat::bench::Load(args);
+  if (args.command == "load" || args.command == "import") {
+    return mentat::bench::Load(args);
+  }
   if (args.command == "writes") return mentat::bench::Writes(args);
   std::fprintf(stderr, "unknown command %s\n", args.command.c_str());
   return 2;

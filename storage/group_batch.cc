@@ -1,18 +1,53 @@
 #include "internal/group_batch.h"
 
+#include <cstring>
+
 #include "internal/coding.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::storage::internal {
 
-GroupBatch::GroupBatch(const StoreCore* core) : core_(core) {}
+GroupBatch::GroupBatch(const StoreCore* core, bool collect_runs)
+    : core_(core), collect_runs_(collect_runs) {}
+
+std::string_view GroupBatch::Intern(std::string_view bytes) {
+  constexpr size_t kBlock = size_t{1} << 20;
+  if (arena_used_ + bytes.size() > arena_size_) {
+    arena_size_ = std::max(kBlock, bytes.size());
+    arena_.push_back(std::make_unique<char[]>(arena_size_));
+    arena_used_ = 0;
+  }
+  char* dst = arena_.back().get() + arena_used_;
+  std::memcpy(dst, bytes.data(), bytes.size());
+  arena_used_ += bytes.size();
+  return std::string_view(dst, bytes.size());
+}
+
+void GroupBatch::Clear() {
+  for (auto& map : overlay_) map.clear();
+  for (auto& run : runs_) {
+    run.clear();
+    run.shrink_to_fit();
+  }
+  undo_.clear();
+  arena_.clear();
+  arena_used_ = arena_size_ = 0;
+}
+
+void GroupBatch::Collect(Cf cf, std::string_view key, std::string_view value,
+                         bool deleted) {
+  runs_[static_cast<int>(cf)].push_back(
+      RunEntry{Intern(key), Intern(value), deleted});
+}
 
 GroupBatch::~GroupBatch() = default;
 
 void GroupBatch::Record(IndexOrder order, std::string_view key, EntityId tx) {
   if (!Readable(order)) return;
   auto& map = overlay_[static_cast<int>(order)];
-  auto [it, inserted] = map.try_emplace(std::string(key), tx);
+  auto it = map.find(key);
+  const bool inserted = it == map.end();
+  if (inserted) it = map.emplace(Intern(key), tx).first;
   if (!save_points_.empty()) {
     undo_.push_back(Undo{static_cast<uint8_t>(order), it->first, !inserted,
                          inserted ? 0 : it->second});
@@ -25,25 +60,37 @@ void GroupBatch::PutCurrent(IndexOrder order, std::string_view key,
   char value[8];
   uint64_t v = static_cast<uint64_t>(tx);
   for (int i = 7; i >= 0; --i, v >>= 8) value[i] = static_cast<char>(v & 0xff);
+  Record(order, key, tx);
+  if (collect_runs_) {
+    // Readable orders are written from the overlay itself at ingest.
+    if (!Readable(order)) {
+      Collect(CurrentCf(order), key, std::string_view(value, 8), false);
+    }
+    return;
+  }
   batch_
       .Put(core_->cf(CurrentCf(order)), rocksdb::Slice(key.data(), key.size()),
            rocksdb::Slice(value, 8))
       .PermitUncheckedError();
-  Record(order, key, tx);
 }
 
 void GroupBatch::DeleteCurrent(IndexOrder order, std::string_view key) {
   // Every current key is Put once per life (redundant assertions are
   // elided), so SingleDelete applies: at flush it cancels the Put instead
   // of leaving a tombstone that reads would step over.
+  Record(order, key, kDeleted);
+  if (collect_runs_) {
+    if (!Readable(order)) Collect(CurrentCf(order), key, {}, true);
+    return;
+  }
   batch_
       .SingleDelete(core_->cf(CurrentCf(order)),
                     rocksdb::Slice(key.data(), key.size()))
       .PermitUncheckedError();
-  Record(order, key, kDeleted);
 }
 
 void GroupBatch::PutRaw(Cf cf, std::string_view key, std::string_view value) {
+  if (collect_runs_) return Collect(cf, key, value, false);
   batch_
       .Put(core_->cf(cf), rocksdb::Slice(key.data(), key.size()),
            rocksdb::Slice(value.data(), value.size()))
@@ -51,6 +98,7 @@ void GroupBatch::PutRaw(Cf cf, std::string_view key, std::string_view value) {
 }
 
 void GroupBatch::DeleteRaw(Cf cf, std::string_view key) {
+  if (collect_runs_) return Collect(cf, key, {}, true);
   batch_.Delete(core_->cf(cf), rocksdb::Slice(key.data(), key.size()))
       .PermitUncheckedError();
 }
@@ -58,12 +106,18 @@ void GroupBatch::DeleteRaw(Cf cf, std::string_view key) {
 void GroupBatch::SetSavePoint() {
   batch_.SetSavePoint();
   save_points_.push_back(undo_.size());
+  std::array<size_t, static_cast<int>(Cf::kCount)> marks;
+  for (size_t i = 0; i < marks.size(); ++i) marks[i] = runs_[i].size();
+  run_marks_.push_back(marks);
 }
 
 void GroupBatch::RollbackToSavePoint() {
   batch_.RollbackToSavePoint().PermitUncheckedError();
   const size_t mark = save_points_.back();
   save_points_.pop_back();
+  for (size_t i = 0; i < runs_.size(); ++i)
+    runs_[i].resize(run_marks_.back()[i]);
+  run_marks_.pop_back();
   while (undo_.size() > mark) {
     Undo& u = undo_.back();
     auto& map = overlay_[u.order];
@@ -79,6 +133,7 @@ void GroupBatch::RollbackToSavePoint() {
 void GroupBatch::PopSavePoint() {
   batch_.PopSavePoint().PermitUncheckedError();
   save_points_.pop_back();
+  run_marks_.pop_back();
   if (save_points_.empty()) undo_.clear();
 }
 

@@ -202,6 +202,40 @@ absl::StatusOr<std::shared_ptr<const Schema>> LoadSchema(
   return Schema::FromDatoms(datoms);
 }
 
+// A bulk import ingests its files before it records the counters; a crash
+// between the two leaves data past the counters. A few seeks find the
+// highest tx in the log and the highest id of each partition in EAVT, so
+// the counters never hand out an id that is in use.
+absl::Status RepairCounters(internal::StoreCore* core,
+                            internal::TxState* state) {
+  rocksdb::ReadOptions ro;
+  std::unique_ptr<rocksdb::Iterator> log(
+      core->db->NewIterator(ro, core->cf(Cf::kLog)));
+  log->SeekToLast();
+  if (log->Valid() && log->key().size() == 8) {
+    const EntityId last = static_cast<EntityId>(DecodeFixed64BE(
+        std::string_view(log->key().data(), log->key().size())));
+    if (last > state->basis_tx) state->basis_tx = last;
+    const int64_t next = (last & kCounterMask) + 1;
+    if (next > state->next_counter[3]) state->next_counter[3] = next;
+  }
+  if (!log->status().ok()) return FromRocks(log->status(), "reading the log");
+  std::unique_ptr<rocksdb::Iterator> eavt(
+      core->db->NewIterator(ro, core->cf(Cf::kEavt)));
+  for (int p : {0, 4}) {
+    const std::string bound = Fixed64BE(static_cast<uint64_t>(
+        MakeEntityId(static_cast<Partition>(p), kCounterMask)));
+    eavt->SeekForPrev(bound);
+    if (!eavt->Valid() || eavt->key().size() < 8) continue;
+    const EntityId e = static_cast<EntityId>(
+        DecodeFixed64BE(std::string_view(eavt->key().data(), 8)));
+    if (PartitionIndex(e) != p) continue;
+    const int64_t next = (e & kCounterMask) + 1;
+    if (next > state->next_counter[p]) state->next_counter[p] = next;
+  }
+  return FromRocks(eavt->status(), "reading EAVT");
+}
+
 }  // namespace
 
 Store::Store(std::string path, const StoreOptions& options)
@@ -222,6 +256,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   std::unique_ptr<Store> store(new Store(path, options));
   auto core = std::make_shared<internal::StoreCore>();
   core->options = options;
+  core->path = path;
 
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = options.create_if_missing;
@@ -296,6 +331,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     core->retention->database_horizon.store(
         static_cast<int64_t>(DecodeFixed64BE(horizon)));
   }
+  absl::Status repaired = RepairCounters(core.get(), &state);
+  if (!repaired.ok()) return repaired;
   auto schema = LoadSchema(core.get());
   if (!schema.ok()) return schema.status();
   state.schema = *schema;
@@ -323,6 +360,11 @@ void Store::Close() {
 
 std::shared_ptr<const Db> Store::Latest() const {
   return transactor_->Latest();
+}
+
+absl::StatusOr<ImportReport> Store::Import(ImportSource* source,
+                                           const ImportOptions& options) {
+  return transactor_->Import(source, options);
 }
 
 void Store::Transact(TxRequest request, TxCallback done) {

@@ -1,5 +1,6 @@
 #include "internal/transactor.h"
 
+#include <future>
 #include <utility>
 
 #include "internal/coding.h"
@@ -37,7 +38,7 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
           StrCat("the transaction queue is full (",
                  core_->options.queue_capacity, " waiting); retry later"));
     } else {
-      queue_.push_back(Pending{std::move(request), std::move(done)});
+      queue_.push_back(Pending{std::move(request), std::move(done), {}});
     }
   }
   if (!refused.ok()) {
@@ -45,6 +46,38 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
     return;
   }
   cv_.notify_one();
+}
+
+void Transactor::Publish(std::shared_ptr<Statistics> stats) {
+  stats_ = stats;
+  const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
+  std::shared_ptr<internal::StoreCore> core = core_;
+  std::shared_ptr<const rocksdb::Snapshot> snapshot(
+      raw,
+      [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
+  latest_.store(std::make_shared<const Db>(
+      core_, std::move(snapshot), state_.basis_tx, state_.last_tx_instant,
+      state_.schema, std::move(stats)));
+}
+
+absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
+                                                const ImportOptions& options) {
+  std::promise<absl::StatusOr<ImportReport>> done;
+  auto future = done.get_future();
+  absl::Status refused;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      refused = absl::UnavailableError("the store is closing");
+    } else {
+      Pending job;
+      job.exclusive = [&] { done.set_value(ImportOnThread(source, options)); };
+      queue_.push_back(std::move(job));
+    }
+  }
+  if (!refused.ok()) return refused;
+  cv_.notify_one();
+  return future.get();
 }
 
 Store::TransactorCounters Transactor::counters() const {
@@ -79,10 +112,18 @@ void Transactor::Run() {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything answered
+      if (queue_.front().exclusive) {
+        Pending job = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        job.exclusive();
+        continue;
+      }
       size_t datoms = 0;
       while (!queue_.empty() &&
              group.size() <
-                 static_cast<size_t>(options.max_group_transactions)) {
+                 static_cast<size_t>(options.max_group_transactions) &&
+             !queue_.front().exclusive) {
         const size_t n = queue_.front().request.ops.size();
         if (!group.empty() && datoms + n > options.max_group_datoms) break;
         datoms += n;
@@ -151,15 +192,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
       if (r.ok()) r = commit_status;
     }
   } else if (any_committed) {
-    stats_ = stats;
-    const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
-    std::shared_ptr<internal::StoreCore> core = core_;
-    std::shared_ptr<const rocksdb::Snapshot> snapshot(
-        raw,
-        [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
-    latest_.store(std::make_shared<const Db>(
-        core_, std::move(snapshot), state_.basis_tx, state_.last_tx_instant,
-        state_.schema, stats));
+    Publish(std::move(stats));
   }
 
   uint64_t committed = 0, failed = 0, datoms = 0;

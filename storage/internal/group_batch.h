@@ -31,7 +31,9 @@ namespace mentat::storage::internal {
 // read back); everything goes into one plain WriteBatch for the commit.
 class GroupBatch {
  public:
-  explicit GroupBatch(const StoreCore* core);
+  // With `collect_runs`, writes are not put in a WriteBatch but collected
+  // per column family, for bulk import through SST files (WriteRunsToSst).
+  explicit GroupBatch(const StoreCore* core, bool collect_runs = false);
   ~GroupBatch();
 
   // Writes a current-state key (tx is the value) or removes one.
@@ -61,21 +63,50 @@ class GroupBatch {
   rocksdb::WriteBatch* batch() { return &batch_; }
   size_t count() const { return static_cast<size_t>(batch_.Count()); }
 
+  // Keys collected so far in collect_runs mode (current state included).
+  size_t collected_keys() const;
+
+  // Collect-runs mode: writes everything collected as one sorted SST file
+  // per column family under `dir`, ingests them, and starts empty again
+  // (reads then go to the DB, which now holds the data).
+  absl::Status IngestRuns(const std::string& dir);
+
  private:
   static constexpr EntityId kDeleted = -1;
   static bool Readable(IndexOrder order) { return order != IndexOrder::kAevt; }
 
   struct Undo {
     uint8_t order;
-    std::string key;
+    std::string_view key;  // in arena_
     bool existed;
     EntityId previous;
   };
+  // Copies `bytes` into the arena; the view lives until Clear().
+  std::string_view Intern(std::string_view bytes);
+  // Drops the overlay, the runs and the arena.
+  void Clear();
   void Record(IndexOrder order, std::string_view key, EntityId tx);
 
+  struct RunEntry {
+    std::string_view key;    // in arena_
+    std::string_view value;  // in arena_
+    bool deleted;
+  };
+  void Collect(Cf cf, std::string_view key, std::string_view value,
+               bool deleted);
+
   const StoreCore* core_;
+  const bool collect_runs_;
   rocksdb::WriteBatch batch_;
-  std::array<absl::btree_map<std::string, EntityId, std::less<>>, 4> overlay_;
+  // collect_runs mode: raw writes per column family, in write order.
+  std::array<std::vector<RunEntry>, static_cast<int>(Cf::kCount)> runs_;
+  std::vector<std::array<size_t, static_cast<int>(Cf::kCount)>> run_marks_;
+  // Keys live in arena_: one allocation per megabyte instead of one per
+  // key (most keys are longer than std::string's inline buffer).
+  std::vector<std::unique_ptr<char[]>> arena_;
+  size_t arena_used_ = 0;
+  size_t arena_size_ = 0;
+  std::array<absl::btree_map<std::string_view, EntityId>, 4> overlay_;
   std::vector<Undo> undo_;
   std::vector<size_t> save_points_;
   // Iterators over the committed DB; valid for the whole group, since only

@@ -81,6 +81,7 @@ struct StoreCore {
   }
 
   StoreOptions options;
+  std::string path;
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::shared_ptr<rocksdb::Statistics> statistics;

@@ -31,6 +31,11 @@ class Transactor {
   // Thread-safe. See Store::Transact.
   void Submit(TxRequest request, TxCallback done);
 
+  // Thread-safe. See Store::Import: runs on the transactor thread, between
+  // groups, with no other writes.
+  absl::StatusOr<ImportReport> Import(ImportSource* source,
+                                      const ImportOptions& options);
+
   // Thread-safe, lock-free: an atomic load.
   std::shared_ptr<const Db> Latest() const { return latest_.load(); }
 
@@ -43,10 +48,17 @@ class Transactor {
   struct Pending {
     TxRequest request;
     TxCallback done;
+    // Set for work that must run alone on the transactor thread (import).
+    std::function<void()> exclusive;
   };
 
   void Run();
   void CommitGroup(std::deque<Pending>* group);
+  // Bulk import on the transactor thread (transactor_import.cc).
+  absl::StatusOr<ImportReport> ImportOnThread(ImportSource* source,
+                                              const ImportOptions& options);
+  // Takes a snapshot and publishes the current state as the latest Db.
+  void Publish(std::shared_ptr<Statistics> stats);
 
   std::shared_ptr<internal::StoreCore> core_;
   // Owned by the transactor thread.

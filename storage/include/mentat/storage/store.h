@@ -19,6 +19,31 @@ class Transactor;
 
 using TxCallback = std::function<void(absl::StatusOr<TxReport>)>;
 
+// Feeds Store::Import. Called on the transactor thread.
+class ImportSource {
+ public:
+  virtual ~ImportSource() = default;
+  // Fills *request with the next transaction; false when there are no
+  // more. An error stops the import.
+  virtual absl::StatusOr<bool> Next(TxRequest* request) = 0;
+  // The report of each imported transaction, in order (tempids, tx id).
+  virtual void OnReport(const TxReport& report) { (void)report; }
+};
+
+struct ImportOptions {
+  // Keys collected in memory before they are written as SST files and
+  // ingested (about 100 bytes each with the index). Smaller chunks keep the
+  // in-memory index shallow; larger ones mean fewer, larger files.
+  // Default: 4 million.
+  size_t chunk_keys = 4000000;
+};
+
+struct ImportReport {
+  int64_t transactions = 0;
+  int64_t datoms = 0;
+  int64_t chunks = 0;
+};
+
 // A durable store of datoms with full history, in one RocksDB instance.
 //
 // Writes go through one transactor thread (group commit); reads go through
@@ -47,6 +72,18 @@ class Store {
 
   // The same, as a future.
   std::future<absl::StatusOr<TxReport>> Transact(TxRequest request);
+
+  // Bulk import: applies the source's transactions with exactly the
+  // semantics of Transact (the same code applies them), but writes sorted
+  // SST files and ingests them instead of going through the memtable and
+  // the WAL. Runs alone on the transactor thread; transactions submitted
+  // meanwhile wait. Every chunk's files are ingested before its counters,
+  // basis and statistics are written (synced), so a crash during an import
+  // keeps whole chunks; Open repairs counters from the data if the crash
+  // fell between the two. On a failing transaction, what came before it
+  // stays imported and the error names the transaction's index.
+  absl::StatusOr<ImportReport> Import(ImportSource* source,
+                                      const ImportOptions& options = {});
 
   // Stops accepting transactions, lets queued ones commit, stops the
   // transactor. Idempotent; the destructor calls it.

@@ -1,0 +1,112 @@
+// Bulk import: the transactor's own apply path (TxApplier) over a
+// GroupBatch that collects writes for SST ingestion instead of a
+// WriteBatch.
+
+#include "internal/coding.h"
+#include "internal/group_batch.h"
+#include "internal/meta_keys.h"
+#include "internal/transactor.h"
+#include "internal/tx_applier.h"
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::storage {
+
+using internal::Cf;
+using internal::Fixed64BE;
+
+absl::StatusOr<ImportReport> Transactor::ImportOnThread(
+    ImportSource* source, const ImportOptions& options) {
+  auto stats = std::make_shared<Statistics>(*stats_);
+  internal::StatsDirty dirty;
+  internal::GroupBatch batch(core_.get(), /*collect_runs=*/true);
+  internal::TxState chunk_start = state_;
+  ImportReport report;
+  const std::string tmp_dir = core_->path + "/import-tmp";
+
+  // Ingests what was collected, then records counters, basis and
+  // statistics, and publishes the new state.
+  auto flush = [&]() -> absl::Status {
+    if (batch.collected_keys() == 0) return absl::OkStatus();
+    absl::Status s = batch.IngestRuns(tmp_dir);
+    if (!s.ok()) return s;
+    rocksdb::WriteBatch meta;
+    rocksdb::ColumnFamilyHandle* meta_cf = core_->cf(Cf::kMeta);
+    meta.Put(meta_cf, internal::kMetaBasisKey, Fixed64BE(state_.basis_tx))
+        .PermitUncheckedError();
+    meta.Put(meta_cf, internal::kMetaTxInstantKey,
+             Fixed64BE(static_cast<uint64_t>(state_.last_tx_instant)))
+        .PermitUncheckedError();
+    for (int p : {0, 3, 4}) {
+      meta.Put(meta_cf, internal::MetaPartitionKey(p),
+               Fixed64BE(state_.next_counter[p]))
+          .PermitUncheckedError();
+    }
+    internal::WriteStatsMeta(*stats, dirty, meta_cf, &meta);
+    dirty = internal::StatsDirty();
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rocksdb::Status w = core_->db->Write(wo, &meta);
+    if (!w.ok()) {
+      return absl::UnavailableError(
+          StrCat("recording an imported chunk: ", w.ToString()));
+    }
+    report.chunks++;
+    chunk_start = state_;
+    Publish(std::make_shared<Statistics>(*stats));
+    stats = std::make_shared<Statistics>(*stats_);
+    return absl::OkStatus();
+  };
+
+  absl::Status error;
+  TxRequest request;
+  for (;;) {
+    request.ops.clear();
+    absl::StatusOr<bool> more = source->Next(&request);
+    if (!more.ok()) {
+      error = more.status();
+      break;
+    }
+    if (!*more) break;
+    internal::TxState tx_state = state_;
+    internal::StatsDelta delta;
+    batch.SetSavePoint();
+    internal::TxApplier applier(&batch, stats.get(), &tx_state);
+    absl::StatusOr<TxReport> r = applier.Apply(request, &delta);
+    if (!r.ok()) {
+      batch.RollbackToSavePoint();
+      error = absl::Status(
+          r.status().code(),
+          StrCat("import transaction ", report.transactions,
+                 " (counting from 0) "
+                 "failed, the ",
+                 report.transactions,
+                 " before it are imported: ", r.status().message()));
+      break;
+    }
+    batch.PopSavePoint();
+    state_ = std::move(tx_state);
+    internal::ApplyStatsDelta(delta, core_->options.low_cardinality_limit,
+                              stats.get(), &dirty);
+    report.transactions++;
+    report.datoms += static_cast<int64_t>(r->datoms.size());
+    transactions_.fetch_add(1, std::memory_order_relaxed);
+    datoms_.fetch_add(r->datoms.size(), std::memory_order_relaxed);
+    source->OnReport(*r);
+    if (batch.collected_keys() >= options.chunk_keys) {
+      absl::Status s = flush();
+      if (!s.ok()) {
+        state_ = chunk_start;
+        return s;
+      }
+    }
+  }
+  absl::Status s = flush();
+  if (!s.ok()) {
+    state_ = chunk_start;
+    return s;
+  }
+  if (!error.ok()) return error;
+  return report;
+}
+
+}  // namespace mentat::storage
