@@ -1,0 +1,257 @@
+// query-bench: the workload's queries through the query engine,
+// in-process (no network), with every answer checked against the truth
+// computed from the generator.
+//
+//   query-bench --scale s --dir DIR [--seconds 2]
+//
+// Loads the workload into DIR the first time (then reuses it), runs q1,
+// pull, q2, as_of q2, input bindings, since, q3 and q4, and prints count,
+// p50, p95, p99 and max in microseconds per scenario.
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+
+#include "loader.h"
+#include "mentat/query/query_engine.h"
+#include "stats_util.h"
+#include "truth.h"
+
+namespace mentat::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using edn::EdnValue;
+using query::QueryEngine;
+using storage::Basis;
+
+// The workload's queries (../shared/workload/queries).
+constexpr char kQ1[] =
+    "[:find ?e ?name :in $ ?email :where [?e :user/email ?email] "
+    "[?e :user/name ?name]]";
+constexpr char kQ2[] =
+    "[:find ?i ?title ?state :in $ ?email :where [?u :user/email ?email] "
+    "[?i :issue/assignee ?u] [?i :issue/title ?title] [?i :issue/state "
+    "?state]]";
+constexpr char kQ3[] =
+    "[:find ?state (count ?i) :where [?i :issue/state ?state]]";
+constexpr char kQ4[] =
+    "[:find ?i ?title ?priority :in $ ?min :where [?i :issue/state "
+    ":state/open] [?i :issue/priority ?priority] [?i :issue/title ?title] "
+    "[(>= ?priority ?min)]]";
+constexpr char kPull[] =
+    "[:find (pull ?e [*]) . :in $ ?e :where [?e :issue/title _]]";
+constexpr char kSince[] = "[:find ?i :where [?i :issue/state _]]";
+constexpr char kInputs[] =
+    "[:find ?e ?name :in $ [?email ...] :where [?e :user/email ?email] "
+    "[?e :user/name ?name]]";
+
+struct Args {
+  std::string scale = "s";
+  std::string dir = "bench-store";
+  double seconds = 2;
+};
+
+int failures = 0;
+
+void Fail(const char* scenario, const std::string& why) {
+  failures++;
+  std::fprintf(stderr, "CHECK FAILED %s: %s\n", scenario, why.c_str());
+}
+
+// Runs `op` repeatedly for `seconds` (at least 30 times, 3 warm-up calls
+// discarded) and prints its latency percentiles.
+void Measure(const char* name, double seconds,
+             const std::function<bool()>& op) {
+  for (int i = 0; i < 3; ++i) op();
+  std::vector<double> micros;
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < end || micros.size() < 30) {
+    const auto t0 = Clock::now();
+    const bool ok = op();
+    micros.push_back(
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (!ok) break;
+  }
+  const Percentiles p = ComputePercentiles(micros);
+  std::printf("%-16s %8zu %10.1f %10.1f %10.1f %10.1f\n", name, p.count, p.p50,
+              p.p95, p.p99, p.max);
+  std::fflush(stdout);
+}
+
+int Run(const Args& args) {
+  WorkloadScale scale;
+  if (!ScaleByName(args.scale, &scale)) {
+    std::fprintf(stderr, "unknown scale %s\n", args.scale.c_str());
+    return 2;
+  }
+  auto opened = storage::Store::Open(args.dir);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
+    return 1;
+  }
+  std::unique_ptr<storage::Store> store = std::move(*opened);
+  auto meta = ReadLoadMeta(args.dir, scale);
+  if (!meta.ok()) {
+    std::printf("loading scale %s into %s...\n", scale.name.c_str(),
+                args.dir.c_str());
+    auto loaded = LoadWorkload(store.get(), scale, 2);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "load: %s\n", loaded.status().ToString().c_str());
+      return 1;
+    }
+    absl::Status s = store->Flush();
+    if (s.ok()) s = store->CompactAll();
+    if (s.ok()) s = SaveLoadMeta(args.dir, scale, *loaded);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
+    meta = std::move(loaded);
+  }
+  std::mt19937_64 rng(42);
+  std::set<int64_t> probes;
+  while (probes.size() < 50)
+    probes.insert(static_cast<int64_t>(rng() % scale.users));
+  const Truth truth = ComputeTruth(scale, probes);
+  const std::vector<int64_t> probe_list(probes.begin(), probes.end());
+
+  QueryEngine engine;
+  auto db = store->Latest();
+  const auto current = db->View(Basis::Current());
+  const auto as_of = db->View(Basis::AsOf(meta->t_mid));
+  const auto since = db->View(Basis::Since(meta->t_since));
+
+  std::printf("scale %s, basis %lld; latencies in microseconds\n",
+              scale.name.c_str(), static_cast<long long>(db->basis_tx()));
+  std::printf("%-16s %8s %10s %10s %10s %10s\n", "scenario", "count", "p50",
+              "p95", "p99", "max");
+
+  Measure("q1", args.seconds, [&] {
+    const int64_t k = static_cast<int64_t>(rng() % scale.users);
+    auto r = engine.Query(kQ1, current, {EdnValue::String(UserEmail(k))});
+    if (!r.ok()) return Fail("q1", r.status().ToString()), false;
+    if (r->rows.size() != 1 || r->rows[0][1] != EdnValue::String(UserName(k))) {
+      return Fail("q1", "wrong answer for user " + std::to_string(k)), false;
+    }
+    return true;
+  });
+  Measure("pull", args.seconds, [&] {
+    const int64_t idx = static_cast<int64_t>(rng() % scale.issues);
+    auto r = engine.Query(
+        kPull, current,
+        {EdnValue::Int(meta->issue_ids[static_cast<size_t>(idx)])});
+    if (!r.ok()) return Fail("pull", r.status().ToString()), false;
+    const Issue issue = GenerateIssue(scale, idx);
+    const EdnValue map = r->ToEdn();
+    const EdnValue* title = map.Get("issue/title");
+    const EdnValue* priority = map.Get("issue/priority");
+    if (title == nullptr || *title != EdnValue::String(issue.title) ||
+        priority == nullptr || *priority != EdnValue::Int(issue.priority)) {
+      return Fail("pull", "wrong answer for issue " + std::to_string(idx)),
+             false;
+    }
+    return true;
+  });
+  auto check_q2 = [&](const char* name, const storage::DbView& view,
+                      bool initial) {
+    const int64_t k = probe_list[rng() % probe_list.size()];
+    auto r = engine.Query(kQ2, view, {EdnValue::String(UserEmail(k))});
+    if (!r.ok()) return Fail(name, r.status().ToString()), false;
+    std::set<std::pair<int64_t, std::string>> got, want;
+    for (const auto& row : r->rows)
+      got.insert({row[0].as_int(), row[2].text()});
+    auto it = truth.assigned.find(k);
+    if (it != truth.assigned.end()) {
+      for (const auto& [idx, s0, s1] : it->second) {
+        want.insert({meta->issue_ids[static_cast<size_t>(idx)],
+                     kStates[initial ? s0 : s1]});
+      }
+    }
+    if (got != want) {
+      return Fail(name, "wrong answer for user " + std::to_string(k)), false;
+    }
+    return true;
+  };
+  Measure("q2", args.seconds, [&] { return check_q2("q2", current, false); });
+  Measure("as_of q2", args.seconds,
+          [&] { return check_q2("as_of", as_of, true); });
+  Measure("input_bindings", args.seconds, [&] {
+    std::vector<EdnValue> emails;
+    std::set<std::string> want;
+    for (int i = 0; i < 100; ++i) {
+      const int64_t k = static_cast<int64_t>(rng() % scale.users);
+      emails.push_back(EdnValue::String(UserEmail(k)));
+      want.insert(UserName(k));
+    }
+    auto r =
+        engine.Query(kInputs, current, {EdnValue::Vector(std::move(emails))});
+    if (!r.ok()) return Fail("input_bindings", r.status().ToString()), false;
+    std::set<std::string> got;
+    for (const auto& row : r->rows) got.insert(row[1].text());
+    if (got != want) return Fail("input_bindings", "wrong names"), false;
+    return true;
+  });
+  Measure("since", args.seconds, [&] {
+    auto r = engine.Query(kSince, since, {});
+    if (!r.ok()) return Fail("since", r.status().ToString()), false;
+    if (static_cast<int64_t>(r->rows.size()) != truth.changed_in_last_batch) {
+      return Fail("since", "got " + std::to_string(r->rows.size()) + " issues"),
+             false;
+    }
+    return true;
+  });
+  Measure("q3", args.seconds, [&] {
+    auto r = engine.Query(kQ3, current, {});
+    if (!r.ok()) return Fail("q3", r.status().ToString()), false;
+    for (const auto& row : r->rows) {
+      for (int s = 0; s < 5; ++s) {
+        if (row[0].is_keyword(kStates[s]) &&
+            row[1] != EdnValue::Int(truth.states_final[s])) {
+          return Fail("q3", "wrong count for " + std::string(kStates[s])),
+                 false;
+        }
+      }
+    }
+    if (r->rows.size() != 5) return Fail("q3", "wrong number of states"), false;
+    return true;
+  });
+  Measure("q4", args.seconds, [&] {
+    auto r = engine.Query(kQ4, current, {EdnValue::Int(4)});
+    if (!r.ok()) return Fail("q4", r.status().ToString()), false;
+    if (static_cast<int64_t>(r->rows.size()) != truth.open_at_least[4]) {
+      return Fail("q4", "got " + std::to_string(r->rows.size()) + " rows"),
+             false;
+    }
+    return true;
+  });
+  std::printf("checks: %s\n", failures == 0 ? "all passed" : "FAILED");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace mentat::bench
+
+int main(int argc, char** argv) {
+  mentat::bench::Args args;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--scale") == 0) {
+      args.scale = argv[i + 1];
+    } else if (std::strcmp(argv[i], "--dir") == 0) {
+      args.dir = argv[i + 1];
+    } else if (std::strcmp(argv[i], "--seconds") == 0) {
+      args.seconds = std::atof(argv[i + 1]);
+    } else {
+      std::fprintf(
+          stderr,
+          "usage: query-bench [--scale xs|s|m] [--dir DIR] [--seconds N]\n");
+      return 2;
+    }
+  }
+  return mentat::bench::Run(args);
+}
