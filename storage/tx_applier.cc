@@ -247,12 +247,7 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,
     }
   }
   datom_index_.emplace(std::move(key), datoms_.size());
-  if (attr.id == ids::kDbIdent || attr.id == ids::kDbValueType ||
-      attr.id == ids::kDbCardinality || attr.id == ids::kDbUnique ||
-      attr.id == ids::kDbIsComponent || attr.id == ids::kDbNoHistory ||
-      attr.id == ids::kDbIndex || attr.id == ids::kDbFulltext) {
-    schema_touched_ = true;
-  }
+  if (IsSchemaAttribute(attr.id)) schema_touched_ = true;
   datoms_.push_back(PendingDatom{Datom{e, attr.id, std::move(v), tx_, true},
                                  &attr, 0, source});
   return absl::OkStatus();
@@ -286,12 +281,7 @@ absl::Status TxApplier::AddRetraction(EntityId e, const Attribute& attr,
     return absl::OkStatus();
   }
   datom_index_.emplace(std::move(key), datoms_.size());
-  if (attr.id == ids::kDbIdent || attr.id == ids::kDbValueType ||
-      attr.id == ids::kDbCardinality || attr.id == ids::kDbUnique ||
-      attr.id == ids::kDbIsComponent || attr.id == ids::kDbNoHistory ||
-      attr.id == ids::kDbIndex || attr.id == ids::kDbFulltext) {
-    schema_touched_ = true;
-  }
+  if (IsSchemaAttribute(attr.id)) schema_touched_ = true;
   datoms_.push_back(PendingDatom{Datom{e, attr.id, v, tx_, false}, &attr,
                                  *asserted_tx, source});
   return absl::OkStatus();

@@ -13,22 +13,6 @@ namespace {
 
 constexpr char kTxTempIdName[] = "datomic.tx";
 
-bool IsSchemaAttribute(EntityId a) {
-  switch (a) {
-    case ids::kDbIdent:
-    case ids::kDbValueType:
-    case ids::kDbCardinality:
-    case ids::kDbUnique:
-    case ids::kDbIsComponent:
-    case ids::kDbIndex:
-    case ids::kDbNoHistory:
-    case ids::kDbFulltext:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string TypeName(ValueType t) { return std::string(ValueTypeIdent(t)); }
 
 }  // namespace

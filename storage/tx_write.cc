@@ -23,12 +23,7 @@ absl::Status TxApplier::CheckSchemaChanges() {
   const Schema& schema = *state_->schema;
   for (const PendingDatom& p : datoms_) {
     const EntityId a = p.datom.a;
-    if (a != ids::kDbIdent && a != ids::kDbValueType &&
-        a != ids::kDbCardinality && a != ids::kDbUnique &&
-        a != ids::kDbIsComponent && a != ids::kDbNoHistory &&
-        a != ids::kDbIndex && a != ids::kDbFulltext) {
-      continue;
-    }
+    if (!IsSchemaAttribute(a)) continue;
     if (IsBootstrapEntity(p.datom.e)) {
       return OpError(absl::StatusCode::kInvalidArgument, p.source,
                      StrCat("entity ", p.datom.e,

@@ -58,6 +58,15 @@ inline constexpr EntityId kDbDoc = 62;
 inline constexpr int64_t kFirstUserDbCounter = 1000;
 }  // namespace ids
 
+// True for the bootstrap attributes whose datoms define schema (a change
+// to one means the schema must be rebuilt and checked).
+inline constexpr bool IsSchemaAttribute(EntityId a) {
+  return a == ids::kDbIdent || a == ids::kDbValueType ||
+         a == ids::kDbCardinality || a == ids::kDbUnique ||
+         a == ids::kDbIsComponent || a == ids::kDbNoHistory ||
+         a == ids::kDbIndex || a == ids::kDbFulltext;
+}
+
 // The first tx id of a new store (tx counter 1000, as in Datomic).
 inline constexpr EntityId kFirstTxId = MakeEntityId(Partition::kTx, 1000);
 
