@@ -73,15 +73,15 @@ absl::Status CallOp::Push(Batch& in) {
   for (size_t r = 0; r < in.size() && !ctx_->stopped(); ++r) {
     const Value* row = in.row(r);
     const Value* key = keys_.data() + r * k;
-    uint32_t a = t.answer_index.Head(key);
+    t.Lookup(key, &found_);
     if (step_.call.anti) {
-      if (a == ChainIndex::kEnd) {
+      if (found_.empty()) {
         s = EmitRow(row);
         if (!s.ok()) return s;
       }
       continue;
     }
-    for (; a != ChainIndex::kEnd; a = t.answer_index.Next(a)) {
+    for (uint32_t a : found_) {
       s = EmitJoined(row, t.answers.row(a));
       if (!s.ok()) return s;
     }

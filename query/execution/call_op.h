@@ -46,6 +46,7 @@ class CallOp : public Operator {
   std::deque<storage::Value> owned_;
   std::vector<int> key_pos_;
   std::vector<storage::Value> keys_;  // per row of the batch
+  std::vector<uint32_t> found_;       // scratch: answers of one key
   FilterEval filters_;
   std::unique_ptr<FixpointEngine> engine_;
   Batch out_;

@@ -27,7 +27,58 @@ absl::Status TableState::AddAnswer(const Value* tuple) {
 }
 
 absl::Status TableState::UpdateMemory() {
-  return memory.Update(demand.bytes() + answers.bytes() + answer_index.bytes());
+  return memory.Update(demand.bytes() + answers.bytes() + answer_index.bytes() +
+                       link_set.size() * 16);
+}
+
+void TableState::Link(uint32_t from, uint32_t to) {
+  if (from == to) return;
+  if (!link_set.insert((static_cast<uint64_t>(from) << 32) | to).second) {
+    return;
+  }
+  if (links.size() <= from) links.resize(static_cast<size_t>(from) + 1);
+  links[from].push_back(to);
+}
+
+void TableState::Lookup(const Value* k, std::vector<uint32_t>* out) {
+  out->clear();
+  const int64_t start = plan.linear ? demand.Find(k) : -1;
+  if (start < 0) {
+    for (uint32_t a = answer_index.Head(k); a != ChainIndex::kEnd;
+         a = answer_index.Next(a)) {
+      out->push_back(a);
+    }
+    return;
+  }
+  std::vector<int> free_pos;
+  for (int p = 0; p < plan.arity; ++p) {
+    if (!plan.bound[static_cast<size_t>(p)]) free_pos.push_back(p);
+  }
+  RowSet seen(static_cast<int>(free_pos.size()));
+  std::vector<Value> free(free_pos.size());
+  std::vector<bool> visited(demand.size(), false);
+  std::vector<uint32_t> stack = {static_cast<uint32_t>(start)};
+  visited[static_cast<size_t>(start)] = true;
+  while (!stack.empty()) {
+    const uint32_t d = stack.back();
+    stack.pop_back();
+    for (uint32_t a = answer_index.Head(demand.row(d)); a != ChainIndex::kEnd;
+         a = answer_index.Next(a)) {
+      const Value* tuple = answers.row(a);
+      for (size_t i = 0; i < free_pos.size(); ++i) {
+        free[i] = tuple[free_pos[i]];
+      }
+      if (seen.Insert(free.data()).second) out->push_back(a);
+    }
+    if (d < links.size()) {
+      for (uint32_t next : links[d]) {
+        if (!visited[next]) {
+          visited[next] = true;
+          stack.push_back(next);
+        }
+      }
+    }
+  }
 }
 
 namespace {
@@ -93,6 +144,7 @@ absl::Status CallSiteOp::Init() {
   }
   key_pos_ = engine_->state(step_.call.table).key_pos;
   key_.resize(key_pos_.size());
+  from_key_.resize(key_pos_.size());
   cache_index_ =
       std::make_unique<ChainIndex>(static_cast<int>(key_pos_.size()));
   return absl::OkStatus();
@@ -117,6 +169,7 @@ absl::Status CallSiteOp::EmitJoined(const Value* row, const Value* answer) {
 
 absl::Status CallSiteOp::Push(Batch& in) {
   TableState& t = engine_->state(step_.call.table);
+  if (step_.call.linear) return PushLinear(in, t);
   for (size_t r = 0; r < in.size(); ++r) {
     const Value* row = in.row(r);
     for (size_t i = 0; i < live_.size(); ++i) live_row_[i] = row[live_[i]];
@@ -142,7 +195,26 @@ absl::Status CallSiteOp::Push(Batch& in) {
   return memory_.Update(cache_.bytes() + cache_index_->bytes());
 }
 
+absl::Status CallSiteOp::PushLinear(Batch& in, TableState& t) {
+  for (size_t r = 0; r < in.size(); ++r) {
+    const Value* row = in.row(r);
+    for (size_t j = 0; j < key_pos_.size(); ++j) {
+      key_[j] = args_[static_cast<size_t>(key_pos_[j])].Get(row);
+      from_key_[j] = row[step_.call.link_from[j]];
+    }
+    uint32_t to = 0;
+    absl::Status s = engine_->AddDemand(step_.call.table, key_.data(), &to);
+    if (!s.ok()) return s;
+    const int64_t from = t.demand.Find(from_key_.data());
+    if (from >= 0) t.Link(static_cast<uint32_t>(from), to);
+    s = ctx_->Tick();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CallSiteOp::RunDelta() {
+  if (step_.call.linear) return absl::OkStatus();
   TableState& t = engine_->state(step_.call.table);
   expanded_.Clear();
   Value* full = expanded_.Append();
@@ -189,11 +261,12 @@ TableState& FixpointEngine::state(int table) {
   return *s;
 }
 
-absl::Status FixpointEngine::AddDemand(int table, const Value* key) {
+absl::Status FixpointEngine::AddDemand(int table, const Value* key,
+                                       uint32_t* index) {
   TableState& t = state(table);
-  if (t.demand.Insert(key).second && (t.demand.size() & 1023) == 0) {
-    return t.UpdateMemory();
-  }
+  auto [idx, inserted] = t.demand.Insert(key);
+  if (index != nullptr) *index = idx;
+  if (inserted && (t.demand.size() & 1023) == 0) return t.UpdateMemory();
   return absl::OkStatus();
 }
 

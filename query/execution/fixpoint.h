@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "execution/exec_context.h"
 #include "execution/operator.h"
@@ -48,9 +49,20 @@ struct TableState {
   MemoryHold memory;
   std::vector<storage::Value> key;  // scratch
 
+  // Right-linear tables (TablePlan::linear): by demand index, the demand
+  // indexes whose answers are answers of this key too.
+  std::vector<std::vector<uint32_t>> links;
+  absl::flat_hash_set<uint64_t> link_set;
+
   // Adds an answer (head tuple) unless known.
   absl::Status AddAnswer(const storage::Value* tuple);
   absl::Status UpdateMemory();
+  // Records that `from`'s answers include `to`'s (demand indexes).
+  void Link(uint32_t from, uint32_t to);
+  // The answers of `key` (indexes into `answers`): its own, and for a
+  // linear table those of every key linked from it, without two answers
+  // that agree on the free positions.
+  void Lookup(const storage::Value* key, std::vector<uint32_t>* out);
 };
 
 // A call of a table from inside a rule body, part of its engine's
@@ -75,6 +87,7 @@ class CallSiteOp : public Operator {
  private:
   absl::Status EmitJoined(const storage::Value* row,
                           const storage::Value* answer);
+  absl::Status PushLinear(Batch& in, TableState& t);
 
   FixpointEngine* engine_;
   const planner::Step& step_;
@@ -84,6 +97,7 @@ class CallSiteOp : public Operator {
   std::deque<storage::Value> owned_;
   std::vector<int> key_pos_;
   std::vector<storage::Value> key_;
+  std::vector<storage::Value> from_key_;  // linear: the caller's key
   std::vector<storage::Value> live_row_;  // scratch, live_ values
   Batch expanded_;                        // scratch, one full row
   RowSet cache_;                          // rows over live_
@@ -104,7 +118,9 @@ class FixpointEngine {
   ~FixpointEngine();
 
   // Adds demand for `table`: the values of its bound head positions.
-  absl::Status AddDemand(int table, const storage::Value* key);
+  // `index`, if not null, gets the key's demand index.
+  absl::Status AddDemand(int table, const storage::Value* key,
+                         uint32_t* index = nullptr);
   // Runs rounds until nothing new is derived.
   absl::Status Solve();
   TableState& state(int table);

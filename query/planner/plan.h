@@ -141,6 +141,12 @@ struct CallSpec {
   std::vector<PlanTerm> args;  // one per head position
   // Not: keep the rows whose bound arguments have no answer.
   bool anti = false;
+  // A right-linear self call, last in its body, passing the free head
+  // variables through: instead of copying the called key's answers into
+  // the caller's, it records that the caller's key (the head slots at the
+  // bound positions, `link_from`) has all the answers of the called key.
+  bool linear = false;
+  std::vector<Slot> link_from;
 };
 
 struct Step {
@@ -190,7 +196,12 @@ struct TablePlan {
   std::vector<bool> bound;  // per head position: bound by the caller
   std::vector<RuleBody> bodies;
   bool recursive = false;  // reaches itself through positive calls
-  double est_rows = 10;    // answers per demand tuple
+  // Its recursion is right-linear (see CallSpec::linear): the answers of a
+  // key are the base answers of every key linked from it, which callers
+  // collect when they look it up. Only top-level calls and `not` call
+  // such a table.
+  bool linear = false;
+  double est_rows = 10;  // answers per demand tuple
   std::vector<int> key_positions() const {
     std::vector<int> out;
     for (int i = 0; i < arity; ++i) {

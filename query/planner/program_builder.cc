@@ -173,6 +173,7 @@ absl::Status ProgramBuilder::Finish() {
     }
     return false;
   };
+  MarkLinear();
   for (size_t t = 0; t < n; ++t) {
     tables_[t].recursive = reaches(positive, t, t);
     for (const RuleBody& body : tables_[t].bodies) {
@@ -187,6 +188,71 @@ absl::Status ProgramBuilder::Finish() {
     }
   }
   return absl::OkStatus();
+}
+
+void ProgramBuilder::MarkLinear() {
+  const size_t n = tables_.size();
+  auto is_linear_site = [&](size_t t, const RuleBody& body, size_t i) {
+    const Step& step = body.scope.steps[i];
+    if (step.kind != Step::Kind::kCall || step.call.anti ||
+        step.call.table != static_cast<int>(t) ||
+        i + 1 != body.scope.steps.size() || !step.filters.empty()) {
+      return false;
+    }
+    const TablePlan& table = tables_[t];
+    for (int p = 0; p < table.arity; ++p) {
+      if (table.bound[static_cast<size_t>(p)]) continue;
+      const PlanTerm& arg = step.call.args[static_cast<size_t>(p)];
+      if (!arg.is_slot() || arg.bound || arg.check ||
+          body.head_slots[static_cast<size_t>(p)] != arg.slot) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // Candidates: tables with a right-linear self call.
+  std::vector<bool> linear(n, false);
+  for (size_t t = 0; t < n; ++t) {
+    for (const RuleBody& body : tables_[t].bodies) {
+      for (size_t i = 0; i < body.scope.steps.size(); ++i) {
+        if (is_linear_site(t, body, i)) linear[t] = true;
+      }
+    }
+  }
+  // Any other positive call of the table would need its answers whole.
+  for (size_t t = 0; t < n; ++t) {
+    for (const RuleBody& body : tables_[t].bodies) {
+      for (size_t i = 0; i < body.scope.steps.size(); ++i) {
+        const Step& step = body.scope.steps[i];
+        if (step.kind != Step::Kind::kCall || step.call.anti) continue;
+        const size_t callee = static_cast<size_t>(step.call.table);
+        if (!is_linear_site(callee, body, i) || callee != t) {
+          linear[callee] = false;
+        }
+      }
+    }
+  }
+  for (size_t t = 0; t < n; ++t) {
+    TablePlan& table = tables_[t];
+    table.linear = linear[t];
+    if (!linear[t]) continue;
+    for (RuleBody& body : table.bodies) {
+      for (size_t i = 0; i < body.scope.steps.size(); ++i) {
+        if (!is_linear_site(t, body, i)) continue;
+        Step& step = body.scope.steps[i];
+        step.call.linear = true;
+        for (int p : table.key_positions()) {
+          step.call.link_from.push_back(
+              body.head_slots[static_cast<size_t>(p)]);
+        }
+        step.access += " (right-linear: links keys)";
+        body.call_steps.erase(
+            std::remove(body.call_steps.begin(), body.call_steps.end(),
+                        static_cast<int>(i)),
+            body.call_steps.end());
+      }
+    }
+  }
 }
 
 void CollectVarInfo(const ProgramBuilder& program,

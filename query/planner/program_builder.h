@@ -71,10 +71,13 @@ class ProgramBuilder {
   // of its bodies.
   void HeadInfo(int rule, int pos, SlotInfo* info, int depth) const;
 
-  // Marks recursive tables and rejects recursion through `not`.
+  // Marks recursive and right-linear tables and rejects recursion through
+  // `not`.
   absl::Status Finish();
 
  private:
+  void MarkLinear();
+
   const storage::Schema& schema_;
   Estimator estimator_;
   std::vector<RuleDef> rules_;
