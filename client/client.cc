@@ -18,7 +18,7 @@ absl::Status FromGrpc(const grpc::Status& status) {
 void Canceller::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;
-  if (context_ != nullptr) context_->TryCancel();
+  for (grpc::ClientContext* context : contexts_) context->TryCancel();
 }
 
 bool Canceller::cancelled() const {
@@ -28,13 +28,13 @@ bool Canceller::cancelled() const {
 
 void Canceller::Attach(grpc::ClientContext* context) {
   std::lock_guard<std::mutex> lock(mu_);
-  context_ = context;
+  contexts_.push_back(context);
   if (cancelled_) context->TryCancel();
 }
 
 void Canceller::Detach(grpc::ClientContext* context) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (context_ == context) context_ = nullptr;
+  std::erase(contexts_, context);
 }
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(

@@ -150,6 +150,32 @@ std::vector<std::string_view> InnerForms(std::string_view form,
 
 EdnScan ScanEdn(std::string_view text) { return Scanner(text).Run(); }
 
+void EdnBalance::Feed(std::string_view text) {
+  for (const char c : text) {
+    if (escape_) {
+      escape_ = false;
+    } else if (in_comment_) {
+      in_comment_ = c != '\n';
+    } else if (in_string_) {
+      if (c == '\\') {
+        escape_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+    } else if (c == '"') {
+      in_string_ = true;
+    } else if (c == ';') {
+      in_comment_ = true;
+    } else if (c == '\\') {
+      escape_ = true;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth_;
+    } else if (c == ')' || c == ']' || c == '}') {
+      --depth_;
+    }
+  }
+}
+
 bool IsCompleteEdn(std::string_view text) {
   const EdnScan scan = ScanEdn(text);
   return scan.depth == 0 && !scan.in_string;

@@ -35,6 +35,23 @@ EdnScan ScanEdn(std::string_view text);
 // report it instead of the shell waiting forever.
 bool IsCompleteEdn(std::string_view text);
 
+// Tracks bracket balance over text fed in pieces (a file read line by
+// line), so a reader can tell where a multi-line form ends without
+// rescanning what it already read. Same lexical rules as ScanEdn.
+class EdnBalance {
+ public:
+  void Feed(std::string_view text);
+  // No open bracket or string: what was fed so far ends whole forms.
+  bool balanced() const { return depth_ <= 0 && !in_string_; }
+  void Reset() { *this = EdnBalance(); }
+
+ private:
+  int depth_ = 0;
+  bool in_string_ = false;
+  bool in_comment_ = false;
+  bool escape_ = false;  // after a backslash, in a string or a character
+};
+
 // What a top-level form typed at the prompt asks for.
 enum class FormKind {
   kQuery,        // [:find ...] or {:find ...}

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,8 +29,9 @@ struct ClientOptions {
 };
 
 // Cancels calls from another thread (a Ctrl-C handler's watcher): Cancel()
-// stops the call in flight with ClientContext::TryCancel and every later
-// call made with this canceller. Thread-safe.
+// stops the calls in flight with ClientContext::TryCancel, and every later
+// call made with this canceller. Thread-safe; one canceller may serve
+// several concurrent calls.
 class Canceller {
  public:
   void Cancel();
@@ -43,8 +45,10 @@ class Canceller {
   void Detach(grpc::ClientContext* context);
 
   mutable std::mutex mu_;
-  grpc::ClientContext* context_ = nullptr;  // guarded by mu_
-  bool cancelled_ = false;                  // guarded by mu_
+  // The calls in flight (several when one canceller covers concurrent
+  // calls, as an import's). Guarded by mu_.
+  std::vector<grpc::ClientContext*> contexts_;
+  bool cancelled_ = false;  // guarded by mu_
 };
 
 // Per-call settings.

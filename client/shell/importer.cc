@@ -1,0 +1,498 @@
+#include "shell/importer.h"
+
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "shell/edn_scan.h"
+#include "shell/error_display.h"
+#include "shell/json_edn.h"
+#include "shell/progress_bar.h"
+
+namespace mentat::cli {
+namespace {
+
+// One transaction read from the file.
+struct TxText {
+  int64_t seq = 0;
+  std::string edn;
+  // File line of each line of `edn` (NDJSON batches), or empty: then line
+  // L of `edn` is file line first_line + L - 1.
+  std::vector<uint32_t> lines;
+  uint32_t first_line = 1;
+};
+
+// Reads a file line by line (any line length).
+class LineFile {
+ public:
+  explicit LineFile(std::FILE* f) : f_(f) {}
+  ~LineFile() { std::free(buf_); }
+  bool Next(std::string_view* line) {
+    const ssize_t n = getline(&buf_, &cap_, f_);
+    if (n < 0) return false;
+    ++line_no_;
+    bytes_ += n;
+    *line = std::string_view(buf_, static_cast<size_t>(n));
+    return true;
+  }
+  uint32_t line_no() const { return line_no_; }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  std::FILE* f_;
+  char* buf_ = nullptr;
+  size_t cap_ = 0;
+  uint32_t line_no_ = 0;
+  int64_t bytes_ = 0;
+};
+
+bool IsBlank(std::string_view s) {
+  return s.find_first_not_of(" \t\r\n,") == std::string_view::npos;
+}
+
+// True if `form` is a vector whose first item is itself a transaction (a
+// vector or map of tx forms, not a tx form like [:db/add ...]).
+bool IsVectorOfTransactions(std::string_view form) {
+  if (form.size() < 2 || form.front() != '[') return false;
+  const std::string_view inner = form.substr(1, form.size() - 2);
+  const size_t first = inner.find_first_not_of(" \t\r\n,");
+  if (first == std::string_view::npos || inner[first] != '[') return false;
+  const size_t second = inner.find_first_not_of(" \t\r\n,", first + 1);
+  return second != std::string_view::npos &&
+         (inner[second] == '[' || inner[second] == '{');
+}
+
+class TxSource {
+ public:
+  TxSource(std::FILE* f, bool ndjson, int per_tx)
+      : file_(f), ndjson_(ndjson), per_tx_(per_tx) {}
+
+  // The next transaction, nullopt at the end; errors for unreadable JSON.
+  absl::StatusOr<std::optional<TxText>> Next() {
+    while (ready_.empty()) {
+      absl::Status s = ndjson_ ? ReadNdjson() : ReadEdn();
+      if (!s.ok()) return s;
+      if (ready_.empty() && eof_) return std::optional<TxText>();
+    }
+    TxText tx = std::move(ready_.front());
+    ready_.pop_front();
+    tx.seq = next_seq_++;
+    return std::optional<TxText>(std::move(tx));
+  }
+
+  int64_t bytes() const { return file_.bytes(); }
+
+ private:
+  absl::Status ReadEdn() {
+    std::string buffer;
+    uint32_t first_line = 0;
+    EdnBalance balance;
+    std::string_view line;
+    while (file_.Next(&line)) {
+      if (buffer.empty() && IsBlank(line)) continue;
+      if (buffer.empty()) first_line = file_.line_no();
+      buffer.append(line);
+      balance.Feed(line);
+      if (balance.balanced()) break;
+    }
+    if (buffer.empty()) {
+      eof_ = true;
+      return absl::OkStatus();
+    }
+    for (const FormSpan& span : ScanEdn(buffer).forms) {
+      const std::string_view form =
+          std::string_view(buffer).substr(span.begin, span.end - span.begin);
+      const uint32_t form_line =
+          first_line + PositionAt(buffer, span.begin).line - 1;
+      if (IsVectorOfTransactions(form)) {
+        const std::string_view inner = form.substr(1, form.size() - 2);
+        for (const FormSpan& item : ScanEdn(inner).forms) {
+          TxText tx;
+          tx.edn = std::string(inner.substr(item.begin, item.end - item.begin));
+          tx.first_line = form_line + PositionAt(inner, item.begin).line - 1;
+          ready_.push_back(std::move(tx));
+        }
+        continue;
+      }
+      TxText tx;
+      tx.edn = std::string(form);
+      tx.first_line = form_line;
+      ready_.push_back(std::move(tx));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadNdjson() {
+    TxText tx;
+    tx.edn = "[";
+    int entities = 0;
+    std::string_view line;
+    while (entities < per_tx_ && file_.Next(&line)) {
+      if (IsBlank(line)) continue;
+      absl::StatusOr<std::string> edn = json_.Convert(line);
+      if (!edn.ok()) {
+        return absl::InvalidArgumentError(
+            "line " + std::to_string(file_.line_no()) + ": " +
+            std::string(edn.status().message()));
+      }
+      if (entities == 0) tx.first_line = file_.line_no();
+      if (entities > 0) tx.edn.push_back('\n');
+      tx.edn.append(*edn);
+      tx.lines.push_back(file_.line_no());
+      ++entities;
+    }
+    if (entities == 0) {
+      eof_ = true;
+      return absl::OkStatus();
+    }
+    tx.edn.push_back(']');
+    ready_.push_back(std::move(tx));
+    return absl::OkStatus();
+  }
+
+  LineFile file_;
+  bool ndjson_;
+  int per_tx_;
+  bool eof_ = false;
+  int64_t next_seq_ = 0;
+  std::deque<TxText> ready_;
+  JsonToEdn json_;
+};
+
+// The server's error for a transaction, in file coordinates.
+absl::Status InFile(const absl::Status& status, const std::string& path,
+                    const TxText& tx) {
+  const std::string message(status.message());
+  std::optional<MessagePosition> pos = ParseMessagePosition(message);
+  std::string where;
+  std::string rest = message;
+  if (pos) {
+    uint32_t line = tx.first_line + pos->line - 1;
+    uint32_t column = pos->column;
+    if (!tx.lines.empty() && pos->line <= tx.lines.size()) {
+      line = tx.lines[pos->line - 1];
+      // The batch's first line starts with the '[' the importer added.
+      if (pos->line == 1 && column > 1) --column;
+    }
+    where = path + ":" + std::to_string(line) + ":" + std::to_string(column);
+    rest = std::string(pos->rest);
+  } else {
+    where = path + ":" + std::to_string(tx.first_line);
+  }
+  return absl::Status(status.code(),
+                      "import stopped at " + where + ": " + rest);
+}
+
+// Up to `inflight` Transact calls at once on worker threads.
+class Pipeline {
+ public:
+  struct Done {
+    TxText tx;
+    absl::Status status;
+  };
+
+  Pipeline(client::Client* client, const std::string& database, int inflight,
+           client::Canceller* canceller)
+      : client_(client),
+        database_(database),
+        inflight_(std::max(1, inflight)),
+        canceller_(canceller) {
+    static std::mt19937_64 rng(std::random_device{}());
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%016llx",
+                  static_cast<unsigned long long>(rng()));
+    id_prefix_ = std::string("import-") + buf + "-";
+    for (int i = 0; i < inflight_; ++i)
+      workers_.emplace_back([this] { Work(); });
+  }
+
+  ~Pipeline() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  // Waits for a free slot, calling `tick` about every 100 ms meanwhile.
+  void Submit(TxText tx, const std::function<void()>& tick) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (queue_.size() + active_ >= static_cast<size_t>(inflight_)) {
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      lock.unlock();
+      tick();
+      lock.lock();
+    }
+    queue_.push_back(std::move(tx));
+    cv_.notify_all();
+  }
+
+  void Drain(const std::function<void()>& tick) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!queue_.empty() || active_ > 0) {
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      lock.unlock();
+      tick();
+      lock.lock();
+    }
+  }
+
+  bool has_failures() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !failures_.empty();
+  }
+
+  std::vector<Done> TakeFailures() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Done> out = std::move(failures_);
+    failures_.clear();
+    std::sort(out.begin(), out.end(),
+              [](const Done& a, const Done& b) { return a.tx.seq < b.tx.seq; });
+    return out;
+  }
+
+  // Runs one transaction on the calling thread.
+  absl::Status TransactNow(const TxText& tx) {
+    absl::StatusOr<v1::TransactResponse> r = Call(tx);
+    if (!r.ok()) return r.status();
+    Count(*r);
+    return absl::OkStatus();
+  }
+
+  int64_t datoms() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return datoms_;
+  }
+  int64_t transactions() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return transactions_;
+  }
+
+ private:
+  absl::StatusOr<v1::TransactResponse> Call(const TxText& tx) {
+    v1::TransactRequest request;
+    request.set_database(database_);
+    request.set_tx_data(tx.edn);
+    // The same id on a retry: a call whose answer was lost is not applied
+    // twice.
+    request.set_request_id(id_prefix_ + std::to_string(tx.seq));
+    client::CallOptions call;
+    call.canceller = canceller_;
+    return client_->Transact(request, call);
+  }
+
+  void Count(const v1::TransactResponse& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    datoms_ += r.datom_count();
+    ++transactions_;
+  }
+
+  void Work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      TxText tx = std::move(queue_.front());
+      queue_.pop_front();
+      ++active_;
+      lock.unlock();
+      absl::StatusOr<v1::TransactResponse> r = Call(tx);
+      lock.lock();
+      --active_;
+      if (r.ok()) {
+        datoms_ += r->datom_count();
+        ++transactions_;
+      } else {
+        failures_.push_back({std::move(tx), r.status()});
+      }
+      cv_.notify_all();
+    }
+  }
+
+  client::Client* client_;
+  std::string database_;
+  int inflight_;
+  client::Canceller* canceller_;
+  std::string id_prefix_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<TxText> queue_;    // guarded by mu_
+  size_t active_ = 0;           // guarded by mu_
+  bool stop_ = false;           // guarded by mu_
+  std::vector<Done> failures_;  // guarded by mu_
+  int64_t datoms_ = 0;          // guarded by mu_
+  int64_t transactions_ = 0;    // guarded by mu_
+  std::vector<std::thread> workers_;
+};
+
+bool LooksLikeNdjson(const std::string& path, std::FILE* f) {
+  for (const char* ext : {".ndjson", ".jsonl", ".json"}) {
+    const size_t n = std::strlen(ext);
+    if (path.size() > n && path.compare(path.size() - n, n, ext) == 0) {
+      return true;
+    }
+  }
+  // A JSON object's first key is a string; an EDN map's a keyword.
+  char buf[256];
+  const size_t n = std::fread(buf, 1, sizeof buf, f);
+  std::rewind(f);
+  size_t i = 0;
+  while (i < n && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' ||
+                   buf[i] == '\t')) {
+    ++i;
+  }
+  if (i >= n || buf[i] != '{') return false;
+  ++i;
+  while (i < n && (buf[i] == ' ' || buf[i] == '\t')) ++i;
+  return i < n && buf[i] == '"';
+}
+
+bool Retryable(absl::StatusCode code, bool reordered) {
+  switch (code) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+      return true;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kFailedPrecondition:
+      return reordered;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
+                                         const std::string& path,
+                                         const ImportOptions& options,
+                                         client::Canceller* canceller) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) {
+    return absl::NotFoundError("cannot open " + path + ": " +
+                               std::strerror(errno));
+  }
+  struct stat st = {};
+  const int64_t total = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
+  const bool ndjson = LooksLikeNdjson(path, f);
+  TxSource source(f, ndjson, std::max(1, options.entities_per_tx));
+  const auto start = std::chrono::steady_clock::now();
+  ImportSummary summary;
+  std::optional<ProgressBar> bar;
+  if (options.progress) {
+    winsize ws = {};
+    const int width =
+        ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col
+                                                                    : 80;
+    bar.emplace(stderr, width);
+  }
+  absl::Status result;
+  {
+    Pipeline pipeline(client, options.database, options.inflight, canceller);
+    const auto progress = [&]() {
+      ImportProgress p;
+      p.bytes_done = source.bytes();
+      p.bytes_total = total;
+      p.datoms = pipeline.datoms();
+      p.transactions = pipeline.transactions();
+      p.elapsed_seconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+      return p;
+    };
+    const auto tick = [&]() {
+      if (bar) bar->Update(progress());
+    };
+    // Retries what failed while others were in flight, alone and in file
+    // order, once everything sent before has been answered.
+    const auto retry = [&]() -> absl::Status {
+      pipeline.Drain(tick);
+      for (Pipeline::Done& done : pipeline.TakeFailures()) {
+        absl::Status status = done.status;
+        for (int attempt = 0;
+             attempt < 5 && !status.ok() &&
+             (canceller == nullptr || !canceller->cancelled()) &&
+             Retryable(status.code(), options.inflight > 1);
+             ++attempt) {
+          if (status.code() != absl::StatusCode::kInvalidArgument &&
+              status.code() != absl::StatusCode::kNotFound &&
+              status.code() != absl::StatusCode::kFailedPrecondition) {
+            std::this_thread::sleep_for(
+                std::chrono::milliseconds(100 << attempt));
+          }
+          ++summary.retried;
+          status = pipeline.TransactNow(done.tx);
+          if (!status.ok() &&
+              (status.code() == absl::StatusCode::kInvalidArgument ||
+               status.code() == absl::StatusCode::kNotFound ||
+               status.code() == absl::StatusCode::kFailedPrecondition)) {
+            break;  // alone and still refused: a real error
+          }
+        }
+        if (!status.ok()) return InFile(status, path, done.tx);
+      }
+      return absl::OkStatus();
+    };
+    for (;;) {
+      if (canceller != nullptr && canceller->cancelled()) {
+        result = absl::CancelledError("import cancelled");
+        break;
+      }
+      absl::StatusOr<std::optional<TxText>> tx = source.Next();
+      if (!tx.ok()) {
+        result = absl::InvalidArgumentError("import stopped at " + path + ": " +
+                                            std::string(tx.status().message()));
+        break;
+      }
+      if (!tx->has_value()) break;
+      pipeline.Submit(std::move(**tx), tick);
+      tick();
+      if (pipeline.has_failures()) {
+        result = retry();
+        if (!result.ok()) break;
+      }
+    }
+    const absl::Status last = retry();
+    if (result.ok()) result = last;
+    if (result.ok() && canceller != nullptr && canceller->cancelled()) {
+      result = absl::CancelledError("import cancelled");
+    }
+    summary.transactions = pipeline.transactions();
+    summary.datoms = pipeline.datoms();
+    summary.bytes = source.bytes();
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (bar) {
+      ImportProgress p = progress();
+      if (result.ok()) p.bytes_done = total;
+      bar->Finish(p);
+    }
+  }
+  std::fclose(f);
+  if (!result.ok()) {
+    return absl::Status(result.code(),
+                        std::string(result.message()) + " (" +
+                            std::to_string(summary.transactions) +
+                            " transactions committed before it stopped)");
+  }
+  return summary;
+}
+
+}  // namespace mentat::cli

@@ -1,0 +1,54 @@
+#ifndef MENTAT_CLIENT_SHELL_IMPORTER_H_
+#define MENTAT_CLIENT_SHELL_IMPORTER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "mentat/client/client.h"
+
+namespace mentat::cli {
+
+struct ImportOptions {
+  std::string database;
+  // Transactions sent before the first is answered. The transactor
+  // group-commits them; a transaction that fails while others are in flight
+  // (it may have needed one of them first) is retried alone once they are
+  // done, so references to entities made earlier in the file resolve. Use 1
+  // when transactions must also apply strictly in file order (the same
+  // entity's cardinality-one attribute set twice, for example).
+  int inflight = 4;
+  // NDJSON: entity maps per transaction.
+  int entities_per_tx = 500;
+  // Draw a progress bar on stderr (when it is a terminal).
+  bool progress = false;
+};
+
+struct ImportSummary {
+  int64_t transactions = 0;
+  int64_t datoms = 0;  // as the server counted them, tx datoms included
+  int64_t bytes = 0;
+  int64_t retried = 0;
+  double seconds = 0;
+};
+
+// Loads a file through Transact:
+//  - EDN: every top-level form is one transaction (one per line, or one
+//    big vector over many lines); a top-level vector whose items are
+//    themselves transactions (vectors of tx forms) is taken as that list.
+//  - NDJSON (.ndjson, .jsonl, .json, or a first line that is a JSON
+//    object): one entity map per line with keys like ":ns/name", mapped as
+//    the server maps JSON input (see JsonToEdn), `entities_per_tx` lines
+//    per transaction. Tempids are scoped to their transaction: refer to
+//    entities on other lines with lookup refs ([":user/email", "a@b.c"]).
+// Stops at the first transaction the server refuses; its error names the
+// file, line and column. Ctrl-C (the canceller) stops it with CANCELLED.
+// Transactions already committed stay committed.
+absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
+                                         const std::string& path,
+                                         const ImportOptions& options,
+                                         client::Canceller* canceller);
+
+}  // namespace mentat::cli
+
+#endif  // MENTAT_CLIENT_SHELL_IMPORTER_H_
