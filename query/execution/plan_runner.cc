@@ -35,6 +35,7 @@ absl::StatusOr<bool> AnswerFromStatistics(const planner::QueryPlan& plan,
       for (const auto& [v, n] : st->value_counts) {
         if (n <= 0) continue;
         values[value_col] = v;
+        aggs.resize(plan.find.size());  // the emitter may take it whole
         aggs[count_col] = edn::EdnValue::Int(n);
         absl::Status s = emitter->Add(values.data(), &aggs);
         if (!s.ok()) return s;

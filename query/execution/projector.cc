@@ -106,6 +106,8 @@ absl::Status Projector::Finish() {
       for (size_t i = 0; i < group_columns_.size(); ++i) {
         values_[group_columns_[i]] = key[i];
       }
+      // The emitter may take the vector whole.
+      results.resize(plan_.find.size());
       for (size_t j = 0; j < n; ++j) {
         results[aggregate_columns_[j]] =
             states_[static_cast<size_t>(g) * n + j]->Result();

@@ -27,7 +27,8 @@ class ResultEmitter {
   absl::Status Init();
 
   // One result row: a value per :find element; for aggregate elements,
-  // `aggregates` (indexed by element) holds the result instead. Calls
+  // `aggregates` (indexed by element) holds the result instead; it may be
+  // moved from, left empty. Calls
   // ctx->Stop() once no more rows are wanted.
   absl::Status Add(const storage::Value* values,
                    std::vector<edn::EdnValue>* aggregates);

@@ -1,0 +1,161 @@
+// Memory budget, cancellation, deadlines, and the plan cache.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "execution/engine_test_support.h"
+
+namespace mentat::query {
+namespace {
+
+using engine_testing::EngineFixture;
+using engine_testing::LoadIssues;
+
+void LoadNodes(EngineFixture& f, int n) {
+  std::string tx = "[";
+  for (int i = 0; i < n; ++i) {
+    StrAppend(&tx, "{:node/name \"n", i, "\" :node/weight ", i % 100, "}");
+  }
+  StrAppend(&tx, "]");
+  f.Tx(tx);
+}
+
+// A join of every node with every node of the same weight, 90K rows,
+// projected onto ?b: the hash set that makes the rows distinct grows.
+const char* kBig =
+    "[:find (count ?b) :where [?a :node/weight ?w] [?b :node/weight ?w]]";
+
+TEST_CASE("engine: the memory budget stops a query with ResourceExhausted") {
+  EngineFixture f;
+  LoadNodes(f, 3000);
+  QueryOptions options;
+  options.memory_budget_bytes = 64 << 10;
+  absl::Status s = f.Error(kBig, "", storage::Basis::Current(), options);
+  CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+  CHECK_MESSAGE(std::string(s.message()).find("budget") != std::string::npos,
+                s.ToString());
+  // A failed query leaves nothing broken: the same engine runs it again.
+  CHECK(f.Rows(kBig) == "[3000]\n");
+}
+
+TEST_CASE("engine: a cancelled query stops with Cancelled") {
+  EngineFixture f;
+  LoadNodes(f, 3000);
+  std::atomic<bool> cancelled{true};
+  QueryOptions options;
+  options.cancelled = &cancelled;
+  absl::Status s = f.Error(kBig, "", storage::Basis::Current(), options);
+  CHECK(s.code() == absl::StatusCode::kCancelled);
+  // Cancelled from another thread while it runs.
+  cancelled = false;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    cancelled = true;
+  });
+  const char* slow =
+      "[:find (count ?c) :with ?a ?b :where [?a :node/weight ?w] "
+      "[?b :node/weight ?w] [?c :node/weight ?w]]";
+  absl::StatusOr<QueryResult> r =
+      f.Run(slow, "", storage::Basis::Current(), options);
+  canceller.join();
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kCancelled);
+}
+
+TEST_CASE("engine: a passed deadline stops with DeadlineExceeded") {
+  EngineFixture f;
+  LoadNodes(f, 3000);
+  QueryOptions options;
+  options.deadline = std::chrono::steady_clock::now();
+  CHECK(f.Error(kBig, "", storage::Basis::Current(), options).code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  options.deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+  const char* slow =
+      "[:find (count ?c) :with ?a ?b :where [?a :node/weight ?w] "
+      "[?b :node/weight ?w] [?c :node/weight ?w]]";
+  CHECK(f.Error(slow, "", storage::Basis::Current(), options).code() ==
+        absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_CASE("engine: the plan cache") {
+  EngineFixture f;
+  LoadIssues(f);
+  const char* q =
+      "[:find ?n :in $ ?e :where [?u :user/email ?e] [?u :user/name ?n]]";
+  auto a = f.engine().Prepare(q, f.View());
+  auto b = f.engine().Prepare(q, f.View());
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->get() == b->get());
+  // A transaction that leaves the schema and the counts alike keeps it.
+  f.Tx("[{:user/email \"dan@x.org\" :user/name \"Dan\"}]");
+  auto c = f.engine().Prepare(q, f.View());
+  REQUIRE(c.ok());
+  CHECK(c->get() == a->get());
+  // A schema change makes a new plan.
+  f.Tx(
+      "[{:db/ident :user/age :db/valueType :db.type/long "
+      ":db/cardinality :db.cardinality/one}]");
+  auto d = f.engine().Prepare(q, f.View());
+  REQUIRE(d.ok());
+  CHECK(d->get() != a->get());
+  // So does a 2x change of an attribute the estimates used.
+  std::string tx = "[";
+  for (int i = 0; i < 200; ++i) {
+    StrAppend(&tx, "{:user/email \"u", i, "@x\" :user/name \"U\"}");
+  }
+  StrAppend(&tx, "]");
+  f.Tx(tx);
+  auto e = f.engine().Prepare(q, f.View());
+  REQUIRE(e.ok());
+  CHECK(e->get() != d->get());
+  // Rules are part of the key.
+  const char* rq = "[:find ?n :in $ % :where (named ?n)]";
+  absl::StatusOr<QueryResult> r1 =
+      f.Run(rq, R"([[[(named ?n) [_ :user/name ?n] [(= ?n "Dan")]]]])");
+  absl::StatusOr<QueryResult> r2 =
+      f.Run(rq, R"([[[(named ?n) [_ :user/name ?n] [(= ?n "Bob")]]]])");
+  REQUIRE(r1.ok());
+  REQUIRE(r2.ok());
+  CHECK(r1->rows[0][0] == edn::EdnValue::String("Dan"));
+  CHECK(r2->rows[0][0] == edn::EdnValue::String("Bob"));
+}
+
+TEST_CASE("engine: many threads share prepared queries") {
+  EngineFixture f;
+  LoadIssues(f);
+  const char* q =
+      "[:find ?t :in $ ?email :where [?u :user/email ?email] "
+      "[?i :issue/assignee ?u] [?i :issue/title ?t]]";
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        absl::StatusOr<QueryResult> r = f.engine().Query(
+            q, f.View(), engine_testing::Inputs(R"(["alice@x.org"])"));
+        if (!r.ok() || r->rows.size() != 2) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("engine: explain with a profile") {
+  EngineFixture f;
+  LoadIssues(f);
+  const std::string text = f.Explain(
+      "[:find ?t :in $ ?email :where [?u :user/email ?email] "
+      "[?i :issue/assignee ?u] [?i :issue/title ?t]]",
+      R"(["alice@x.org"])", true);
+  CHECK_MESSAGE(text.find("actual 1 rows") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("total ") != std::string::npos, text);
+  CHECK_MESSAGE(text.find("est ") != std::string::npos, text);
+}
+
+}  // namespace
+}  // namespace mentat::query
