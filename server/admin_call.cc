@@ -1,0 +1,204 @@
+// Schema, Stats and database management.
+
+#include <rocksdb/statistics.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "call.h"
+#include "mentat/storage/str_cat.h"
+#include "service.h"
+#include "value_convert.h"
+
+namespace mentat::server {
+
+namespace {
+
+void FillAttribute(const storage::Attribute& a, v1::Attribute* out) {
+  out->set_id(a.id);
+  out->set_ident(a.ident);
+  out->set_value_type(std::string(storage::ValueTypeIdent(a.type)));
+  out->set_many(a.many());
+  switch (a.unique) {
+    case storage::Unique::kNone:
+      out->set_unique(v1::Attribute::UNIQUE_NONE);
+      break;
+    case storage::Unique::kValue:
+      out->set_unique(v1::Attribute::UNIQUE_VALUE);
+      break;
+    case storage::Unique::kIdentity:
+      out->set_unique(v1::Attribute::UNIQUE_IDENTITY);
+      break;
+  }
+  out->set_index(a.index);
+  out->set_is_component(a.is_component);
+  out->set_no_history(a.no_history);
+  out->set_fulltext(a.fulltext);
+  out->set_doc(a.doc);
+}
+
+// Posts `work(call, request, database)` to a reader thread after the usual
+// checks; `work` finishes the call.
+template <typename Request, typename Work>
+Unary* OnDatabase(ServiceContext& sc, Method method, Ctx* ctx, const Buf* req,
+                  Buf* resp, Work work) {
+  UnaryCall call(sc, method, ctx, resp);
+  auto request = std::make_shared<Request>();
+  absl::Status s = call.Begin(req, request.get());
+  if (!s.ok()) return FinishNow(call, s);
+  auto database = sc.registry.Get(request->database());
+  if (!database.ok()) return FinishNow(call, database.status());
+  sc.readers.Post([call, request, database = *std::move(database), work] {
+    work(call, *request, *database);
+  });
+  return call.reactor();
+}
+
+}  // namespace
+
+Unary* HandleSchema(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
+  return OnDatabase<v1::SchemaRequest>(
+      sc, Method::kSchema, ctx, req, resp,
+      [](const UnaryCall& call, const v1::SchemaRequest&, Database& database) {
+        std::shared_ptr<const storage::Db> db = database.Latest();
+        const storage::Schema& schema = db->schema();
+        v1::SchemaResponse response;
+        std::vector<const storage::Attribute*> attrs;
+        for (const auto& [id, a] : schema.attributes()) attrs.push_back(&a);
+        std::sort(attrs.begin(), attrs.end(), [](const auto* x, const auto* y) {
+          return x->ident < y->ident;
+        });
+        for (const storage::Attribute* a : attrs) {
+          FillAttribute(*a, response.add_attributes());
+        }
+        std::vector<std::pair<std::string, storage::EntityId>> idents(
+            schema.idents().begin(), schema.idents().end());
+        std::sort(idents.begin(), idents.end());
+        for (const auto& [ident, e] : idents) {
+          v1::Ident* out = response.add_idents();
+          out->set_ident(ident);
+          out->set_entity(e);
+        }
+        response.set_basis_tx(db->basis_tx());
+        call.Finish(absl::OkStatus(), &response);
+      });
+}
+
+Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
+  return OnDatabase<v1::StatsRequest>(
+      sc, Method::kStats, ctx, req, resp,
+      [](const UnaryCall& call, const v1::StatsRequest& request,
+         Database& database) {
+        std::shared_ptr<const storage::Db> db = database.Latest();
+        const storage::Schema& schema = db->schema();
+        v1::StatsResponse response;
+        response.set_basis_tx(db->basis_tx());
+        response.set_basis_tx_instant_micros(db->basis_tx_instant());
+        std::vector<std::pair<std::string, storage::EntityId>> by_ident;
+        for (const auto& [a, stats] : db->stats().all()) {
+          const storage::Attribute* attr = schema.FindAttribute(a);
+          by_ident.emplace_back(attr != nullptr ? attr->ident : "", a);
+        }
+        std::sort(by_ident.begin(), by_ident.end());
+        for (const auto& [ident, a] : by_ident) {
+          const storage::AttributeStats* stats = db->stats().Find(a);
+          v1::AttributeStats* out = response.add_attributes();
+          out->set_attribute(a);
+          out->set_ident(ident);
+          out->set_datoms(stats->datoms);
+          out->set_distinct_values(stats->distinct_values);
+          if (request.value_counts() && stats->values_tracked) {
+            std::vector<std::pair<storage::Value, int64_t>> counts(
+                stats->value_counts.begin(), stats->value_counts.end());
+            std::sort(
+                counts.begin(), counts.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+            for (const auto& [v, n] : counts) {
+              v1::ValueCount* vc = out->add_value_counts();
+              StorageToProto(v, vc->mutable_value());
+              vc->set_count(n);
+            }
+          }
+        }
+        storage::Store& store = database.store();
+        const auto counters = store.transactor_counters();
+        v1::TransactorStats* t = response.mutable_transactor();
+        t->set_groups(counters.groups);
+        t->set_transactions(counters.transactions);
+        t->set_failed_transactions(counters.failed_transactions);
+        t->set_datoms(counters.datoms);
+        t->set_largest_group(counters.largest_group);
+        t->set_queue_depth(counters.queue_depth);
+        v1::StorageStats* st = response.mutable_storage();
+        st->set_disk_size_bytes(store.DiskSizeBytes());
+        st->set_block_cache_usage_bytes(
+            store.RocksDbProperty("rocksdb.block-cache-usage"));
+        st->set_block_cache_hits(store.RocksDbTicker(rocksdb::BLOCK_CACHE_HIT));
+        st->set_block_cache_misses(
+            store.RocksDbTicker(rocksdb::BLOCK_CACHE_MISS));
+        st->set_estimated_keys(
+            store.RocksDbProperty("rocksdb.estimate-num-keys"));
+        st->set_memtable_bytes(
+            store.RocksDbProperty("rocksdb.cur-size-all-mem-tables"));
+        st->set_compactions_pending_bytes(
+            store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes"));
+        call.Finish(absl::OkStatus(), &response);
+      });
+}
+
+Unary* HandleCreateDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                            Buf* resp) {
+  UnaryCall call(sc, Method::kCreateDatabase, ctx, resp);
+  auto request = std::make_shared<v1::CreateDatabaseRequest>();
+  absl::Status s = call.Begin(req, request.get());
+  if (!s.ok()) return FinishNow(call, s);
+  s = DatabaseRegistry::CheckName(request->name());
+  if (!s.ok()) return FinishNow(call, s);
+  sc.readers.Post([call, request] {
+    auto db = call.sc().registry.Create(request->name());
+    if (!db.ok()) return call.Finish(db.status());
+    v1::CreateDatabaseResponse response;
+    response.set_name((*db)->name());
+    response.set_basis_tx((*db)->Latest()->basis_tx());
+    call.Finish(absl::OkStatus(), &response);
+  });
+  return call.reactor();
+}
+
+Unary* HandleListDatabases(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                           Buf* resp) {
+  UnaryCall call(sc, Method::kListDatabases, ctx, resp);
+  v1::ListDatabasesRequest request;
+  absl::Status s = call.Begin(req, &request);
+  if (!s.ok()) return FinishNow(call, s);
+  sc.readers.Post([call] {
+    v1::ListDatabasesResponse response;
+    for (const auto& db : call.sc().registry.List()) {
+      v1::DatabaseInfo* info = response.add_databases();
+      std::shared_ptr<const storage::Db> latest = db->Latest();
+      info->set_name(db->name());
+      info->set_basis_tx(latest->basis_tx());
+      info->set_basis_tx_instant_micros(latest->basis_tx_instant());
+      info->set_disk_size_bytes(db->store().DiskSizeBytes());
+    }
+    call.Finish(absl::OkStatus(), &response);
+  });
+  return call.reactor();
+}
+
+Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                            Buf* resp) {
+  UnaryCall call(sc, Method::kDeleteDatabase, ctx, resp);
+  auto request = std::make_shared<v1::DeleteDatabaseRequest>();
+  absl::Status s = call.Begin(req, request.get());
+  if (!s.ok()) return FinishNow(call, s);
+  sc.readers.Post([call, request] {
+    absl::Status s = call.sc().registry.Delete(request->name());
+    if (!s.ok()) return call.Finish(s);
+    v1::DeleteDatabaseResponse response;
+    call.Finish(absl::OkStatus(), &response);
+  });
+  return call.reactor();
+}
+
+}  // namespace mentat::server

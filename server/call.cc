@@ -1,0 +1,173 @@
+#include "call.h"
+
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/support/proto_buffer_reader.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+#include "google/protobuf/stubs/logging.h"
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::server {
+
+namespace {
+
+// Protobuf reports why a parse failed (invalid UTF-8 in a named field)
+// only through its log; keep the last such line per thread so the
+// INVALID_ARGUMENT can say it.
+thread_local std::string last_protobuf_error;
+
+void CaptureProtobufLog(google::protobuf::LogLevel level, const char* filename,
+                        int line, const std::string& message) {
+  (void)filename;
+  (void)line;
+  if (level >= google::protobuf::LOGLEVEL_ERROR) {
+    last_protobuf_error = message;
+  }
+  spdlog::debug("protobuf: {}", message);
+}
+
+void InstallProtobufLogCapture() {
+  static std::once_flag once;
+  std::call_once(once,
+                 [] { google::protobuf::SetLogHandler(&CaptureProtobufLog); });
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+absl::Status Admit(const ServiceContext& sc,
+                   const grpc::CallbackServerContext* ctx) {
+  if (!sc.expected_authorization.empty()) {
+    const auto& md = ctx->client_metadata();
+    auto it = md.find("authorization");
+    if (it == md.end()) {
+      return absl::UnauthenticatedError(
+          "this server requires \"authorization: Bearer <token>\" metadata");
+    }
+    std::string_view got(it->second.data(), it->second.size());
+    if (!ConstantTimeEquals(got, sc.expected_authorization)) {
+      return absl::UnauthenticatedError("wrong bearer token");
+    }
+  }
+  if (sc.shutting_down.load(std::memory_order_acquire)) {
+    return absl::UnavailableError("the server is shutting down");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseRequest(const grpc::ByteBuffer& buffer,
+                          google::protobuf::Message* message) {
+  InstallProtobufLogCapture();
+  last_protobuf_error.clear();
+  grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&buffer));
+  if (message->ParseFromZeroCopyStream(&reader)) return absl::OkStatus();
+  std::string why = last_protobuf_error;
+  if (why.empty()) why = "malformed protobuf encoding";
+  return absl::InvalidArgumentError(
+      StrCat("the request is not a valid ", message->GetTypeName(), ": ", why));
+}
+
+absl::Status SerializeResponse(const google::protobuf::Message& message,
+                               grpc::ByteBuffer* buffer) {
+  bool own = false;
+  grpc::Status s =
+      grpc::SerializationTraits<google::protobuf::Message>::Serialize(
+          message, buffer, &own);
+  if (!s.ok()) {
+    return absl::InternalError(
+        StrCat("serializing the response: ", s.error_message()));
+  }
+  return absl::OkStatus();
+}
+
+std::chrono::steady_clock::time_point SteadyDeadline(
+    const grpc::CallbackServerContext* ctx) {
+  const auto deadline = ctx->deadline();
+  if (deadline == std::chrono::system_clock::time_point::max() ||
+      deadline.time_since_epoch().count() == 0) {
+    return std::chrono::steady_clock::time_point::max();
+  }
+  const auto left = deadline - std::chrono::system_clock::now();
+  // Far-future deadlines (years) mean "none"; avoid overflowing.
+  if (left > std::chrono::hours(24 * 365)) {
+    return std::chrono::steady_clock::time_point::max();
+  }
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+}
+
+void LogCallError(Method method, const absl::Status& status,
+                  std::string_view detail) {
+  switch (status.code()) {
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kUnknown:
+      spdlog::error("{} failed: {}: {}{}{}", MethodName(method),
+                    absl::StatusCodeToString(status.code()),
+                    std::string(status.message()), detail.empty() ? "" : " ",
+                    detail);
+      break;
+    default:
+      spdlog::debug("{} failed: {}: {}{}{}", MethodName(method),
+                    absl::StatusCodeToString(status.code()),
+                    std::string(status.message()), detail.empty() ? "" : " ",
+                    detail);
+      break;
+  }
+}
+
+absl::Status UnaryCall::Begin(const grpc::ByteBuffer* request,
+                              google::protobuf::Message* message) const {
+  absl::Status s = Admit(*sc_, ctx_);
+  if (!s.ok()) return s;
+  return ParseRequest(*request, message);
+}
+
+void UnaryCall::Finish(const absl::Status& status,
+                       const google::protobuf::Message* response) const {
+  absl::Status final_status = status;
+  if (final_status.ok() && response != nullptr) {
+    final_status = SerializeResponse(*response, response_);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
+  sc_->metrics.RecordRpc(method_, static_cast<int>(final_status.code()),
+                         seconds);
+  if (!final_status.ok()) LogCallError(method_, final_status, "");
+  reactor_->Finish(ToGrpcStatus(final_status));
+}
+
+absl::Status UnaryCall::StillWanted() const {
+  if (ctx_->IsCancelled()) {
+    return absl::CancelledError("the client cancelled the call");
+  }
+  if (SteadyDeadline(ctx_) <= std::chrono::steady_clock::now()) {
+    return absl::DeadlineExceededError("the call's deadline passed");
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* FinishNow(const UnaryCall& call,
+                                    const absl::Status& status) {
+  call.Finish(status);
+  return call.reactor();
+}
+
+}  // namespace mentat::server

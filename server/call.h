@@ -1,0 +1,96 @@
+#ifndef MENTAT_SERVER_CALL_H_
+#define MENTAT_SERVER_CALL_H_
+
+// What every RPC handler does at its start and end: check the token, parse
+// the request from its raw bytes, map statuses, record metrics, log.
+//
+// The service takes its requests as raw ByteBuffers and parses them itself,
+// so that a request gRPC's own parser would refuse (a string field holding
+// invalid UTF-8, say) gets INVALID_ARGUMENT naming the field instead of the
+// INTERNAL gRPC answers for undecodable messages.
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "google/protobuf/message.h"
+#include "metrics.h"
+#include "service_context.h"
+
+namespace mentat::server {
+
+// absl and gRPC share their codes; the message carries over.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// OK if the call may proceed: the bearer token matches (when one is
+// configured) and the server is not shutting down. UNAUTHENTICATED or
+// UNAVAILABLE otherwise.
+absl::Status Admit(const ServiceContext& sc,
+                   const grpc::CallbackServerContext* ctx);
+
+// Parses a request; InvalidArgument naming the message (and, for invalid
+// UTF-8, the field) if it does not parse.
+absl::Status ParseRequest(const grpc::ByteBuffer& buffer,
+                          google::protobuf::Message* message);
+
+// Serializes a response into `buffer`.
+absl::Status SerializeResponse(const google::protobuf::Message& message,
+                               grpc::ByteBuffer* buffer);
+
+// The call's deadline on the steady clock (time_point::max() if none).
+std::chrono::steady_clock::time_point SteadyDeadline(
+    const grpc::CallbackServerContext* ctx);
+
+// Logs a failed call: server faults as errors, user errors at debug.
+void LogCallError(Method method, const absl::Status& status,
+                  std::string_view detail);
+
+// A unary call in progress: finish it exactly once with Finish, from any
+// thread. Copyable (pointers only); the gRPC objects live until Finish.
+class UnaryCall {
+ public:
+  UnaryCall(ServiceContext& sc, Method method, grpc::CallbackServerContext* ctx,
+            grpc::ByteBuffer* response)
+      : sc_(&sc),
+        method_(method),
+        ctx_(ctx),
+        reactor_(ctx->DefaultReactor()),
+        response_(response),
+        start_(std::chrono::steady_clock::now()) {}
+
+  grpc::ServerUnaryReactor* reactor() const { return reactor_; }
+  grpc::CallbackServerContext* context() const { return ctx_; }
+  ServiceContext& sc() const { return *sc_; }
+
+  // Admit + ParseRequest; on error the caller Finishes with it.
+  absl::Status Begin(const grpc::ByteBuffer* request,
+                     google::protobuf::Message* message) const;
+
+  // Serializes `response` (when `status` is OK), records the call's
+  // metrics, logs errors, finishes the reactor.
+  void Finish(const absl::Status& status,
+              const google::protobuf::Message* response = nullptr) const;
+
+  // OK unless the client cancelled or the deadline passed (then
+  // Cancelled / DeadlineExceeded), for work that was queued.
+  absl::Status StillWanted() const;
+
+ private:
+  ServiceContext* sc_;
+  Method method_;
+  grpc::CallbackServerContext* ctx_;
+  grpc::ServerUnaryReactor* reactor_;
+  grpc::ByteBuffer* response_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Shortcut for handlers: a reactor already finished with `status`.
+grpc::ServerUnaryReactor* FinishNow(const UnaryCall& call,
+                                    const absl::Status& status);
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_CALL_H_

@@ -1,0 +1,77 @@
+#ifndef MENTAT_SERVER_DATABASE_REGISTRY_H_
+#define MENTAT_SERVER_DATABASE_REGISTRY_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "database.h"
+
+namespace mentat::server {
+
+// The databases under the data directory, one subdirectory each
+// (<data_dir>/<name>). Lookups (Get) take no lock: they read an immutable
+// map that Create and Delete replace. Thread-safe.
+class DatabaseRegistry {
+ public:
+  DatabaseRegistry(std::string data_dir, const DatabaseOptions& options);
+  // CloseAll()s.
+  ~DatabaseRegistry();
+
+  // Opens every database found in the data directory (creating the
+  // directory if needed), and creates "default" if `create_default` and it
+  // is missing.
+  absl::Status OpenAll(bool create_default);
+
+  // The database `name` ("" is "default"). NotFound if there is none;
+  // InvalidArgument for a malformed name.
+  absl::StatusOr<std::shared_ptr<Database>> Get(std::string_view name) const;
+
+  // AlreadyExists, FailedPrecondition (still being deleted),
+  // InvalidArgument (bad name), or the store's error.
+  absl::StatusOr<std::shared_ptr<Database>> Create(std::string_view name);
+
+  // NotFound if there is no such database.
+  absl::Status Delete(std::string_view name);
+
+  // Every open database, sorted by name.
+  std::vector<std::shared_ptr<Database>> List() const;
+
+  // Shutdown: closes every database (queued transactions commit first) and
+  // forgets them.
+  void CloseAll();
+
+  // OK if `name` is a valid database name: 1-64 of [A-Za-z0-9_-], not
+  // starting with '-'.
+  static absl::Status CheckName(std::string_view name);
+
+ private:
+  using Map = std::map<std::string, std::shared_ptr<Database>, std::less<>>;
+  absl::StatusOr<std::shared_ptr<Database>> OpenLocked(const std::string& name,
+                                                       bool create)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string data_dir_;
+  const DatabaseOptions options_;
+  // Writers (Create, Delete, CloseAll) hold mu_ and publish a new map.
+  absl::Mutex mu_;
+  std::atomic<std::shared_ptr<const Map>> map_;
+  // Names whose files are still being removed, shared with the databases'
+  // on-destroyed hooks (which may run after the registry is gone).
+  struct Pending {
+    absl::Mutex mu;
+    std::set<std::string> names ABSL_GUARDED_BY(mu);
+  };
+  std::shared_ptr<Pending> pending_ = std::make_shared<Pending>();
+};
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_DATABASE_REGISTRY_H_

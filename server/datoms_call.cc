@@ -1,0 +1,369 @@
+// Datoms: raw index access, streamed in batches. Each batch re-seeks its
+// cursor after the last key sent, so no cursor outlives a task and a
+// broken stream resumes from the token's key.
+
+#include <memory>
+
+#include "basis.h"
+#include "batch_stream.h"
+#include "call.h"
+#include "fingerprint.h"
+#include "mentat/storage/keys.h"
+#include "mentat/storage/str_cat.h"
+#include "service.h"
+#include "value_convert.h"
+
+namespace mentat::server {
+
+namespace {
+
+using storage::EntityId;
+using storage::IndexOrder;
+
+std::string_view StripColon(std::string_view s) {
+  if (s.starts_with(":")) s.remove_prefix(1);
+  return s;
+}
+
+// An entity position: an id, an ident keyword, or a lookup ref
+// [keyword value].
+absl::StatusOr<EntityId> EntityComponent(const v1::Value& v,
+                                         const storage::DbView& view,
+                                         std::string_view where) {
+  const storage::Schema& schema = view.schema();
+  if (v.has_long_value()) return v.long_value();
+  if (v.has_ref()) return v.ref();
+  if (v.has_keyword()) {
+    std::string_view ident = StripColon(v.keyword());
+    auto e = schema.EntityForIdent(ident);
+    if (!e) {
+      return absl::NotFoundError(
+          StrCat(where, ": no entity has the ident :", ident));
+    }
+    return *e;
+  }
+  if (v.has_list() && v.list().values_size() == 2 &&
+      v.list().values(0).has_keyword()) {
+    std::string_view ident = StripColon(v.list().values(0).keyword());
+    const storage::Attribute* attr = schema.FindAttribute(ident);
+    if (attr == nullptr || attr->unique == storage::Unique::kNone) {
+      return absl::InvalidArgumentError(StrCat(
+          where, ": a lookup ref needs a :db/unique attribute, not :", ident));
+    }
+    auto value =
+        ProtoToAttributeValue(v.list().values(1), *attr, schema, where);
+    if (!value.ok()) return value.status();
+    auto e = view.LookupUnique(attr->id, *value);
+    if (!e.ok()) return e.status();
+    if (!e->has_value()) {
+      return absl::NotFoundError(
+          StrCat(where, ": no entity has :", ident, " ", value->DebugString()));
+    }
+    return **e;
+  }
+  return absl::InvalidArgumentError(
+      StrCat(where, ": an entity is an id, an ident keyword or a lookup ref"));
+}
+
+absl::StatusOr<const storage::Attribute*> AttributeComponent(
+    const v1::Value& v, const storage::Schema& schema, std::string_view where) {
+  const storage::Attribute* attr = nullptr;
+  if (v.has_keyword()) {
+    attr = schema.FindAttribute(StripColon(v.keyword()));
+    if (attr == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat(where, ": unknown attribute :", StripColon(v.keyword())));
+    }
+    return attr;
+  }
+  if (v.has_long_value() || v.has_ref()) {
+    const EntityId id = v.has_ref() ? v.ref() : v.long_value();
+    attr = schema.FindAttribute(id);
+    if (attr == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat(where, ": entity ", id, " is not an attribute"));
+    }
+    return attr;
+  }
+  return absl::InvalidArgumentError(
+      StrCat(where, ": an attribute is a keyword or an id"));
+}
+
+// The key prefix the components select in `order`.
+absl::StatusOr<std::string> PrefixFor(
+    IndexOrder order,
+    const google::protobuf::RepeatedPtrField<v1::Value>& comps,
+    const storage::DbView& view) {
+  if (comps.size() > 3) {
+    return absl::InvalidArgumentError(
+        StrCat("at most 3 components, got ", comps.size()));
+  }
+  const storage::Schema& schema = view.schema();
+  std::string prefix;
+  const int n = comps.size();
+  switch (order) {
+    case IndexOrder::kEavt:
+    case IndexOrder::kAevt: {
+      const bool eavt = order == IndexOrder::kEavt;
+      EntityId e = 0;
+      const storage::Attribute* attr = nullptr;
+      for (int i = 0; i < std::min(n, 2); ++i) {
+        const bool entity_slot = eavt ? i == 0 : i == 1;
+        const std::string where = StrCat("component ", i + 1);
+        if (entity_slot) {
+          auto x = EntityComponent(comps[i], view, where);
+          if (!x.ok()) return x.status();
+          e = *x;
+        } else {
+          auto a = AttributeComponent(comps[i], schema, where);
+          if (!a.ok()) return a.status();
+          attr = *a;
+        }
+      }
+      if (n == 0) return prefix;
+      if (n == 1) {
+        if (eavt) {
+          storage::EavtKey::EncodePrefix(e, &prefix);
+        } else {
+          storage::AevtKey::EncodePrefix(attr->id, &prefix);
+        }
+        return prefix;
+      }
+      if (n == 2) {
+        if (eavt) {
+          storage::EavtKey::EncodePrefix(e, attr->id, &prefix);
+        } else {
+          storage::AevtKey::EncodePrefix(attr->id, e, &prefix);
+        }
+        return prefix;
+      }
+      auto v = ProtoToAttributeValue(comps[2], *attr, schema, "component 3");
+      if (!v.ok()) return v.status();
+      if (eavt) {
+        storage::EavtKey::Encode(e, attr->id, *v, &prefix);
+      } else {
+        storage::AevtKey::Encode(attr->id, e, *v, &prefix);
+      }
+      return prefix;
+    }
+    case IndexOrder::kAvet: {
+      if (n == 0) return prefix;
+      auto attr = AttributeComponent(comps[0], schema, "component 1");
+      if (!attr.ok()) return attr.status();
+      if (n == 1) {
+        storage::AvetKey::EncodePrefix((*attr)->id, &prefix);
+        return prefix;
+      }
+      auto v = ProtoToAttributeValue(comps[1], **attr, schema, "component 2");
+      if (!v.ok()) return v.status();
+      if (n == 2) {
+        storage::AvetKey::EncodePrefix((*attr)->id, *v, &prefix);
+        return prefix;
+      }
+      auto e = EntityComponent(comps[2], view, "component 3");
+      if (!e.ok()) return e.status();
+      storage::AvetKey::Encode((*attr)->id, *v, *e, &prefix);
+      return prefix;
+    }
+    case IndexOrder::kVaet: {
+      if (n == 0) return prefix;
+      auto v = EntityComponent(comps[0], view, "component 1 (a ref value)");
+      if (!v.ok()) return v.status();
+      if (n == 1) {
+        storage::VaetKey::EncodePrefix(*v, &prefix);
+        return prefix;
+      }
+      auto attr = AttributeComponent(comps[1], schema, "component 2");
+      if (!attr.ok()) return attr.status();
+      if (!(*attr)->is_ref()) {
+        return absl::InvalidArgumentError(StrCat(
+            "component 2: VAET holds ref attributes only, :", (*attr)->ident,
+            " is not one"));
+      }
+      if (n == 2) {
+        storage::VaetKey::EncodePrefix(*v, (*attr)->id, &prefix);
+        return prefix;
+      }
+      auto e = EntityComponent(comps[2], view, "component 3");
+      if (!e.ok()) return e.status();
+      storage::VaetKey::Encode(*v, (*attr)->id, *e, &prefix);
+      return prefix;
+    }
+  }
+  return absl::InvalidArgumentError("unknown index");
+}
+
+uint64_t RequestDigest(const v1::DatomsRequest& r) {
+  Fingerprint f;
+  f.Add(r.database().empty() ? std::string_view("default") : r.database());
+  f.Add(static_cast<uint64_t>(r.index()));
+  f.Add(static_cast<uint64_t>(r.components_size()));
+  for (const v1::Value& c : r.components()) f.Add(c.SerializeAsString());
+  f.Add(static_cast<uint64_t>(r.basis().kind()));
+  f.Add(static_cast<uint64_t>(r.basis().point_case()));
+  f.Add(static_cast<uint64_t>(r.basis().tx()));
+  f.Add(static_cast<uint64_t>(r.basis().instant_micros()));
+  return f.value();
+}
+
+class DatomsStream : public BatchStream {
+ public:
+  DatomsStream(ServiceContext& sc, grpc::CallbackServerContext* ctx)
+      : BatchStream(sc, Method::kDatoms, ctx) {}
+
+  void Start(v1::DatomsRequest request, std::shared_ptr<Database> database) {
+    request_ = std::move(request);
+    database_ = std::move(database);
+    Begin();
+  }
+
+ protected:
+  absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
+                               bool* has_message) override {
+    if (!view_) {
+      absl::Status s = Setup();
+      if (!s.ok()) return s;
+    }
+    auto cursor = view_->NewCursor(order_);
+    cursor->Seek(prefix_);
+    if (!last_key_.empty()) cursor->SeekWithin(last_key_);
+    int64_t skip_same = last_key_.empty() ? 0 : same_key_count_;
+    v1::DatomsResponse message;
+    const int64_t limit = request_.limit();
+    bool more = true;
+    while (true) {
+      if (!cursor->Valid()) {
+        more = false;
+        break;
+      }
+      if (limit > 0 && position_ >= limit) {
+        more = false;
+        break;
+      }
+      if (message.datoms_size() >= batch_size_) break;
+      const std::string_view key = cursor->key();
+      if (skip_same > 0 && key == last_key_) {
+        --skip_same;
+        cursor->Next();
+        continue;
+      }
+      skip_same = 0;
+      if (key == last_key_) {
+        ++same_key_count_;
+      } else {
+        last_key_.assign(key.data(), key.size());
+        same_key_count_ = 1;
+      }
+      DatomToProto(cursor->datom(), message.add_datoms());
+      ++position_;
+      cursor->Next();
+    }
+    if (!cursor->status().ok()) return cursor->status();
+    if (message.datoms_size() == 0 && !first_) return false;
+    first_ = false;
+    if (more && message.datoms_size() > 0 && !retained_) {
+      retained_ = true;
+      database_->Retain(db_);
+    }
+    message.set_basis_tx(basis_tx_);
+    v1::ResumeToken token;
+    token.set_version(1);
+    token.set_request_digest(digest_);
+    token.set_db_tx(basis_tx_);
+    token.set_position(position_);
+    token.set_last_key(last_key_);
+    token.set_same_key_count(same_key_count_);
+    message.set_resume_token(token.SerializeAsString());
+    sc().metrics.AddRowsStreamed(Method::kDatoms, message.datoms_size());
+    absl::Status s = SerializeResponse(message, out);
+    if (!s.ok()) return s;
+    *has_message = true;
+    return more;
+  }
+
+ private:
+  absl::Status Setup() {
+    digest_ = RequestDigest(request_);
+    EntityId pinned = 0;
+    if (!request_.resume_token().empty()) {
+      v1::ResumeToken token;
+      if (!token.ParseFromString(request_.resume_token()) ||
+          token.version() != 1) {
+        return absl::InvalidArgumentError("resume_token is not a valid token");
+      }
+      if (token.request_digest() != digest_) {
+        return absl::InvalidArgumentError(
+            "resume_token belongs to another request (database, index, "
+            "components and basis must be those of the original)");
+      }
+      pinned = token.db_tx();
+      position_ = token.position();
+      last_key_ = token.last_key();
+      same_key_count_ = token.same_key_count();
+    }
+    auto resolved = ResolveBasis(*database_, request_.basis(), pinned);
+    if (!resolved.ok()) return resolved.status();
+    db_ = resolved->db;
+    basis_tx_ = resolved->basis_tx;
+    order_ = static_cast<IndexOrder>(request_.index());
+    auto prefix = PrefixFor(order_, request_.components(), resolved->view);
+    if (!prefix.ok()) return prefix.status();
+    prefix_ = *std::move(prefix);
+    if (!last_key_.empty() &&
+        !std::string_view(last_key_).starts_with(prefix_)) {
+      return absl::InvalidArgumentError(
+          "resume_token does not fit the request's components");
+    }
+    batch_size_ = request_.batch_size() > 0
+                      ? static_cast<int>(
+                            std::min<uint32_t>(request_.batch_size(), 100000))
+                      : 1000;
+    view_.emplace(resolved->view);
+    return absl::OkStatus();
+  }
+
+  v1::DatomsRequest request_;
+  std::shared_ptr<Database> database_;
+  std::shared_ptr<const storage::Db> db_;
+  std::optional<storage::DbView> view_;
+  IndexOrder order_ = IndexOrder::kEavt;
+  std::string prefix_;
+  std::string last_key_;
+  int64_t same_key_count_ = 0;
+  int64_t position_ = 0;
+  int batch_size_ = 1000;
+  uint64_t digest_ = 0;
+  EntityId basis_tx_ = 0;
+  bool first_ = true;
+  bool retained_ = false;
+};
+
+}  // namespace
+
+Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req) {
+  auto* reactor = new DatomsStream(sc, ctx);
+  v1::DatomsRequest request;
+  absl::Status s = Admit(sc, ctx);
+  if (s.ok()) s = ParseRequest(*req, &request);
+  if (s.ok() && (request.index() < v1::EAVT || request.index() > v1::VAET)) {
+    s = absl::InvalidArgumentError(
+        StrCat("unknown index ", static_cast<int>(request.index())));
+  }
+  std::shared_ptr<Database> database;
+  if (s.ok()) {
+    auto db = sc.registry.Get(request.database());
+    if (db.ok()) {
+      database = *std::move(db);
+    } else {
+      s = db.status();
+    }
+  }
+  if (!s.ok()) {
+    reactor->Done(s);
+    return reactor;
+  }
+  reactor->Start(std::move(request), std::move(database));
+  return reactor;
+}
+
+}  // namespace mentat::server

@@ -1,0 +1,104 @@
+#ifndef MENTAT_SERVER_CONFIG_H_
+#define MENTAT_SERVER_CONFIG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace mentat::server {
+
+// Everything mentatd can be told. Plain struct; every field has the default
+// `mentatd --help` prints. Set from (later wins) the built-in defaults, a
+// config file (--config), MENTATD_* environment variables, and flags.
+struct ServerConfig {
+  // Where databases live: one directory per database, <data_dir>/<name>.
+  std::string data_dir = "./data";
+  // gRPC address: "host:port" ("127.0.0.1:0" picks a free port) or
+  // "unix:/path/to/socket". Several may be given, comma-separated.
+  std::string listen = "127.0.0.1:7878";
+  // HTTP address for /metrics and /healthz ("host:port"); empty: off.
+  std::string http = "127.0.0.1:9090";
+
+  // Reader threads per NUMA node; 0: one per CPU of the node (at least 2).
+  int readers_per_node = 0;
+  // Pin reader threads to their node's CPUs (when libnuma works).
+  bool pin_readers = true;
+  // Queries (Query, Explain) running at once; more get RESOURCE_EXHAUSTED.
+  int max_concurrent_queries = 64;
+  // Most bytes one query's intermediate results may hold.
+  size_t query_memory_bytes = size_t{1} << 30;
+  // Rows per Query message unless the request asks otherwise.
+  int batch_rows = 1000;
+  // A query that runs longer than this is logged (milliseconds; 0: all).
+  int64_t slow_query_ms = 200;
+  // Largest gRPC message accepted or sent.
+  int max_message_bytes = 64 << 20;
+
+  // Storage (per database).
+  size_t block_cache_bytes = size_t{512} << 20;
+  bool sync_commits = true;
+  size_t transactor_queue = 10000;
+
+  // How long a Transact request id keeps its original result (seconds).
+  int64_t idempotency_window_s = 24 * 3600;
+  // How many recent results keep their tempid maps in memory.
+  size_t idempotency_cache_entries = 100000;
+  // How long the database value of a stream stays available for resuming
+  // (seconds).
+  int64_t resume_window_s = 600;
+
+  // Optional TLS: PEM files of the certificate chain and private key.
+  std::string tls_cert;
+  std::string tls_key;
+  // Optional bearer token every RPC but health must carry; or read it from
+  // a file (first line).
+  std::string auth_token;
+  std::string auth_token_file;
+
+  // Logging: "text" or "json"; level: trace, debug, info, warn, error.
+  std::string log_format = "text";
+  std::string log_level = "info";
+
+  // How long shutdown waits for running calls before cancelling them
+  // (milliseconds).
+  int64_t shutdown_grace_ms = 5000;
+
+  // Creates "default" at startup when the data dir has no such database.
+  bool create_default_database = true;
+};
+
+// What the command line asked for besides a configuration.
+struct CommandLine {
+  ServerConfig config;
+  bool help = false;
+  bool version = false;
+};
+
+// Parses flags ("--data-dir DIR" or "--data-dir=DIR"), the environment
+// (`env`: MENTATD_DATA_DIR and so on, one per flag) and the config file
+// named by --config or MENTATD_CONFIG (lines "data-dir = /var/lib/mentat";
+// '#' comments). InvalidArgument names the offending flag or line.
+absl::StatusOr<CommandLine> ParseCommandLine(
+    const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& env);
+
+// The environment of this process, for ParseCommandLine.
+std::map<std::string, std::string> ProcessEnvironment();
+
+// The --help text.
+std::string UsageText();
+
+// A one-line rendering of the effective configuration for the startup log
+// (the auth token is not shown).
+std::string DescribeConfig(const ServerConfig& config);
+
+// Reads the token file if one is configured, into config->auth_token.
+absl::Status LoadAuthToken(ServerConfig* config);
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_CONFIG_H_

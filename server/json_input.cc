@@ -1,0 +1,241 @@
+#include "json_input.h"
+
+#include <simdjson.h>
+
+#include "absl/container/flat_hash_set.h"
+#include "mentat/query/edn/edn_inst.h"
+#include "mentat/query/edn/edn_uuid.h"
+#include "mentat/storage/str_cat.h"
+#include "mentat/storage/value_codec.h"
+#include "value_convert.h"
+
+namespace mentat::server {
+
+namespace {
+
+using edn::EdnValue;
+
+class JsonReader {
+ public:
+  explicit JsonReader(std::string_view where) : where_(where) {}
+
+  absl::StatusOr<EdnValue> Read(simdjson::dom::element e, int depth) {
+    if (depth > kMaxInputDepth) {
+      return Error(
+          StrCat("JSON nested deeper than ", kMaxInputDepth, " levels"));
+    }
+    switch (e.type()) {
+      case simdjson::dom::element_type::NULL_VALUE:
+        return EdnValue::Nil();
+      case simdjson::dom::element_type::BOOL: {
+        bool b = false;
+        if (e.get_bool().get(b) != simdjson::SUCCESS)
+          return Error("malformed value");
+        return EdnValue::Bool(b);
+      }
+      case simdjson::dom::element_type::INT64: {
+        int64_t i = 0;
+        if (e.get_int64().get(i) != simdjson::SUCCESS)
+          return Error("malformed value");
+        return EdnValue::Int(i);
+      }
+      case simdjson::dom::element_type::UINT64: {
+        // Beyond int64: a bigint, as the EDN reader does.
+        uint64_t u = 0;
+        if (e.get_uint64().get(u) != simdjson::SUCCESS)
+          return Error("malformed value");
+        return EdnValue::BigInt(std::to_string(u));
+      }
+      case simdjson::dom::element_type::DOUBLE: {
+        double d = 0;
+        if (e.get_double().get(d) != simdjson::SUCCESS)
+          return Error("malformed value");
+        return EdnValue::Float(d);
+      }
+      case simdjson::dom::element_type::STRING: {
+        std::string_view s;
+        if (e.get_string().get(s) != simdjson::SUCCESS)
+          return Error("malformed value");
+        return StringValue(s);
+      }
+      case simdjson::dom::element_type::ARRAY: {
+        std::vector<EdnValue> items;
+        simdjson::dom::array array;
+        if (e.get_array().get(array) != simdjson::SUCCESS) {
+          return Error("malformed array");
+        }
+        for (simdjson::dom::element item : array) {
+          auto v = Read(item, depth + 1);
+          if (!v.ok()) return v.status();
+          items.push_back(*std::move(v));
+        }
+        return EdnValue::Vector(std::move(items));
+      }
+      case simdjson::dom::element_type::OBJECT: {
+        simdjson::dom::object object;
+        if (e.get_object().get(object) != simdjson::SUCCESS) {
+          return Error("malformed object");
+        }
+        return Object(object, depth);
+      }
+    }
+    return Error("unsupported JSON value");
+  }
+
+ private:
+  absl::Status Error(std::string_view message) const {
+    return absl::InvalidArgumentError(StrCat(where_, " (JSON): ", message));
+  }
+
+  static EdnValue StringValue(std::string_view s) {
+    if (s.size() >= 2 && s[0] == ':' && s[1] == ':') {
+      return EdnValue::String(std::string(s.substr(1)));
+    }
+    if (s.size() >= 2 && s[0] == ':') {
+      return EdnValue::Keyword(std::string(s.substr(1)));
+    }
+    return EdnValue::String(std::string(s));
+  }
+
+  absl::StatusOr<EdnValue> Object(simdjson::dom::object obj, int depth) {
+    if (obj.size() == 1) {
+      auto field = *obj.begin();
+      std::string_view key = field.key;
+      if (key.starts_with("#")) return Tagged(key, field.value, depth);
+    }
+    std::vector<EdnValue> items;
+    for (auto field : obj) {
+      items.push_back(StringValue(field.key));
+      auto v = Read(field.value, depth + 1);
+      if (!v.ok()) return v.status();
+      items.push_back(*std::move(v));
+    }
+    absl::flat_hash_set<EdnValue, edn::EdnValueHash> keys;
+    for (size_t i = 0; i < items.size(); i += 2) {
+      if (!keys.insert(items[i]).second) {
+        return Error(StrCat("duplicate object key \"",
+                            items[i].is_keyword() ? ":" : "", items[i].text(),
+                            "\""));
+      }
+    }
+    return EdnValue::Map(std::move(items));
+  }
+
+  absl::StatusOr<std::string_view> TagString(std::string_view tag,
+                                             simdjson::dom::element v) const {
+    std::string_view s;
+    if (v.get_string().get(s) != simdjson::SUCCESS) {
+      return Error(StrCat("{\"", tag, "\": ...} takes a string"));
+    }
+    return s;
+  }
+
+  absl::StatusOr<EdnValue> Tagged(std::string_view tag,
+                                  simdjson::dom::element v, int depth) {
+    if (tag == "#inst") {
+      int64_t micros = 0;
+      if (v.get_int64().get(micros) == simdjson::SUCCESS) {
+        return EdnValue::Inst(micros);
+      }
+      auto s = TagString(tag, v);
+      if (!s.ok()) return s.status();
+      auto parsed = edn::ParseInstant(*s);
+      if (!parsed.ok()) {
+        return Error(StrCat("#inst \"", *s, "\": ", parsed.status().message()));
+      }
+      return EdnValue::Inst(*parsed);
+    }
+    if (tag == "#uuid") {
+      auto s = TagString(tag, v);
+      if (!s.ok()) return s.status();
+      auto parsed = edn::ParseUuid(*s);
+      if (!parsed.ok()) {
+        return Error(StrCat("#uuid \"", *s, "\": ", parsed.status().message()));
+      }
+      return EdnValue::Uuid(*std::move(parsed));
+    }
+    if (tag == "#ref") {
+      int64_t id = 0;
+      if (v.get_int64().get(id) != simdjson::SUCCESS || id < 0) {
+        return Error("{\"#ref\": N} takes a non-negative integer");
+      }
+      return EdnValue::Int(id);
+    }
+    if (tag == "#bigint" || tag == "#bigdec") {
+      std::string text;
+      int64_t i = 0;
+      if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        text = std::to_string(i);
+      } else {
+        auto s = TagString(tag, v);
+        if (!s.ok()) return s.status();
+        text = std::string(*s);
+      }
+      auto parsed = tag == "#bigint" ? storage::ParseBigInt(text)
+                                     : storage::ParseBigDec(text);
+      if (!parsed.ok()) {
+        return Error(
+            StrCat(tag, " \"", text, "\": ", parsed.status().message()));
+      }
+      return tag == "#bigint" ? EdnValue::BigInt(parsed->text())
+                              : EdnValue::BigDec(text);
+    }
+    if (tag == "#keyword" || tag == "#symbol" || tag == "#string") {
+      auto s = TagString(tag, v);
+      if (!s.ok()) return s.status();
+      std::string text(*s);
+      if (tag == "#keyword") {
+        if (text.starts_with(":")) text.erase(0, 1);
+        if (text.empty()) return Error("empty #keyword");
+        return EdnValue::Keyword(std::move(text));
+      }
+      if (tag == "#symbol") {
+        if (text.empty()) return Error("empty #symbol");
+        return EdnValue::Symbol(std::move(text));
+      }
+      return EdnValue::String(std::move(text));
+    }
+    if (tag == "#set" || tag == "#list") {
+      simdjson::dom::array arr;
+      if (v.get_array().get(arr) != simdjson::SUCCESS) {
+        return Error(StrCat("{\"", tag, "\": [...]} takes an array"));
+      }
+      std::vector<EdnValue> items;
+      for (simdjson::dom::element item : arr) {
+        auto x = Read(item, depth + 1);
+        if (!x.ok()) return x.status();
+        items.push_back(*std::move(x));
+      }
+      if (tag == "#list") return EdnValue::List(std::move(items));
+      absl::flat_hash_set<EdnValue, edn::EdnValueHash> seen;
+      for (const EdnValue& item : items) {
+        if (!seen.insert(item).second) return Error("duplicate #set element");
+      }
+      return EdnValue::Set(std::move(items));
+    }
+    return Error(StrCat("unknown tag \"", tag,
+                        "\" (known: #inst #uuid #ref #bigint #bigdec "
+                        "#keyword #symbol #string #set #list)"));
+  }
+
+  std::string where_;
+};
+
+}  // namespace
+
+absl::StatusOr<EdnValue> JsonToEdn(std::string_view json,
+                                   std::string_view where) {
+  // A parser per thread: simdjson reuses its buffers between documents.
+  thread_local simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  simdjson::padded_string padded(json.data(), json.size());
+  auto error = parser.parse(padded).get(root);
+  if (error != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        StrCat(where, " (JSON): ", simdjson::error_message(error)));
+  }
+  JsonReader reader(where);
+  return reader.Read(root, 0);
+}
+
+}  // namespace mentat::server

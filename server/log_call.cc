@@ -1,0 +1,277 @@
+// TxRange (the log between two transactions) and Subscribe (the log from a
+// transaction on, then every new commit as it happens).
+
+#include <memory>
+
+#include "batch_stream.h"
+#include "call.h"
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
+#include "mentat/storage/tx_log.h"
+#include "service.h"
+#include "value_convert.h"
+
+namespace mentat::server {
+
+namespace {
+
+using storage::EntityId;
+
+// A message holds transactions until it has about this many datoms (a
+// bigger transaction goes alone).
+constexpr size_t kBatchDatoms = 1000;
+constexpr int kBatchTransactions = 256;
+
+absl::StatusOr<EntityId> TxArg(int64_t v, std::string_view name) {
+  if (v == 0) return EntityId{0};
+  auto t = storage::Db::ResolveT(v);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(StrCat(name, ": ", t.status().message()));
+  }
+  return *t;
+}
+
+// Reads transactions from `*next` (advancing it) up to `to` (0: the
+// basis), one message's worth. Returns whether the log had more.
+absl::StatusOr<bool> ReadBatch(
+    const storage::Db& db, EntityId* next, EntityId to, bool omit_datoms,
+    google::protobuf::RepeatedPtrField<v1::Transaction>* out) {
+  size_t datoms = 0;
+  bool full = false;
+  absl::Status s = storage::ReadTxLog(
+      db, *next, to,
+      [&](EntityId tx, const std::vector<storage::Datom>& tx_datoms) {
+        if (out->size() > 0 && (datoms + tx_datoms.size() > kBatchDatoms ||
+                                out->size() >= kBatchTransactions)) {
+          full = true;
+          return false;
+        }
+        v1::Transaction* t = out->Add();
+        t->set_tx(tx);
+        t->set_tx_instant_micros(storage::TxInstantOf(tx, tx_datoms));
+        if (!omit_datoms) {
+          t->mutable_datoms()->Reserve(static_cast<int>(tx_datoms.size()));
+          for (const storage::Datom& d : tx_datoms) {
+            DatomToProto(d, t->add_datoms());
+          }
+        }
+        datoms += tx_datoms.size();
+        *next = tx + 1;
+        return true;
+      });
+  if (!s.ok()) return s;
+  return full;
+}
+
+class TxRangeStream : public BatchStream {
+ public:
+  TxRangeStream(ServiceContext& sc, grpc::CallbackServerContext* ctx)
+      : BatchStream(sc, Method::kTxRange, ctx) {}
+
+  void Start(std::shared_ptr<Database> database, EntityId from, EntityId to) {
+    database_ = std::move(database);
+    db_ = database_->Latest();
+    next_ = from;
+    to_ = to;
+    Begin();
+  }
+
+ protected:
+  absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
+                               bool* has_message) override {
+    v1::TxRangeResponse message;
+    auto more =
+        ReadBatch(*db_, &next_, to_, false, message.mutable_transactions());
+    if (!more.ok()) return more.status();
+    if (message.transactions_size() == 0 && !first_) return false;
+    first_ = false;
+    message.set_basis_tx(db_->basis_tx());
+    sc().metrics.AddRowsStreamed(Method::kTxRange, message.transactions_size());
+    absl::Status s = SerializeResponse(message, out);
+    if (!s.ok()) return s;
+    *has_message = true;
+    return *more;
+  }
+
+ private:
+  std::shared_ptr<Database> database_;
+  std::shared_ptr<const storage::Db> db_;
+  EntityId next_ = 0;
+  EntityId to_ = 0;
+  bool first_ = true;
+};
+
+// Follows the log: reads what is there, then waits for the database's
+// commit notifications. One task at a time, never a parked thread.
+class SubscribeStream : public StreamReactor, public CommitListener {
+ public:
+  SubscribeStream(ServiceContext& sc, grpc::CallbackServerContext* ctx)
+      : StreamReactor(sc, Method::kSubscribe, ctx) {
+    sc.metrics.subscribers.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  void Start(std::shared_ptr<Database> database, EntityId from,
+             bool omit_datoms) {
+    database_ = std::move(database);
+    omit_datoms_ = omit_datoms;
+    // Listen first, then read: a commit in between is seen either way.
+    database_->AddListener(this);
+    listening_ = true;
+    next_ = from != 0 ? from : database_->Latest()->basis_tx() + 1;
+    if (database_->deleted()) {
+      OnClosed(absl::NotFoundError(
+          StrCat("database ", database_->name(), " was deleted")));
+    } else if (sc().shutting_down.load(std::memory_order_acquire)) {
+      OnClosed(absl::UnavailableError("the server is shutting down"));
+    }
+    Schedule();
+  }
+
+  void OnCommit() override { Wake(); }
+
+  void OnClosed(const absl::Status& why) override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (closed_.ok()) closed_ = why;
+    }
+    Wake();
+  }
+
+ protected:
+  void OnRoom() override { Schedule(); }
+  void OnCancelled() override {
+    OnClosed(absl::CancelledError("the client cancelled"));
+  }
+  void OnStreamDone() override {
+    if (listening_) database_->RemoveListener(this);
+    sc().metrics.subscribers.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+ private:
+  void Wake() {
+    bool schedule = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (idle_) {
+        idle_ = false;
+        schedule = true;
+      } else {
+        notified_ = true;
+      }
+    }
+    if (schedule) Schedule();
+  }
+
+  void Schedule() {
+    Ref();
+    sc().readers.Post([this] {
+      Step();
+      Unref();
+    });
+  }
+
+  void Step() {
+    absl::Status closed;
+    {
+      absl::MutexLock lock(&mu_);
+      closed = closed_;
+      notified_ = false;
+    }
+    if (!closed.ok()) {
+      Done(closed);
+      return;
+    }
+    if (cancelled()) {
+      Done(absl::CancelledError("the client cancelled"));
+      return;
+    }
+    std::shared_ptr<const storage::Db> db = database_->Latest();
+    v1::SubscribeResponse message;
+    auto more =
+        ReadBatch(*db, &next_, 0, omit_datoms_, message.mutable_transactions());
+    if (!more.ok()) {
+      Done(more.status());
+      return;
+    }
+    if (message.transactions_size() > 0) {
+      message.set_basis_tx(db->basis_tx());
+      sc().metrics.AddRowsStreamed(Method::kSubscribe,
+                                   message.transactions_size());
+      grpc::ByteBuffer buffer;
+      absl::Status s = SerializeResponse(message, &buffer);
+      if (!s.ok()) {
+        Done(s);
+        return;
+      }
+      Push(std::move(buffer));  // OnRoom schedules the next step
+      return;
+    }
+    bool again = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (notified_ || !closed_.ok()) {
+        notified_ = false;
+        again = true;
+      } else {
+        idle_ = true;
+      }
+    }
+    if (again) Schedule();
+  }
+
+  std::shared_ptr<Database> database_;
+  bool omit_datoms_ = false;
+  bool listening_ = false;
+  EntityId next_ = 0;  // touched by one task at a time
+
+  absl::Mutex mu_;
+  bool idle_ ABSL_GUARDED_BY(mu_) = false;
+  bool notified_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status closed_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+Writer* HandleTxRange(ServiceContext& sc, Ctx* ctx, const Buf* req) {
+  auto* reactor = new TxRangeStream(sc, ctx);
+  v1::TxRangeRequest request;
+  absl::Status s = Admit(sc, ctx);
+  if (s.ok()) s = ParseRequest(*req, &request);
+  absl::StatusOr<EntityId> from = s.ok() ? TxArg(request.from_tx(), "from_tx")
+                                         : absl::StatusOr<EntityId>(s);
+  absl::StatusOr<EntityId> to =
+      from.ok() ? TxArg(request.to_tx(), "to_tx") : from;
+  if (!to.ok()) {
+    reactor->Done(to.status());
+    return reactor;
+  }
+  auto database = sc.registry.Get(request.database());
+  if (!database.ok()) {
+    reactor->Done(database.status());
+    return reactor;
+  }
+  reactor->Start(*std::move(database), *from, *to);
+  return reactor;
+}
+
+Writer* HandleSubscribe(ServiceContext& sc, Ctx* ctx, const Buf* req) {
+  auto* reactor = new SubscribeStream(sc, ctx);
+  v1::SubscribeRequest request;
+  absl::Status s = Admit(sc, ctx);
+  if (s.ok()) s = ParseRequest(*req, &request);
+  absl::StatusOr<EntityId> from = s.ok() ? TxArg(request.from_tx(), "from_tx")
+                                         : absl::StatusOr<EntityId>(s);
+  if (!from.ok()) {
+    reactor->Done(from.status());
+    return reactor;
+  }
+  auto database = sc.registry.Get(request.database());
+  if (!database.ok()) {
+    reactor->Done(database.status());
+    return reactor;
+  }
+  reactor->Start(*std::move(database), *from, request.omit_datoms());
+  return reactor;
+}
+
+}  // namespace mentat::server

@@ -1,0 +1,224 @@
+#include "metrics.h"
+
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::server {
+
+std::string_view MethodName(Method m) {
+  switch (m) {
+    case Method::kTransact:
+      return "Transact";
+    case Method::kQuery:
+      return "Query";
+    case Method::kPull:
+      return "Pull";
+    case Method::kPullMany:
+      return "PullMany";
+    case Method::kDatoms:
+      return "Datoms";
+    case Method::kTxRange:
+      return "TxRange";
+    case Method::kSubscribe:
+      return "Subscribe";
+    case Method::kSchema:
+      return "Schema";
+    case Method::kStats:
+      return "Stats";
+    case Method::kExplain:
+      return "Explain";
+    case Method::kCreateDatabase:
+      return "CreateDatabase";
+    case Method::kListDatabases:
+      return "ListDatabases";
+    case Method::kDeleteDatabase:
+      return "DeleteDatabase";
+    case Method::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+std::string_view StatusCodeName(int code) {
+  static constexpr std::string_view kNames[] = {"OK",
+                                                "CANCELLED",
+                                                "UNKNOWN",
+                                                "INVALID_ARGUMENT",
+                                                "DEADLINE_EXCEEDED",
+                                                "NOT_FOUND",
+                                                "ALREADY_EXISTS",
+                                                "PERMISSION_DENIED",
+                                                "RESOURCE_EXHAUSTED",
+                                                "FAILED_PRECONDITION",
+                                                "ABORTED",
+                                                "OUT_OF_RANGE",
+                                                "UNIMPLEMENTED",
+                                                "INTERNAL",
+                                                "UNAVAILABLE",
+                                                "DATA_LOSS",
+                                                "UNAUTHENTICATED"};
+  if (code < 0 || code >= Metrics::kCodes) return "UNKNOWN";
+  return kNames[code];
+}
+
+void Metrics::RecordRpc(Method m, int code, double seconds) {
+  const int mi = static_cast<int>(m);
+  if (mi < 0 || mi >= kMethods) return;
+  if (code < 0 || code >= kCodes) code = 2;
+  Series& s = rpc_[mi][code];
+  s.count.fetch_add(1, std::memory_order_relaxed);
+  s.sum_ns.fetch_add(static_cast<uint64_t>(seconds * 1e9),
+                     std::memory_order_relaxed);
+  for (size_t b = 0; b < kBuckets.size(); ++b) {
+    if (seconds <= kBuckets[b]) {
+      s.buckets[b].fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+}
+
+void Metrics::AddRowsStreamed(Method m, uint64_t n) {
+  const int mi = static_cast<int>(m);
+  if (mi < 0 || mi >= kMethods) return;
+  rows_[mi].fetch_add(n, std::memory_order_relaxed);
+}
+
+namespace {
+
+void Header(std::string* out, std::string_view name, std::string_view type,
+            std::string_view help) {
+  StrAppend(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type,
+            "\n");
+}
+
+std::string FormatDouble(double d) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.9g", d);
+  return buf;
+}
+
+}  // namespace
+
+std::string Metrics::RenderPrometheus(const std::vector<DatabaseFigures>& dbs,
+                                      int64_t reader_queue_depth,
+                                      int reader_threads) const {
+  std::string out;
+  out.reserve(16 << 10);
+  Header(&out, "mentat_rpc_requests_total", "counter",
+         "Finished RPCs by method and gRPC status code.");
+  for (int m = 0; m < kMethods; ++m) {
+    for (int c = 0; c < kCodes; ++c) {
+      const uint64_t n = rpc_[m][c].count.load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      StrAppend(&out, "mentat_rpc_requests_total{method=\"",
+                MethodName(static_cast<Method>(m)), "\",code=\"",
+                StatusCodeName(c), "\"} ", n, "\n");
+    }
+  }
+  Header(&out, "mentat_rpc_duration_seconds", "histogram",
+         "RPC latency (streams: until the last message) by method and code.");
+  for (int m = 0; m < kMethods; ++m) {
+    for (int c = 0; c < kCodes; ++c) {
+      const Series& s = rpc_[m][c];
+      const uint64_t n = s.count.load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      const std::string labels =
+          StrCat("method=\"", MethodName(static_cast<Method>(m)), "\",code=\"",
+                 StatusCodeName(c), "\"");
+      uint64_t cumulative = 0;
+      for (size_t b = 0; b < kBuckets.size(); ++b) {
+        cumulative += s.buckets[b].load(std::memory_order_relaxed);
+        StrAppend(&out, "mentat_rpc_duration_seconds_bucket{", labels, ",le=\"",
+                  FormatDouble(kBuckets[b]), "\"} ", cumulative, "\n");
+      }
+      StrAppend(&out, "mentat_rpc_duration_seconds_bucket{", labels,
+                ",le=\"+Inf\"} ", n, "\n");
+      StrAppend(&out, "mentat_rpc_duration_seconds_sum{", labels, "} ",
+                FormatDouble(static_cast<double>(
+                                 s.sum_ns.load(std::memory_order_relaxed)) /
+                             1e9),
+                "\n");
+      StrAppend(&out, "mentat_rpc_duration_seconds_count{", labels, "} ", n,
+                "\n");
+    }
+  }
+  Header(&out, "mentat_stream_items_total", "counter",
+         "Rows, datoms or transactions sent by streaming RPCs.");
+  for (int m = 0; m < kMethods; ++m) {
+    const uint64_t n = rows_[m].load(std::memory_order_relaxed);
+    if (n == 0) continue;
+    StrAppend(&out, "mentat_stream_items_total{method=\"",
+              MethodName(static_cast<Method>(m)), "\"} ", n, "\n");
+  }
+  Header(&out, "mentat_open_streams", "gauge", "Streaming RPCs in progress.");
+  StrAppend(&out, "mentat_open_streams ", open_streams.load(), "\n");
+  Header(&out, "mentat_running_queries", "gauge", "Queries running now.");
+  StrAppend(&out, "mentat_running_queries ", running_queries.load(), "\n");
+  Header(&out, "mentat_subscribers", "gauge", "Open Subscribe streams.");
+  StrAppend(&out, "mentat_subscribers ", subscribers.load(), "\n");
+  Header(&out, "mentat_slow_queries_total", "counter",
+         "Queries slower than --slow-query-ms.");
+  StrAppend(&out, "mentat_slow_queries_total ", slow_queries_.load(), "\n");
+  Header(&out, "mentat_reader_queue_depth", "gauge",
+         "Tasks waiting for a reader thread.");
+  StrAppend(&out, "mentat_reader_queue_depth ", reader_queue_depth, "\n");
+  Header(&out, "mentat_reader_threads", "gauge", "Reader threads.");
+  StrAppend(&out, "mentat_reader_threads ", reader_threads, "\n");
+
+  struct DbMetric {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t DatabaseFigures::*field;
+  };
+  static constexpr DbMetric kDbMetrics[] = {
+      {"mentat_transactions_total", "counter",
+       "Transactions committed since the database opened.",
+       &DatabaseFigures::transactions},
+      {"mentat_failed_transactions_total", "counter",
+       "Transactions refused since the database opened.",
+       &DatabaseFigures::failed_transactions},
+      {"mentat_datoms_written_total", "counter",
+       "Datoms written since the database opened.", &DatabaseFigures::datoms},
+      {"mentat_group_commits_total", "counter",
+       "Group commits (one fsync each); transactions/group commits is the "
+       "mean group size.",
+       &DatabaseFigures::groups},
+      {"mentat_group_commit_largest", "gauge",
+       "Largest group commit (transactions) since the database opened.",
+       &DatabaseFigures::largest_group},
+      {"mentat_transactor_queue_depth", "gauge",
+       "Transactions waiting for the transactor.",
+       &DatabaseFigures::queue_depth},
+      {"mentat_block_cache_hits_total", "counter", "RocksDB block cache hits.",
+       &DatabaseFigures::block_cache_hits},
+      {"mentat_block_cache_misses_total", "counter",
+       "RocksDB block cache misses.", &DatabaseFigures::block_cache_misses},
+      {"mentat_block_cache_usage_bytes", "gauge",
+       "Bytes in the RocksDB block cache.",
+       &DatabaseFigures::block_cache_usage},
+      {"mentat_compaction_pending_bytes", "gauge",
+       "RocksDB's estimate of bytes compaction still has to rewrite.",
+       &DatabaseFigures::compaction_pending_bytes},
+      {"mentat_running_compactions", "gauge", "RocksDB compactions running.",
+       &DatabaseFigures::running_compactions},
+      {"mentat_memtable_bytes", "gauge", "Bytes in RocksDB memtables.",
+       &DatabaseFigures::memtable_bytes},
+      {"mentat_disk_bytes", "gauge", "Size of the database's files.",
+       &DatabaseFigures::disk_bytes},
+  };
+  for (const DbMetric& m : kDbMetrics) {
+    Header(&out, m.name, m.type, m.help);
+    for (const DatabaseFigures& db : dbs) {
+      StrAppend(&out, m.name, "{database=\"", db.name, "\"} ", db.*(m.field),
+                "\n");
+    }
+  }
+  Header(&out, "mentat_basis_tx", "gauge", "Latest committed transaction.");
+  for (const DatabaseFigures& db : dbs) {
+    StrAppend(&out, "mentat_basis_tx{database=\"", db.name, "\"} ", db.basis_tx,
+              "\n");
+  }
+  return out;
+}
+
+}  // namespace mentat::server

@@ -1,0 +1,80 @@
+#ifndef MENTAT_SERVER_READER_POOL_H_
+#define MENTAT_SERVER_READER_POOL_H_
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <memory>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace mentat::server {
+
+// The threads that run reads (queries, pulls, index scans, log reads): one
+// Boost.Asio io_context per NUMA node, each served by its own threads, each
+// thread pinned to its node's CPUs (libnuma; on a one-node machine, or
+// without libnuma, one pool over every CPU). Tasks run on one thread from
+// start to end; Post spreads them round-robin over the nodes.
+//
+// Thread-safe: Post from any thread. Tasks must not throw.
+class ReaderPool {
+ public:
+  struct Options {
+    // Threads per node; 0: one per CPU of the node, at least 2.
+    int threads_per_node = 0;
+    bool pin = true;
+  };
+
+  explicit ReaderPool(const Options& options);
+  // Stop()s.
+  ~ReaderPool();
+  ReaderPool(const ReaderPool&) = delete;
+  ReaderPool& operator=(const ReaderPool&) = delete;
+
+  // Queues `task` (any move-only callable) on the next node's pool.
+  template <typename F>
+  void Post(F&& task) {
+    Node& node =
+        *nodes_[next_.fetch_add(1, std::memory_order_relaxed) % nodes_.size()];
+    queued_.fetch_add(1, std::memory_order_relaxed);
+    boost::asio::post(node.context,
+                      [this, t = std::forward<F>(task)]() mutable {
+                        queued_.fetch_sub(1, std::memory_order_relaxed);
+                        t();
+                      });
+  }
+
+  // Runs what is queued, then joins the threads. Idempotent. Tasks posted
+  // after Stop began may not run.
+  void Stop();
+
+  int nodes() const { return static_cast<int>(nodes_.size()); }
+  int threads() const { return thread_count_; }
+  // Tasks waiting for a thread.
+  int64_t queue_depth() const {
+    return queued_.load(std::memory_order_relaxed);
+  }
+  // Whether threads were pinned (libnuma available and pinning asked for).
+  bool pinned() const { return pinned_; }
+
+ private:
+  struct Node {
+    boost::asio::io_context context;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+        guard{context.get_executor()};
+    std::vector<int> cpus;
+    std::vector<std::thread> threads;
+  };
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::atomic<uint64_t> next_{0};
+  std::atomic<int64_t> queued_{0};
+  int thread_count_ = 0;
+  bool pinned_ = false;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_READER_POOL_H_

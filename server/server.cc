@@ -1,0 +1,269 @@
+#include "mentat/server/server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <rocksdb/statistics.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "database_registry.h"
+#include "http_server.h"
+#include "mentat/query/query_engine.h"
+#include "mentat/storage/str_cat.h"
+#include "metrics.h"
+#include "reader_pool.h"
+#include "service.h"
+#include "service_context.h"
+
+#ifndef MENTATD_VERSION
+#define MENTATD_VERSION "0.0.0"
+#endif
+
+namespace mentat::server {
+
+std::string VersionString() { return StrCat("mentatd ", MENTATD_VERSION); }
+
+class ServerImpl {
+ public:
+  explicit ServerImpl(const ServerConfig& c) : config(c) {}
+  ~ServerImpl() { Shutdown(); }
+
+  absl::Status Start();
+  void Shutdown();
+  HttpServer::Response Http(const std::string& target);
+
+  ServerConfig config;
+  Metrics metrics;
+  std::unique_ptr<DatabaseRegistry> registry;
+  std::unique_ptr<ReaderPool> readers;
+  std::unique_ptr<query::QueryEngine> engine;
+  std::unique_ptr<ServiceContext> sc;
+  std::unique_ptr<MentatService> service;
+  std::unique_ptr<grpc::Server> grpc_server;
+  std::unique_ptr<HttpServer> http;
+  int port = 0;
+
+  std::mutex shutdown_mu;
+  bool shut_down = false;
+};
+
+namespace {
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     std::string_view flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(StrCat(flag, ": cannot read ", path));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+absl::Status ServerImpl::Start() {
+  absl::Status s = LoadAuthToken(&config);
+  if (!s.ok()) return s;
+
+  DatabaseOptions db_options;
+  db_options.store.sync_commits = config.sync_commits;
+  db_options.store.block_cache_bytes = config.block_cache_bytes;
+  db_options.store.queue_capacity = config.transactor_queue;
+  db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
+  db_options.idempotency_cache_entries = config.idempotency_cache_entries;
+  db_options.resume_window_micros = config.resume_window_s * 1000000;
+  registry = std::make_unique<DatabaseRegistry>(config.data_dir, db_options);
+  s = registry->OpenAll(config.create_default_database);
+  if (!s.ok()) return s;
+
+  readers = std::make_unique<ReaderPool>(
+      ReaderPool::Options{config.readers_per_node, config.pin_readers});
+  engine = std::make_unique<query::QueryEngine>();
+  sc = std::unique_ptr<ServiceContext>(new ServiceContext{
+      config, *registry, *readers, *engine, metrics,
+      config.auth_token.empty() ? "" : StrCat("Bearer ", config.auth_token)});
+  service = std::make_unique<MentatService>(*sc);
+
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (!config.tls_cert.empty()) {
+    auto cert = ReadFile(config.tls_cert, "--tls-cert");
+    if (!cert.ok()) return cert.status();
+    auto key = ReadFile(config.tls_key, "--tls-key");
+    if (!key.ok()) return key.status();
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    credentials = grpc::SslServerCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureServerCredentials();
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::vector<std::string> addresses = SplitList(config.listen);
+  std::vector<std::unique_ptr<int>> ports;
+  for (const std::string& address : addresses) {
+    if (address.starts_with("unix:")) {
+      // A socket left by a previous run would make the bind fail.
+      std::string path = address.substr(5);
+      if (path.starts_with("//")) path = path.substr(2);
+      struct stat st;
+      if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+        ::unlink(path.c_str());
+      }
+    }
+    ports.push_back(std::make_unique<int>(0));
+    builder.AddListeningPort(address, credentials, ports.back().get());
+  }
+  builder.SetMaxReceiveMessageSize(config.max_message_bytes);
+  builder.SetMaxSendMessageSize(config.max_message_bytes);
+  builder.RegisterService(service.get());
+  grpc_server = builder.BuildAndStart();
+  if (grpc_server == nullptr) {
+    return absl::UnavailableError(StrCat("cannot listen on ", config.listen,
+                                         " (address in use, or malformed?)"));
+  }
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    if (addresses[i].starts_with("unix:")) continue;
+    if (*ports[i] == 0) {
+      return absl::UnavailableError(StrCat("cannot listen on ", addresses[i]));
+    }
+    if (port == 0) port = *ports[i];
+  }
+
+  if (!config.http.empty()) {
+    auto h = HttpServer::Start(config.http, [this](const std::string& target) {
+      return Http(target);
+    });
+    if (!h.ok()) return h.status();
+    http = *std::move(h);
+  }
+
+  spdlog::info(
+      "{} serving gRPC on {} (port {}), HTTP on {}; {} reader threads "
+      "on {} NUMA node(s){}; databases: {}",
+      VersionString(), config.listen, port,
+      http ? StrCat("port ", http->port()) : std::string("(off)"),
+      readers->threads(), readers->nodes(), readers->pinned() ? ", pinned" : "",
+      registry->List().size());
+  spdlog::info("configuration: {}", DescribeConfig(config));
+  return absl::OkStatus();
+}
+
+HttpServer::Response ServerImpl::Http(const std::string& target) {
+  HttpServer::Response r;
+  if (target == "/healthz") {
+    if (sc->shutting_down.load()) {
+      r.status = 503;
+      r.body = "shutting down\n";
+    } else {
+      r.body = "ok\n";
+    }
+    return r;
+  }
+  if (target == "/metrics") {
+    std::vector<DatabaseFigures> figures;
+    for (const auto& db : registry->List()) {
+      DatabaseFigures f;
+      f.name = db->name();
+      storage::Store& store = db->store();
+      f.basis_tx = db->Latest()->basis_tx();
+      const auto c = store.transactor_counters();
+      f.transactions = c.transactions;
+      f.failed_transactions = c.failed_transactions;
+      f.datoms = c.datoms;
+      f.groups = c.groups;
+      f.largest_group = c.largest_group;
+      f.queue_depth = c.queue_depth;
+      f.block_cache_hits = store.RocksDbTicker(rocksdb::BLOCK_CACHE_HIT);
+      f.block_cache_misses = store.RocksDbTicker(rocksdb::BLOCK_CACHE_MISS);
+      f.block_cache_usage = store.RocksDbProperty("rocksdb.block-cache-usage");
+      f.compaction_pending_bytes =
+          store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes");
+      f.running_compactions =
+          store.RocksDbProperty("rocksdb.num-running-compactions");
+      f.memtable_bytes =
+          store.RocksDbProperty("rocksdb.cur-size-all-mem-tables");
+      f.disk_bytes = store.DiskSizeBytes();
+      figures.push_back(std::move(f));
+    }
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = metrics.RenderPrometheus(figures, readers->queue_depth(),
+                                      readers->threads());
+    return r;
+  }
+  r.status = 404;
+  r.body = "not found (try /metrics or /healthz)\n";
+  return r;
+}
+
+void ServerImpl::Shutdown() {
+  std::lock_guard<std::mutex> lock(shutdown_mu);
+  if (shut_down) return;
+  shut_down = true;
+  if (sc != nullptr) sc->shutting_down.store(true);
+  spdlog::info("shutting down: refusing new calls, ending subscriptions");
+  if (grpc_server != nullptr) {
+    if (auto* health = grpc_server->GetHealthCheckService()) {
+      health->SetServingStatus(false);
+    }
+    for (const auto& db : registry->List()) {
+      db->EndSubscriptions(
+          absl::UnavailableError("the server is shutting down"));
+    }
+    // Waits for running calls (transactions commit and are answered) up to
+    // the grace period, then cancels what is left.
+    grpc_server->Shutdown(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(config.shutdown_grace_ms));
+    grpc_server->Wait();
+  }
+  if (readers != nullptr) readers->Stop();
+  if (registry != nullptr) registry->CloseAll();
+  if (http != nullptr) http->Stop();
+  spdlog::info("shut down");
+  spdlog::default_logger()->flush();
+}
+
+MentatServer::MentatServer(std::unique_ptr<ServerImpl> impl)
+    : impl_(std::move(impl)) {}
+
+MentatServer::~MentatServer() { Shutdown(); }
+
+absl::StatusOr<std::unique_ptr<MentatServer>> MentatServer::Start(
+    const ServerConfig& config) {
+  auto impl = std::make_unique<ServerImpl>(config);
+  absl::Status s = impl->Start();
+  if (!s.ok()) {
+    impl->Shutdown();
+    return s;
+  }
+  return std::unique_ptr<MentatServer>(new MentatServer(std::move(impl)));
+}
+
+int MentatServer::port() const { return impl_->port; }
+int MentatServer::http_port() const {
+  return impl_->http ? impl_->http->port() : 0;
+}
+const ServerConfig& MentatServer::config() const { return impl_->config; }
+void MentatServer::Shutdown() { impl_->Shutdown(); }
+
+}  // namespace mentat::server

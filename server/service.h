@@ -1,0 +1,108 @@
+#ifndef MENTAT_SERVER_SERVICE_H_
+#define MENTAT_SERVER_SERVICE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include "mentat/v1/mentat.grpc.pb.h"
+#include "service_context.h"
+
+namespace mentat::server {
+
+// mentat.v1.Mentat with every method taking raw bytes (see call.h for
+// why). Each method hands its work to the transactor or the reader pool
+// and returns at once; the handlers live in *_call.cc, one file per
+// concern.
+using RawMentatService = v1::Mentat::WithRawCallbackMethod_Transact<
+    v1::Mentat::WithRawCallbackMethod_Query<
+        v1::Mentat::WithRawCallbackMethod_Pull<
+            v1::Mentat::WithRawCallbackMethod_PullMany<
+                v1::Mentat::WithRawCallbackMethod_Datoms<
+                    v1::Mentat::WithRawCallbackMethod_TxRange<
+                        v1::Mentat::WithRawCallbackMethod_Subscribe<
+                            v1::Mentat::WithRawCallbackMethod_Schema<
+                                v1::Mentat::WithRawCallbackMethod_Stats<
+                                    v1::Mentat::WithRawCallbackMethod_Explain<
+                                        v1::Mentat::WithRawCallbackMethod_CreateDatabase<
+                                            v1::Mentat::
+                                                WithRawCallbackMethod_ListDatabases<
+                                                    v1::Mentat::
+                                                        WithRawCallbackMethod_DeleteDatabase<
+                                                            v1::Mentat::
+                                                                Service>>>>>>>>>>>>>;
+
+using Ctx = grpc::CallbackServerContext;
+using Buf = grpc::ByteBuffer;
+using Unary = grpc::ServerUnaryReactor;
+using Writer = grpc::ServerWriteReactor<grpc::ByteBuffer>;
+
+// The handlers (defined in transact_call.cc, query_call.cc, pull_call.cc,
+// datoms_call.cc, log_call.cc, admin_call.cc).
+Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
+Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req);
+Writer* HandleTxRange(ServiceContext& sc, Ctx* ctx, const Buf* req);
+Writer* HandleSubscribe(ServiceContext& sc, Ctx* ctx, const Buf* req);
+Unary* HandleSchema(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+Unary* HandleCreateDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                            Buf* resp);
+Unary* HandleListDatabases(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                           Buf* resp);
+Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                            Buf* resp);
+
+// The service object registered with the gRPC server.
+class MentatService final : public RawMentatService {
+ public:
+  explicit MentatService(ServiceContext& sc) : sc_(sc) {}
+
+  Unary* Transact(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleTransact(sc_, ctx, req, resp);
+  }
+  Writer* Query(Ctx* ctx, const Buf* req) override {
+    return HandleQuery(sc_, ctx, req);
+  }
+  Unary* Pull(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandlePull(sc_, ctx, req, resp);
+  }
+  Unary* PullMany(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandlePullMany(sc_, ctx, req, resp);
+  }
+  Writer* Datoms(Ctx* ctx, const Buf* req) override {
+    return HandleDatoms(sc_, ctx, req);
+  }
+  Writer* TxRange(Ctx* ctx, const Buf* req) override {
+    return HandleTxRange(sc_, ctx, req);
+  }
+  Writer* Subscribe(Ctx* ctx, const Buf* req) override {
+    return HandleSubscribe(sc_, ctx, req);
+  }
+  Unary* Schema(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleSchema(sc_, ctx, req, resp);
+  }
+  Unary* Stats(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleStats(sc_, ctx, req, resp);
+  }
+  Unary* Explain(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleExplain(sc_, ctx, req, resp);
+  }
+  Unary* CreateDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleCreateDatabase(sc_, ctx, req, resp);
+  }
+  Unary* ListDatabases(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleListDatabases(sc_, ctx, req, resp);
+  }
+  Unary* DeleteDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleDeleteDatabase(sc_, ctx, req, resp);
+  }
+
+ private:
+  ServiceContext& sc_;
+};
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_SERVICE_H_

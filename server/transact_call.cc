@@ -1,0 +1,241 @@
+// Transact: parse the tx-data, hand the transaction to the database's
+// transactor, answer from the transactor's callback. With a request id,
+// first make sure the id has not committed already (RequestLedger).
+
+#include <memory>
+
+#include "call.h"
+#include "mentat/query/tx_data_parser.h"
+#include "mentat/storage/keys.h"
+#include "mentat/storage/str_cat.h"
+#include "mentat/storage/tx_log.h"
+#include "service.h"
+#include "value_convert.h"
+
+namespace mentat::server {
+
+namespace {
+
+// tx-data up to this size is parsed on the gRPC thread (it costs less than
+// the hand-off); larger tx-data is parsed on a reader thread.
+constexpr size_t kInlineParseBytes = 16 << 10;
+constexpr size_t kMaxRequestIdBytes = 256;
+
+struct TransactState {
+  UnaryCall call;
+  std::shared_ptr<Database> database;
+  v1::TransactRequest request;
+  v1::TransactResponse response;
+  bool user_named_tx = false;
+};
+
+// True if the tx-data itself refers to the transaction entity, so that
+// "datomic.tx" belongs in the tempid map.
+bool MentionsTx(const storage::TxRequest& request) {
+  auto is_tx = [](const storage::EntityRef& r) {
+    return r.kind == storage::EntityRef::Kind::kTxTempId ||
+           (r.kind == storage::EntityRef::Kind::kTempId &&
+            r.name == "datomic.tx");
+  };
+  for (const storage::TxOp& op : request.ops) {
+    if (is_tx(op.e)) return true;
+    if (op.v.kind == storage::TxValue::Kind::kEntity && is_tx(op.v.entity)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+RecordedTx RecordOf(const storage::TxReport& report, bool user_named_tx) {
+  RecordedTx r;
+  r.tx = report.tx;
+  r.basis_before = report.basis_before;
+  r.tx_instant = report.tx_instant;
+  r.datom_count = static_cast<int64_t>(report.datoms.size());
+  for (const auto& [name, id] : report.tempids) {
+    if (name == "datomic.tx" && !user_named_tx) continue;
+    if (query::IsGeneratedTempId(name)) continue;
+    r.tempids.emplace_back(name, id);
+  }
+  return r;
+}
+
+void FillResponse(const RecordedTx& r, v1::TransactResponse* out) {
+  out->set_tx(r.tx);
+  out->set_tx_instant_micros(r.tx_instant);
+  out->set_basis_before(r.basis_before);
+  out->set_basis_after(r.tx);
+  out->set_datom_count(r.datom_count);
+  for (const auto& [name, id] : r.tempids) (*out->mutable_tempids())[name] = id;
+  out->set_tempids_missing(!r.tempids_known);
+}
+
+// Answers with a recorded result; reads the datoms back from the log when
+// asked for. Runs on a reader thread.
+void AnswerReplay(const std::shared_ptr<TransactState>& st,
+                  const absl::StatusOr<RecordedTx>& recorded) {
+  if (!recorded.ok()) {
+    st->call.Finish(recorded.status());
+    return;
+  }
+  FillResponse(*recorded, &st->response);
+  st->response.set_replayed(true);
+  if (st->request.return_datoms()) {
+    auto datoms =
+        storage::ReadTxLogEntry(*st->database->Latest(), recorded->tx);
+    if (!datoms.ok()) {
+      st->call.Finish(datoms.status());
+      return;
+    }
+    for (const storage::Datom& d : *datoms) {
+      DatomToProto(d, st->response.add_datoms());
+    }
+  }
+  st->call.Finish(absl::OkStatus(), &st->response);
+}
+
+// Looks the request id up in the database: the latest transaction that
+// carried it, if within the window.
+absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
+    Database& database, const std::string& id) {
+  std::shared_ptr<const storage::Db> db = database.Latest();
+  storage::DbView view(db, storage::Basis::Current());
+  std::string prefix;
+  storage::AvetKey::EncodePrefix(database.request_id_attr(),
+                                 storage::Value::String(id), &prefix);
+  auto cursor = view.NewCursor(storage::IndexOrder::kAvet);
+  storage::EntityId tx = 0;
+  for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+    tx = std::max(tx, cursor->datom().e);
+  }
+  if (!cursor->status().ok()) return cursor->status();
+  if (tx == 0) return std::optional<RecordedTx>();
+  auto datoms = storage::ReadTxLogEntry(*db, tx);
+  if (!datoms.ok()) return datoms.status();
+  RecordedTx r;
+  r.tx = tx;
+  r.tx_instant = storage::TxInstantOf(tx, *datoms);
+  if (r.tx_instant + database.options().idempotency_window_micros <
+      NowMicros()) {
+    return std::optional<RecordedTx>();
+  }
+  auto before = storage::PreviousTx(*db, tx);
+  if (!before.ok()) return before.status();
+  r.basis_before = *before;
+  r.datom_count = static_cast<int64_t>(datoms->size());
+  // The tempids were never noted (a crash between the commit and the
+  // ledger's write, or the ledger forgot them).
+  r.tempids_known = false;
+  return std::optional<RecordedTx>(std::move(r));
+}
+
+void Submit(const std::shared_ptr<TransactState>& st,
+            storage::TxRequest tx_request) {
+  const std::string id = st->request.request_id();
+  if (!id.empty()) {
+    storage::TxOp op;
+    op.kind = storage::TxOp::Kind::kAdd;
+    op.e = storage::EntityRef::TxTempId();
+    op.a = storage::EntityRef::Id(st->database->request_id_attr());
+    op.v = storage::TxValue::Scalar(storage::Value::String(id));
+    tx_request.ops.push_back(std::move(op));
+  }
+  st->database->Transact(
+      std::move(tx_request),
+      [st, id](absl::StatusOr<storage::TxReport> report) {
+        if (!report.ok()) {
+          absl::Status s = report.status();
+          if (st->database->deleted() &&
+              s.code() == absl::StatusCode::kUnavailable) {
+            s = absl::NotFoundError(
+                StrCat("database ", st->database->name(), " was deleted"));
+          }
+          if (!id.empty()) st->database->ledger().Fail(id, s);
+          st->call.Finish(s);
+          return;
+        }
+        RecordedTx r = RecordOf(*report, st->user_named_tx);
+        if (!id.empty()) st->database->ledger().Complete(id, r, true);
+        FillResponse(r, &st->response);
+        if (st->request.return_datoms()) {
+          st->response.mutable_datoms()->Reserve(
+              static_cast<int>(report->datoms.size()));
+          for (const storage::Datom& d : report->datoms) {
+            DatomToProto(d, st->response.add_datoms());
+          }
+        }
+        st->call.Finish(absl::OkStatus(), &st->response);
+      });
+}
+
+// Parses the tx-data and, with a request id, settles the id first. Runs on
+// the gRPC thread for small plain requests, else on a reader thread.
+void Run(const std::shared_ptr<TransactState>& st) {
+  auto parsed = query::ParseTxData(st->request.tx_data());
+  if (!parsed.ok()) {
+    st->call.Finish(parsed.status());
+    return;
+  }
+  st->user_named_tx = MentionsTx(*parsed);
+  const std::string& id = st->request.request_id();
+  if (id.empty()) {
+    Submit(st, *std::move(parsed));
+    return;
+  }
+  RecordedTx recorded;
+  const RequestLedger::Begin begin = st->database->ledger().Start(
+      id, NowMicros(), &recorded, [st](absl::StatusOr<RecordedTx> outcome) {
+        // The waiter runs on the thread that settled the first request
+        // (the transactor): hand the log read to a reader.
+        st->call.sc().readers.Post(
+            [st, outcome = std::move(outcome)] { AnswerReplay(st, outcome); });
+      });
+  switch (begin) {
+    case RequestLedger::Begin::kRecorded:
+      AnswerReplay(st, recorded);
+      return;
+    case RequestLedger::Begin::kWaiting:
+      return;
+    case RequestLedger::Begin::kOwner:
+      break;
+  }
+  auto found = LookUpRequestId(*st->database, id);
+  if (!found.ok()) {
+    st->database->ledger().Fail(id, found.status());
+    st->call.Finish(found.status());
+    return;
+  }
+  if (found->has_value()) {
+    st->database->ledger().Complete(id, **found, /*persist=*/false);
+    AnswerReplay(st, **found);
+    return;
+  }
+  Submit(st, *std::move(parsed));
+}
+
+}  // namespace
+
+Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
+  auto st = std::make_shared<TransactState>(TransactState{
+      UnaryCall(sc, Method::kTransact, ctx, resp), nullptr, {}, {}, false});
+  absl::Status s = st->call.Begin(req, &st->request);
+  if (!s.ok()) return FinishNow(st->call, s);
+  if (st->request.request_id().size() > kMaxRequestIdBytes) {
+    return FinishNow(
+        st->call, absl::InvalidArgumentError(
+                      StrCat("request_id may have at most ", kMaxRequestIdBytes,
+                             " bytes, got ", st->request.request_id().size())));
+  }
+  auto database = sc.registry.Get(st->request.database());
+  if (!database.ok()) return FinishNow(st->call, database.status());
+  st->database = *std::move(database);
+  if (st->request.request_id().empty() &&
+      st->request.tx_data().size() <= kInlineParseBytes) {
+    Run(st);
+  } else {
+    sc.readers.Post([st] { Run(st); });
+  }
+  return st->call.reactor();
+}
+
+}  // namespace mentat::server
