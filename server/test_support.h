@@ -10,6 +10,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -73,7 +77,8 @@ class TestServer {
     auto server = MentatServer::Start(config_);
     REQUIRE_MESSAGE(server.ok(), server.status().ToString());
     server_ = *std::move(server);
-    channel_ = grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials());
+    channel_ =
+        grpc::CreateChannel(Address(), grpc::InsecureChannelCredentials());
     stub_ = pb::Mentat::NewStub(channel_);
   }
   void Stop() {
@@ -202,6 +207,43 @@ inline std::string People(int from, int n) {
   }
   edn += "]";
   return edn;
+}
+
+// GET http://127.0.0.1:<port><target>; the body, and the status in
+// *status.
+inline std::string HttpGet(int port, const std::string& target,
+                           int* status = nullptr) {
+  namespace beast = boost::beast;
+  namespace http = boost::beast::http;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  stream.connect(resolver.resolve("127.0.0.1", std::to_string(port)));
+  http::request<http::string_body> req(http::verb::get, target, 11);
+  req.set(http::field::host, "127.0.0.1");
+  http::write(stream, req);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  if (status != nullptr) *status = res.result_int();
+  beast::error_code ignored;
+  stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both,
+                           ignored);
+  return res.body();
+}
+
+// The value of an unlabelled Prometheus metric ("mentat_running_queries"),
+// or -1.
+inline double MetricValue(const std::string& exposition,
+                          const std::string& name) {
+  size_t pos = 0;
+  while ((pos = exposition.find(name + " ", pos)) != std::string::npos) {
+    if (pos == 0 || exposition[pos - 1] == '\n') {
+      return std::stod(exposition.substr(pos + name.size() + 1));
+    }
+    pos += name.size();
+  }
+  return -1;
 }
 
 }  // namespace mentat::server::testing
