@@ -100,7 +100,7 @@ int Run(const Args& args) {
   if (!meta.ok()) {
     std::printf("loading scale %s into %s...\n", scale.name.c_str(),
                 args.dir.c_str());
-    auto loaded = LoadWorkload(store.get(), scale, 2);
+    auto loaded = ImportWorkload(store.get(), scale);
     if (!loaded.ok()) {
       std::fprintf(stderr, "load: %s\n", loaded.status().ToString().c_str());
       return 1;
