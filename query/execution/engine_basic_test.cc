@@ -162,6 +162,28 @@ TEST_CASE("engine: joins in every order give the same rows") {
   CHECK(runs == 24);
 }
 
+TEST_CASE("engine: lookups of one entity's attributes share a seek") {
+  EngineFixture f;
+  LoadIssues(f);
+  const char* q =
+      "[:find ?t ?s ?p :in $ ?i :where [?i :issue/priority ?p] "
+      "[?i :issue/title ?t] [?i :issue/state ?s]]";
+  const std::string i2 = StrCat("[", f.Id("i2"), "]");
+  const std::string plan = f.Explain(q, i2);
+  CHECK_MESSAGE(plan.find("EntityFetch") != std::string::npos, plan);
+  CHECK(f.Rows(q, i2) == "[\"Slow search\" :state/open 3]\n");
+  // A missing attribute drops the row.
+  CHECK(f.Rows("[:find ?n ?s :in $ ?u :where [?u :user/name ?n] "
+               "[?u :user/score ?s]]",
+               StrCat("[", f.Id("carol"), "]")) == "");
+  // In history an attribute can have several datoms: every combination.
+  f.Tx(StrCat("[[:db/add ", f.Id("i2"), " :issue/state :state/closed]]"));
+  CHECK(f.Rows(q, i2, Basis::History()) ==
+        Join(Expected(R"(#{["Slow search" :state/open 3]
+                          ["Slow search" :state/closed 3]})")));
+  CHECK(f.Rows(q, i2) == "[\"Slow search\" :state/closed 3]\n");
+}
+
 TEST_CASE("engine: insufficient binding") {
   EngineFixture f;
   LoadIssues(f);

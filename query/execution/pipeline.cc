@@ -1,6 +1,7 @@
 #include "execution/pipeline.h"
 
 #include "execution/call_op.h"
+#include "execution/fetch_op.h"
 #include "execution/fixpoint.h"
 #include "execution/function_op.h"
 #include "execution/pattern_op.h"
@@ -23,6 +24,12 @@ absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
     switch (step.kind) {
       case planner::Step::Kind::kPattern: {
         auto o = std::make_unique<PatternOp>(ctx, scope, step, label);
+        s = o->Init();
+        op = std::move(o);
+        break;
+      }
+      case planner::Step::Kind::kFetch: {
+        auto o = std::make_unique<FetchOp>(ctx, scope, step);
         s = o->Init();
         op = std::move(o);
         break;

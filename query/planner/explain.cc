@@ -47,6 +47,8 @@ std::string Kind(const Step& step) {
       return "Bind";
     case Step::Kind::kCall:
       return step.call.anti ? "AntiJoin" : "RuleCall";
+    case Step::Kind::kFetch:
+      return "EntityFetch";
   }
   return "Step";
 }

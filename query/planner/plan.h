@@ -150,9 +150,12 @@ struct CallSpec {
 };
 
 struct Step {
-  enum class Kind : uint8_t { kPattern, kFilter, kFunction, kCall };
+  // kFetch: several patterns [?e :attr ?v] of cardinality-one attributes
+  // on the same bound entity, read with one EAVT seek and Next (`fetch`).
+  enum class Kind : uint8_t { kPattern, kFilter, kFunction, kCall, kFetch };
   Kind kind = Kind::kPattern;
   PatternSpec pattern;
+  std::vector<PatternSpec> fetch;  // kFetch, in attribute id order
   FunctionSpec function;
   CallSpec call;
   // Predicates whose last variable this step binds; applied to every row

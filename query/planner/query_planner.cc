@@ -56,7 +56,10 @@ StatsShortcut FindShortcut(const ParsedQuery& q, const QueryPlan& plan) {
     return none;
   }
   const auto& terms = c.pattern.terms;
-  if (!terms[0].is_var() || plan.where.steps.size() != 1) return none;
+  if (!terms[0].is_var() || plan.where.steps.size() != 1 ||
+      plan.where.steps[0].kind != Step::Kind::kPattern) {
+    return none;
+  }
   const PatternSpec& p = plan.where.steps[0].pattern;
   if (p.attr == nullptr) return none;
   const std::string& e = terms[0].name;
@@ -127,9 +130,15 @@ bool ProjectionMayDuplicate(const ScopePlan& scope,
     }
     return out;
   };
+  std::vector<const PatternSpec*> patterns;
   for (const Step& step : scope.steps) {
-    if (step.kind == Step::Kind::kPattern) {
-      const PatternSpec& p = step.pattern;
+    patterns.clear();
+    if (step.kind == Step::Kind::kPattern) patterns.push_back(&step.pattern);
+    if (step.kind == Step::Kind::kFetch) {
+      for (const PatternSpec& p : step.fetch) patterns.push_back(&p);
+    }
+    for (const PatternSpec* pp : patterns) {
+      const PatternSpec& p = *pp;
       std::vector<int> fresh;
       const int e = id_of(p.e, &fresh);
       const int a = id_of(p.a, &fresh);
@@ -151,6 +160,9 @@ bool ProjectionMayDuplicate(const ScopePlan& scope,
           fds.push_back({ids({v}), {e}});
         }
       }
+    }
+    if (!patterns.empty()) {
+      continue;
     } else if (step.kind == Step::Kind::kFunction) {
       std::vector<int> outs;
       for (const PlanTerm& o : step.function.outputs) {

@@ -10,6 +10,7 @@
 #include "planner/access_path.h"
 #include "planner/clause_specs.h"
 #include "planner/edn_to_value.h"
+#include "planner/entity_fetch.h"
 #include "planner/program_builder.h"
 
 namespace mentat::query::planner {
@@ -680,6 +681,7 @@ absl::StatusOr<ScopePlan> ScopeBuilder::Build() {
   }
   s = Unplaced();
   if (!s.ok()) return s;
+  FuseEntityLookups(&plan_);
   return std::move(plan_);
 }
 

@@ -1,0 +1,106 @@
+#include "execution/fetch_op.h"
+
+#include "execution/term_ref.h"
+#include "mentat/storage/keys.h"
+
+namespace mentat::query::execution {
+
+using storage::Value;
+
+namespace {
+// Datoms to step over with Next before a SeekWithin is cheaper.
+constexpr int kMaxSkips = 6;
+}  // namespace
+
+FetchOp::FetchOp(ExecContext* ctx, const planner::ScopePlan& scope,
+                 const planner::Step& step)
+    : Operator(ctx),
+      step_(step),
+      entity_slot_(step.fetch.front().e.slot),
+      filters_(ctx),
+      out_(scope.width()) {}
+
+absl::Status FetchOp::Init() {
+  for (const planner::PatternSpec& p : step_.fetch) {
+    attrs_.push_back(p.attr->id);
+    out_slots_.push_back(p.v.is_slot() ? p.v.slot : planner::kNoSlot);
+  }
+  values_.resize(attrs_.size());
+  cursor_ = ctx_->view().NewCursor(storage::IndexOrder::kEavt);
+  return filters_.Init(step_.filters);
+}
+
+absl::Status FetchOp::EmitCombinations(std::vector<Value>& row, size_t attr) {
+  if (attr == attrs_.size()) {
+    Value* o = out_.AppendCopy(row.data());
+    if (!filters_.Pass(o)) {
+      out_.PopBack();
+      return filters_.status();
+    }
+    return EmitIfFull(out_);
+  }
+  for (const Value& v : values_[attr]) {
+    if (out_slots_[attr] != planner::kNoSlot) row[out_slots_[attr]] = v;
+    absl::Status s = EmitCombinations(row, attr + 1);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FetchOp::Fetch(const Value* row) {
+  storage::EntityId e;
+  if (!AsEntity(row[entity_slot_], &e)) return absl::OkStatus();
+  prefix_.clear();
+  storage::EavtKey::EncodePrefix(e, &prefix_);
+  cursor_->Seek(prefix_);
+  bool single = !ctx_->history();
+  for (size_t i = 0; i < attrs_.size(); ++i) {
+    values_[i].clear();
+    const storage::EntityId want = attrs_[i];
+    int skips = 0;
+    while (cursor_->Valid() && cursor_->datom().a < want) {
+      if (++skips > kMaxSkips) {
+        target_ = prefix_;
+        storage::AppendEntityId(want, &target_);
+        cursor_->SeekWithin(target_);
+        break;
+      }
+      cursor_->Next();
+    }
+    while (cursor_->Valid() && cursor_->datom().a == want) {
+      values_[i].push_back(cursor_->datom().v);
+      if (single) break;
+      cursor_->Next();
+    }
+    if (!cursor_->status().ok()) return cursor_->status();
+    if (values_[i].empty()) return absl::OkStatus();
+  }
+  if (single) {
+    Value* o = out_.AppendCopy(row);
+    for (size_t i = 0; i < attrs_.size(); ++i) {
+      if (out_slots_[i] != planner::kNoSlot) {
+        o[out_slots_[i]] = std::move(values_[i][0]);
+      }
+    }
+    if (!filters_.Pass(o)) {
+      out_.PopBack();
+      return filters_.status();
+    }
+    return EmitIfFull(out_);
+  }
+  // History: an attribute can have several datoms.
+  std::vector<Value> combination(row, row + out_.width());
+  return EmitCombinations(combination, 0);
+}
+
+absl::Status FetchOp::Push(Batch& in) {
+  for (size_t r = 0; r < in.size() && !ctx_->stopped(); ++r) {
+    absl::Status s = Fetch(in.row(r));
+    if (!s.ok()) return s;
+    s = ctx_->Tick();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mentat::query::execution
