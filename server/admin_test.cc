@@ -1,0 +1,169 @@
+#include <doctest/doctest.h>
+#include <grpcpp/generic/generic_stub.h>
+
+#include <future>
+
+#include "test_support.h"
+
+namespace mentat::server::testing {
+namespace {
+
+grpc::Status CreateDb(TestServer& t, const std::string& name) {
+  pb::CreateDatabaseRequest req;
+  req.set_name(name);
+  pb::CreateDatabaseResponse resp;
+  auto ctx = Ctx();
+  return t.stub().CreateDatabase(ctx.get(), req, &resp);
+}
+
+grpc::Status DeleteDb(TestServer& t, const std::string& name) {
+  pb::DeleteDatabaseRequest req;
+  req.set_name(name);
+  pb::DeleteDatabaseResponse resp;
+  auto ctx = Ctx();
+  return t.stub().DeleteDatabase(ctx.get(), req, &resp);
+}
+
+std::vector<std::string> ListDbs(TestServer& t) {
+  pb::ListDatabasesRequest req;
+  pb::ListDatabasesResponse resp;
+  auto ctx = Ctx();
+  REQUIRE(t.stub().ListDatabases(ctx.get(), req, &resp).ok());
+  std::vector<std::string> names;
+  for (const auto& d : resp.databases()) names.push_back(d.name());
+  return names;
+}
+
+TEST_CASE("server: create, list and delete databases") {
+  TestServer t;
+  CHECK(ListDbs(t) == std::vector<std::string>{"default"});
+  REQUIRE(CreateDb(t, "sales").ok());
+  CHECK(CreateDb(t, "sales").error_code() == grpc::StatusCode::ALREADY_EXISTS);
+  CHECK(CreateDb(t, "bad/name").error_code() ==
+        grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(ListDbs(t) == std::vector<std::string>{"default", "sales"});
+  Transact(t, kPeopleSchema, "sales");
+  Transact(t, People(0, 5), "sales");
+  // Databases are separate.
+  CHECK(Query(t, "[:find ?e :where [?e :person/name _]]", {}, "sales")
+            .rows.size() == 5);
+  CHECK(Query(t, "[:find ?e :where [?e :person/name _]]").status.error_code() ==
+        grpc::StatusCode::INVALID_ARGUMENT);
+
+  // A subscription on a database that gets deleted ends with NOT_FOUND.
+  pb::SubscribeRequest sub;
+  sub.set_database("sales");
+  grpc::ClientContext sub_ctx;
+  sub_ctx.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+  auto stream = t.stub().Subscribe(&sub_ctx, sub);
+
+  REQUIRE(DeleteDb(t, "sales").ok());
+  pb::SubscribeResponse msg;
+  while (stream->Read(&msg)) {
+  }
+  CHECK(stream->Finish().error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(DeleteDb(t, "sales").error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(ListDbs(t) == std::vector<std::string>{"default"});
+  // Writes and reads of a deleted database.
+  CHECK(TransactStatus(t, People(10, 1), "sales").error_code() ==
+        grpc::StatusCode::NOT_FOUND);
+  CHECK(Query(t, "[:find ?e :where [?e :person/name _]]", {}, "sales")
+            .status.error_code() == grpc::StatusCode::NOT_FOUND);
+
+  // The name can be used again, for an empty database.
+  grpc::Status again;
+  for (int i = 0; i < 100; ++i) {
+    again = CreateDb(t, "sales");
+    if (again.error_code() != grpc::StatusCode::FAILED_PRECONDITION) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE_MESSAGE(again.ok(), StatusText(again));
+  CHECK(TransactStatus(t, People(10, 1), "sales").error_code() ==
+        grpc::StatusCode::INVALID_ARGUMENT);  // no schema there
+  // It survives a restart.
+  t.Restart();
+  CHECK(ListDbs(t) == std::vector<std::string>{"default", "sales"});
+}
+
+TEST_CASE("server: bearer token") {
+  TestServer t([](ServerConfig* c) { c->auth_token = "s3cret"; });
+  // Without the token: UNAUTHENTICATED, nothing written.
+  CHECK(TransactStatus(t, kPeopleSchema).error_code() ==
+        grpc::StatusCode::UNAUTHENTICATED);
+  pb::TransactRequest req;
+  req.set_tx_data(kPeopleSchema);
+  pb::TransactResponse resp;
+  grpc::ClientContext wrong;
+  wrong.AddMetadata("authorization", "Bearer nope");
+  CHECK(t.stub().Transact(&wrong, req, &resp).error_code() ==
+        grpc::StatusCode::UNAUTHENTICATED);
+  QueryOutcome q = Query(t, "[:find ?e :where [?e :db/ident :person/name]]");
+  CHECK(q.status.error_code() == grpc::StatusCode::UNAUTHENTICATED);
+
+  grpc::ClientContext right;
+  right.AddMetadata("authorization", "Bearer s3cret");
+  REQUIRE(t.stub().Transact(&right, req, &resp).ok());
+
+  pb::QueryRequest qreq;
+  qreq.set_query("[:find ?e :where [?e :db/ident :person/name]]");
+  grpc::ClientContext qctx;
+  qctx.AddMetadata("authorization", "Bearer s3cret");
+  auto reader = t.stub().Query(&qctx, qreq);
+  pb::QueryResponse msg;
+  int rows = 0;
+  while (reader->Read(&msg)) rows += msg.rows_size();
+  CHECK(reader->Finish().ok());
+  CHECK(rows == 1);
+
+  // The health service needs no token.
+  grpc::GenericStub generic(t.channel());
+  grpc::ClientContext hctx;
+  grpc::ByteBuffer request;  // HealthCheckRequest{service: ""} is empty
+  grpc::Slice empty;
+  request = grpc::ByteBuffer(&empty, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&hctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
+                    &request, &response,
+                    [&](grpc::Status s) { done.set_value(s); });
+  grpc::Status hs = done.get_future().get();
+  REQUIRE_MESSAGE(hs.ok(), StatusText(hs));
+  std::vector<grpc::Slice> slices;
+  REQUIRE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const auto& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  CHECK(bytes == std::string("\x08\x01", 2));  // status: SERVING
+}
+
+TEST_CASE("server: /metrics and /healthz") {
+  TestServer t;
+  Transact(t, kPeopleSchema);
+  Transact(t, People(0, 10));
+  CHECK(TransactStatus(t, "[", "").error_code() ==
+        grpc::StatusCode::INVALID_ARGUMENT);
+  Query(t, "[:find ?e :where [?e :person/name _]]");
+  int status = 0;
+  CHECK(HttpGet(t.server().http_port(), "/healthz", &status) == "ok\n");
+  CHECK(status == 200);
+  const std::string m = HttpGet(t.server().http_port(), "/metrics", &status);
+  CHECK(status == 200);
+  CHECK(
+      m.find("mentat_rpc_requests_total{method=\"Transact\",code=\"OK\"} 2") !=
+      std::string::npos);
+  CHECK(m.find("mentat_rpc_requests_total{method=\"Transact\",code=\"INVALID_"
+               "ARGUMENT\"} 1") != std::string::npos);
+  CHECK(m.find("mentat_rpc_duration_seconds_bucket{method=\"Query\",code="
+               "\"OK\",le=\"+Inf\"} 1") != std::string::npos);
+  CHECK(m.find("mentat_transactions_total{database=\"default\"}") !=
+        std::string::npos);
+  CHECK(m.find("mentat_block_cache_hits_total") != std::string::npos);
+  CHECK(MetricValue(m, "mentat_open_streams") == 0);
+  HttpGet(t.server().http_port(), "/nothing", &status);
+  CHECK(status == 404);
+}
+
+}  // namespace
+}  // namespace mentat::server::testing
