@@ -41,6 +41,7 @@ class Scanner {
         const size_t begin = i;
         if (!SkipString(&i)) {
           out_.in_string = true;
+          out_.unclosed_at = out_.depth > 0 ? group_start_ : begin;
           break;
         }
         Atom(begin, i);
@@ -81,6 +82,7 @@ class Scanner {
         Atom(begin, i);
       }
     }
+    if (out_.depth > 0) out_.unclosed_at = group_start_;
     return std::move(out_);
   }
 

@@ -25,6 +25,8 @@ struct EdnScan {
   bool in_string = false;       // the text ends inside a string literal
   bool stray_closer = false;    // a closer with no opener was seen
   std::vector<FormSpan> forms;  // complete top-level forms, in order
+  // Where the outermost bracket or string left open at the end starts.
+  size_t unclosed_at = 0;
 };
 
 // Scans `text`. Never fails: any byte sequence gives a result.

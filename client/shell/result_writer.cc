@@ -124,6 +124,11 @@ std::string CsvField(std::string_view text) {
   return out;
 }
 
+Cell RecordKey(std::string name, OutputFormat format) {
+  return format == OutputFormat::kJson ? Cell::String(std::move(name))
+                                       : Cell::Keyword(std::move(name));
+}
+
 std::string PrettyEdn(const Cell& cell, size_t width) {
   std::string out;
   AppendPretty(cell, 0, width, &out);

@@ -69,6 +69,10 @@ class ResultWriter {
 // field for csv.
 void WriteValue(OutputSink* sink, const WriterStyle& style, const Cell& value);
 
+// The key of a field in a record the shell makes itself (a transaction
+// report): a keyword in EDN (:tx), a plain string in JSON ("tx").
+Cell RecordKey(std::string name, OutputFormat format);
+
 // EDN with one map entry or collection item per line once the value is
 // wider than `width` columns.
 std::string PrettyEdn(const Cell& cell, size_t width = 80);

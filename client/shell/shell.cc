@@ -139,7 +139,7 @@ int Shell::RunInteractive() {
   while (!quit_) {
     const std::string prompt = Prompt();
     std::string continuation = prompt;
-    continuation.replace(continuation.size() - 2, 1, "-");
+    continuation.replace(continuation.size() - 3, 1, "-");
     if (!editor_->Read(prompt, continuation, &statement)) break;
     Run(statement, "").IgnoreError();
   }
@@ -235,9 +235,22 @@ absl::Status Shell::Run(const Statement& statement, const std::string& source) {
 }
 
 absl::Status Shell::Dispatch(const Statement& statement) {
-  if (std::optional<CommandLine> cmd = ParseCommandLine(statement.text)) {
-    return RunCommand(cmd->name, cmd->args, cmd->args_offset);
+  std::optional<CommandLine> cmd = ParseCommandLine(statement.text);
+  // Input that ended inside a bracket or a string (the end of a script or
+  // of a -c) is reported here: nothing of it would run.
+  if (!cmd || !IsCompleteStatement(statement.text) ||
+      !IsCompleteEdn(cmd->args)) {
+    const std::string_view edn = cmd ? cmd->args : statement.text;
+    const EdnScan scan = ScanEdn(edn);
+    if (scan.depth > 0 || scan.in_string) {
+      request_offset_ = (cmd ? cmd->args_offset : 0) + scan.unclosed_at;
+      return absl::InvalidArgumentError(
+          scan.in_string && scan.depth == 0
+              ? "line 1, column 1: this string is never closed"
+              : "line 1, column 1: this bracket is never closed");
+    }
   }
+  if (cmd) return RunCommand(cmd->name, cmd->args, cmd->args_offset);
   return RunEdn(statement.text);
 }
 
@@ -481,10 +494,10 @@ absl::Status Shell::RunTransact(const Arg& form) {
     } else {
       std::vector<Cell> map;
       for (size_t i = 0; i < columns.size(); ++i) {
-        map.push_back(Cell::Keyword(columns[i]));
+        map.push_back(RecordKey(columns[i], options_.style.format));
         map.push_back(row[i]);
       }
-      map.push_back(Cell::Keyword("tempids"));
+      map.push_back(RecordKey("tempids", options_.style.format));
       map.push_back(Cell::Collection(Cell::Kind::kMap, std::move(ids)));
       WriteValue(sink.get(), options_.style,
                  Cell::Collection(Cell::Kind::kMap, std::move(map)));

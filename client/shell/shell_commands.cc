@@ -361,9 +361,10 @@ absl::Status Shell::RunWatch(std::string_view args) {
             }
             Cell map = Cell::Collection(
                 Cell::Kind::kMap,
-                {Cell::Keyword("tx"), Cell::Ref(tx.tx()),
-                 Cell::Keyword("tx-instant"),
-                 Cell::Instant(tx.tx_instant_micros()), Cell::Keyword("datoms"),
+                {RecordKey("tx", style.format), Cell::Ref(tx.tx()),
+                 RecordKey("tx-instant", style.format),
+                 Cell::Instant(tx.tx_instant_micros()),
+                 RecordKey("datoms", style.format),
                  Cell::Collection(Cell::Kind::kVector, std::move(datoms))});
             sink.Write((style.format == OutputFormat::kJson ? ToJson(map)
                                                             : ToEdn(map)) +

@@ -1,0 +1,405 @@
+"""mentat-cli in scripting mode against a live mentatd: every command, the
+output formats, error positions and exit codes, and an import/export round
+trip. Run by CTest: cli_test.py --cli PATH --mentatd PATH."""
+
+import csv
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+from harness import cli
+
+
+class CliTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.Server().start()
+        cls.tmp = tempfile.mkdtemp(prefix="mentat-cli-files-")
+        cls.data = os.path.join(cls.tmp, "issues.edn")
+        with open(cls.data, "w") as f:
+            f.write(harness.dataset())
+        r = cli(cls.server, "-c", ".import " + cls.data)
+        assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def ok(self, *args, **kw):
+        r = cli(self.server, *args, **kw)
+        self.assertEqual(r.returncode, 0, "stdout: %s\nstderr: %s" %
+                         (r.stdout, r.stderr))
+        return r.stdout
+
+    def fails(self, *args, **kw):
+        r = cli(self.server, *args, **kw)
+        self.assertEqual(r.returncode, 1, "stdout: %s\nstderr: %s" %
+                         (r.stdout, r.stderr))
+        return r
+
+    # --- queries and formats ---------------------------------------------
+
+    def test_query_table(self):
+        out = self.ok("-c", '.q [:find ?name :in $ ?email :where '
+                      '[?u :user/email ?email] [?u :user/name ?name]] '
+                      '"u3@example.com"')
+        self.assertEqual(out, " ?name\n--------\n User 3\n(1 row)\n")
+
+    def test_plain_edn_query_over_lines(self):
+        out = self.ok("-c", "[:find ?e ?name\n :where [?e :user/name ?name]\n"
+                      "         [?e :user/email \"u1@example.com\"]]")
+        lines = out.splitlines()
+        self.assertRegex(lines[0], r"^\s+\?e \| \?name$")
+        self.assertRegex(lines[2], r"^ \d+ \| User 1$")
+        self.assertEqual(lines[-1], "(1 row)")
+
+    def test_map_query_and_find_shapes(self):
+        out = self.ok("--format", "edn", "-c",
+                      "{:find [?t .] :where [[?i :issue/title ?t] "
+                      "[?i :issue/priority 5] [?i :issue/state :state/closed]]}")
+        self.assertRegex(out, r'^"Issue \d+: .*"\n$')
+        out = self.ok("--format", "json", "-c",
+                      "[:find [?p ...] :where [_ :issue/priority ?p]]")
+        self.assertEqual(sorted(json.loads(out)), [1, 2, 3, 4, 5])
+        out = self.ok("--format", "edn", "-c",
+                      "[:find ?n . :where [?l :label/name ?n] "
+                      "[?l :label/name \"nope\"]]")
+        self.assertEqual(out, "nil\n")
+
+    def test_csv_quotes_per_rfc4180(self):
+        out = self.ok("--format", "csv", "-c",
+                      '[:find ?t :where [?i :issue/title ?t] '
+                      '[?i :issue/priority 1] [?i :issue/state :state/closed]]')
+        rows = list(csv.reader(io.StringIO(out)))
+        self.assertEqual(rows[0], ["?t"])
+        self.assertTrue(any('typo, "quoted"' in r[0] for r in rows[1:]), out)
+        self.assertIn('"Issue', out)
+        # -t drops the header for pipelines
+        out = self.ok("--format", "csv", "-t", "-c",
+                      "[:find ?n :where [_ :label/name ?n]]")
+        self.assertEqual(sorted(out.split()),
+                         ["label-%d" % k for k in range(5)])
+
+    def test_json_rows_are_objects(self):
+        out = self.ok("--format", "json", "-c",
+                      '[:find ?e ?name ?at :where [?e :issue/assignee ?u] '
+                      '[?u :user/name ?name] [?e :issue/created-at ?at] '
+                      '[?e :issue/priority 2]]')
+        rows = json.loads(out)
+        self.assertTrue(rows)
+        self.assertEqual(set(rows[0]), {"e", "name", "at"})
+        self.assertIn("#inst", rows[0]["at"])
+
+    def test_query_inputs_collection(self):
+        out = self.ok("--format", "csv", "-t", "-c",
+                      '.q [:find ?name :in $ [?email ...] :where '
+                      '[?u :user/email ?email] [?u :user/name ?name]] '
+                      '["u1@example.com" "u2@example.com"]')
+        self.assertEqual(sorted(out.split("\n")[:-1]), ["User 1", "User 2"])
+
+    # --- transactions, pull, bases, log --------------------------------------
+
+    def test_transact_pull_and_bases(self):
+        self.ok("-c", ".create hist")
+        self.ok("--db", "hist", "-c",
+                '.t [{:db/ident :thing/name :db/valueType :db.type/string '
+                ':db/cardinality :db.cardinality/one :db/unique '
+                ':db.unique/identity} {:db/ident :thing/size '
+                ':db/valueType :db.type/long :db/cardinality '
+                ':db.cardinality/one}]')
+        out = self.ok("--db", "hist", "--format", "json", "-c",
+                      '[{:db/id "a" :thing/name "box" :thing/size 1}]')
+        report = json.loads(out)
+        t1 = report["t"]
+        self.assertIn("a", report["tempids"])
+        self.ok("--db", "hist", "-c",
+                '.t [[:db/add [:thing/name "box"] :thing/size 2]]')
+        pulled = self.ok("--db", "hist", "-c",
+                         '.pull [:thing/name :thing/size] [:thing/name "box"]')
+        self.assertIn(":thing/size 2", pulled)
+        pulled = self.ok("--db", "hist", "-c", ".as-of %d" % t1, "-c",
+                         '.pull [:thing/size] [:thing/name "box"]')
+        self.assertIn(":thing/size 1", pulled)
+        q = "[:find ?s :where [?e :thing/size ?s]]"
+        out = self.ok("--db", "hist", "--format", "csv", "-t",
+                      "-c", ".since %d" % t1, "-c", q)
+        self.assertEqual(out, "2\n")
+        out = self.ok("--db", "hist", "--format", "csv", "-t",
+                      "-c", ".history", "-c",
+                      "[:find ?s ?added :where [?e :thing/size ?s ?tx ?added]]")
+        self.assertEqual(sorted(out.split()),
+                         ["1,false", "1,true", "2,true"])
+        out = self.ok("--db", "hist", "--format", "csv", "-t",
+                      "-c", ".as-of %d" % t1, "-c", ".latest", "-c", q)
+        self.assertEqual(out, "2\n")
+        log = self.ok("--db", "hist", "--format", "csv", "-c",
+                      ".log %d" % t1)
+        rows = list(csv.reader(io.StringIO(log)))
+        self.assertEqual(rows[0], ["t", "tx-instant", "e", "a", "v", "op"])
+        self.assertIn([":thing/size", "1", "-"],
+                      [r[3:] for r in rows[1:]])
+        self.assertIn([":thing/size", "2", "+"],
+                      [r[3:] for r in rows[1:]])
+        log = self.ok("--db", "hist", "--format", "csv", "-t", "-c",
+                      ".log %d %d" % (t1, t1 + 1))
+        self.assertNotIn(":thing/size,2", log)
+
+    def test_databases(self):
+        self.ok("-c", ".create scratch")
+        out = self.ok("--format", "csv", "-c", ".dbs")
+        names = [r[1] for r in csv.reader(io.StringIO(out))][1:]
+        self.assertIn("scratch", names)
+        self.assertIn("default", names)
+        self.ok("-c", ".use scratch", "-c", "[:find ?e :where [?e :db/ident :db/ident]]")
+        r = self.fails("-c", ".create scratch")
+        self.assertIn("ERROR", r.stderr)
+        self.ok("-c", ".drop scratch")
+        r = self.fails("-c", ".use scratch")
+        self.assertIn("does not exist", r.stderr)
+        r = cli(self.server, "--db", "nosuch", "-c", ".dbs")
+        self.assertEqual(r.returncode, 2)
+
+    def test_schema_stats_explain_help(self):
+        out = self.ok("-c", ".schema")
+        self.assertIn(":user/email", out)
+        self.assertIn("db.unique/identity", out)
+        self.assertNotIn(":db/ident ", out)
+        out = self.ok("-c", ".schema :label")
+        self.assertIn("a label's unique name", out)
+        self.assertNotIn(":user/email", out)
+        self.fails("-c", ".schema :nope/nothing")
+        out = self.ok("-c", ".stats")
+        self.assertIn(":issue/title", out)
+        out = self.ok("--format", "csv", "-t", "-c", ".stats :issue/priority")
+        self.assertTrue(out.startswith(":issue/priority,"), out)
+        out = self.ok("-c", ".explain [:find ?e :where [?e :user/email \"u1@example.com\"]]")
+        self.assertTrue(out.strip())
+        out = self.ok("-c", ".help")
+        for name in ("q", "t", "pull", "schema", "as-of", "since", "history",
+                     "latest", "explain", "timer", "format", "output",
+                     "import", "export", "dbs", "use", "create", "stats",
+                     "log", "watch", "read"):
+            self.assertRegex(out, r"(?m)^\.%s\b" % re.escape(name))
+
+    def test_settings_output_and_read(self):
+        target = os.path.join(self.tmp, "out.csv")
+        script = os.path.join(self.tmp, "script.edn")
+        with open(script, "w") as f:
+            f.write("; a script\n.format csv\n.output %s\n"
+                    "[:find ?n\n :where [_ :label/name ?n]]\n.output\n"
+                    ".timer on\n.timer off\n.pager off\n" % target)
+        out = self.ok("-c", ".read " + script)
+        self.assertEqual(out, "")
+        with open(target) as f:
+            self.assertEqual(f.read().split()[0], "?n")
+        r = cli(self.server, "-c", ".timer on", "-c", ".dbs")
+        self.assertIn("Time: ", r.stderr)
+        self.fails("-c", ".format xml")
+        self.fails("-c", ".timer maybe")
+
+    def test_script_from_file_and_stdin(self):
+        script = os.path.join(self.tmp, "s2.edn")
+        with open(script, "w") as f:
+            f.write('.format csv\n.q [:find ?n :in $ ?e :where\n'
+                    '    [?u :user/email ?e] [?u :user/name ?n]] '
+                    '"u7@example.com"\n')
+        self.assertEqual(self.ok("-f", script), "?n\nUser 7\n")
+        self.assertEqual(self.ok(stdin=read(script)), "?n\nUser 7\n")
+
+    # --- errors ---------------------------------------------------------------
+
+    def test_error_positions_and_exit_codes(self):
+        r = self.fails("-c", '[:find ?e :where [?e :user/emial "x"]]')
+        self.assertEqual(r.stdout, "")
+        self.assertIn("ERROR:", r.stderr)
+        lines = r.stderr.splitlines()
+        caret = [l for l in lines if l.strip() == "^"]
+        if caret:  # the server gave a position: the caret sits under it
+            src = [l for l in lines if l.startswith("LINE 1: ")][0]
+            col = caret[0].index("^")
+            # The server names the pattern or the attribute in it.
+            self.assertIn(src[col:col + 2], ("[?", ":u"), r.stderr)
+        r = self.fails("-c", "[:find ?e :where [?e :user/name]")
+        self.assertIn("never closed", r.stderr)
+        r = self.fails("-c", ".nosuch")
+        self.assertIn("unknown command .nosuch", r.stderr)
+        r = self.fails("-c", "{:user/name 1}")
+        self.assertIn("expected a query", r.stderr)
+        # The first error stops a script; --keep-going runs the rest.
+        r = self.fails("-c", ".nosuch", "-c", ".dbs")
+        self.assertEqual(r.stdout, "")
+        r = self.fails("--keep-going", "-c", ".nosuch", "-c", ".dbs")
+        self.assertIn("default", r.stdout)
+        script = os.path.join(self.tmp, "bad.edn")
+        with open(script, "w") as f:
+            f.write(".dbs\n\n[:find ?e\n :where [?e :no/such ?x]]\n.dbs\n")
+        r = self.fails("-f", script)
+        self.assertRegex(r.stderr, r"bad.edn:3: ")
+        self.assertEqual(r.stdout.count("default"), 1)
+        r = self.fails("-c", '.t [[:db/add "x" :user/name 42]]')
+        self.assertIn("ERROR", r.stderr)
+        r = cli(self.server, "--bogus")
+        self.assertEqual(r.returncode, 2)
+        r = subprocess.run([harness.ARGS.cli, "--addr",
+                            "127.0.0.1:%d" % harness.free_port(), "-c", ".dbs"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cannot connect", r.stderr)
+
+    # --- watch and cancellation ----------------------------------------------
+
+    def test_watch_follows_transactions(self):
+        self.ok("-c", ".create watched", "-c", ".use watched", "-c",
+                '.t [{:db/ident :w/n :db/valueType :db.type/long '
+                ':db/cardinality :db.cardinality/one}]')
+        proc = subprocess.Popen(
+            [harness.ARGS.cli, "--addr", self.server.addr, "--db", "watched",
+             "--format", "json", "-c", ".watch"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = ""
+            deadline = time.time() + 30
+            while time.time() < deadline and not line:
+                self.ok("--db", "watched", "-c", '[{:w/n 7}]')
+                import select
+                ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+                if ready:
+                    line = proc.stdout.readline()
+            report = json.loads(line)
+            self.assertIn("tx", report)
+            self.assertIn([":w/n", 7], [d[1:3] for d in report["datoms"]])
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=10)
+
+    def test_sigint_cancels_a_long_query(self):
+        self.ok("-c", ".create big")
+        self.ok("--db", "big", "-c",
+                '.t [{:db/ident :n/v :db/valueType :db.type/long '
+                ':db/cardinality :db.cardinality/one}]')
+        path = os.path.join(self.tmp, "big.edn")
+        with open(path, "w") as f:
+            for chunk in range(20):
+                f.write("[" + " ".join("{:n/v %d}" % (chunk * 1000 + k)
+                                       for k in range(1000)) + "]\n")
+        self.ok("--db", "big", "-c", ".import " + path)
+        proc = subprocess.Popen(
+            [harness.ARGS.cli, "--addr", self.server.addr, "--db", "big",
+             "-c", "[:find (count ?a) :where [?a :n/v ?x] [?b :n/v ?y] "
+             "[(< ?x ?y)]]"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        start = time.time()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        self.assertLess(time.time() - start, 10)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("cancel", err.lower())
+
+    # --- import / export --------------------------------------------------------
+
+    def test_import_export_round_trip(self):
+        exported = os.path.join(self.tmp, "export.edn")
+        self.ok("-c", ".export " + exported)
+        self.ok("-c", ".create copy")
+        self.ok("--db", "copy", "-c", ".import " + exported)
+        again = os.path.join(self.tmp, "export2.edn")
+        self.ok("--db", "copy", "-c", ".export " + again)
+        self.assertEqual(normalize(read(exported)), normalize(read(again)))
+        # Same datoms per user attribute, as the server counts them
+        # (transaction entities differ: an import makes its own).
+        def user_stats(db):
+            out = self.ok("--db", db, "--format", "csv", "-t", "-c", ".stats")
+            return sorted(l for l in out.splitlines()
+                          if not l.startswith((":db", ":mentat")))
+        self.assertEqual(user_stats("default"), user_stats("copy"))
+        titles = "[:find ?t ?n :where [?i :issue/title ?t] [?i :issue/assignee ?u] [?u :user/name ?n]]"
+        self.assertEqual(
+            sorted(self.ok("--format", "csv", "-c", titles).splitlines()),
+            sorted(self.ok("--db", "copy", "--format", "csv", "-c",
+                           titles).splitlines()))
+        comments = "[:find ?t ?c :where [?i :issue/title ?t] [?i :issue/comment ?x] [?x :comment/text ?c]]"
+        self.assertEqual(
+            sorted(self.ok("--format", "csv", "-c", comments).splitlines()),
+            sorted(self.ok("--db", "copy", "--format", "csv", "-c",
+                           comments).splitlines()))
+
+    def test_export_as_of(self):
+        self.ok("-c", ".create asof")
+        self.ok("--db", "asof", "-c",
+                '.t [{:db/ident :k/v :db/valueType :db.type/long '
+                ':db/cardinality :db.cardinality/one}]')
+        t = json.loads(self.ok("--db", "asof", "--format", "json", "-c",
+                               '[{:k/v 1}]'))["t"]
+        self.ok("--db", "asof", "-c", '[{:k/v 2}]')
+        path = os.path.join(self.tmp, "asof.edn")
+        self.ok("--db", "asof", "-c", ".as-of %d" % t, "-c", ".export " + path)
+        text = read(path)
+        self.assertIn(":k/v 1", text)
+        self.assertNotIn(":k/v 2", text)
+        self.fails("--db", "asof", "-c", ".history", "-c", ".export " + path)
+
+    def test_import_ndjson_and_errors(self):
+        self.ok("-c", ".create nd")
+        self.ok("--db", "nd", "-c",
+                '.t [{:db/ident :p/email :db/valueType :db.type/string '
+                ':db/cardinality :db.cardinality/one :db/unique '
+                ':db.unique/identity} {:db/ident :p/friend :db/valueType '
+                ':db.type/ref :db/cardinality :db.cardinality/many} '
+                '{:db/ident :p/born :db/valueType :db.type/instant '
+                ':db/cardinality :db.cardinality/one}]')
+        path = os.path.join(self.tmp, "people.ndjson")
+        with open(path, "w") as f:
+            for k in range(30):
+                rec = {":p/email": "p%d@x" % k,
+                       ":p/born": {"#inst": "2000-01-%02dT00:00:00Z" % (k % 28 + 1)}}
+                # Lookup refs resolve against the database before the
+                # transaction: refer to people of earlier batches.
+                if k >= 7:
+                    rec[":p/friend"] = [[":p/email", "p%d@x" % (k - 7)]]
+                f.write(json.dumps(rec) + "\n")
+        self.ok("--db", "nd", "-c", ".import %s --batch 7" % path)
+        out = self.ok("--db", "nd", "--format", "csv", "-t", "-c",
+                      '[:find (count ?f) . :where [_ :p/friend ?f]]')
+        self.assertEqual(out.strip(), "23")
+        bad = os.path.join(self.tmp, "bad.edn")
+        with open(bad, "w") as f:
+            f.write('[{:p/email "ok@x"}]\n\n[{:p/email "a@x"}\n {:p/nope 1}]\n')
+        r = self.fails("--db", "nd", "-c", ".import " + bad)
+        self.assertRegex(r.stderr, r"bad.edn:(3|4)")
+        bad_json = os.path.join(self.tmp, "bad.ndjson")
+        with open(bad_json, "w") as f:
+            f.write('{":p/email": "z@x"}\n{":p/email": \n')
+        r = self.fails("--db", "nd", "-c", ".import " + bad_json)
+        self.assertIn("bad.ndjson", r.stderr)
+        self.assertIn("line 2", r.stderr)
+        self.fails("-c", ".import /nonexistent/file.edn")
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def normalize(text):
+    """Renames tempids in order of first appearance, so two exports of
+    equal databases with different entity ids compare equal."""
+    names = {}
+
+    def rename(m):
+        return '"e%d"' % names.setdefault(m.group(1), len(names))
+    body = "\n".join(l for l in text.splitlines() if not l.startswith(";;"))
+    return re.sub(r'"e(\d+)"', rename, body)
+
+
+if __name__ == "__main__":
+    harness.parse_args()
+    unittest.main(verbosity=2)
