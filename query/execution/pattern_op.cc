@@ -170,7 +170,13 @@ bool PatternOp::Matches(const Datom& d, const Value* row,
 void PatternOp::Bind(const Datom& d, Value* out) const {
   for (int i = 0; i < 5; ++i) {
     const TermRef& t = t_[i];
-    if (t.binds()) out[t.slot] = Field(d, i);
+    if (!t.binds()) continue;
+    // Copy-assigning the value reuses the row's string buffer.
+    if (i == kV) {
+      out[t.slot] = d.v;
+    } else {
+      out[t.slot] = Field(d, i);
+    }
   }
 }
 
