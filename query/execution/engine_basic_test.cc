@@ -184,6 +184,18 @@ TEST_CASE("engine: lookups of one entity's attributes share a seek") {
   CHECK(f.Rows(q, i2) == "[\"Slow search\" :state/closed 3]\n");
 }
 
+TEST_CASE("engine: joins on values that are not entity ids") {
+  EngineFixture f;
+  LoadIssues(f);
+  f.Tx(R"([{:node/name "Typo" :node/weight 1} {:node/name "Crash on start"
+            :node/weight 5} {:node/name "Nothing" :node/weight 2}])");
+  CHECK(f.Rows("[:find ?t ?w :where [?i :issue/title ?t] [?n :node/name ?t] "
+               "[?n :node/weight ?w] [?i :issue/priority ?w]]") ==
+        Join(Expected(R"(#{["Typo" 1] ["Crash on start" 5]})")));
+  CHECK(f.Rows("[:find ?t :where [?n :node/name ?t] [?i :issue/title ?t]]") ==
+        Join(Expected(R"(#{["Typo"] ["Crash on start"]})")));
+}
+
 TEST_CASE("engine: insufficient binding") {
   EngineFixture f;
   LoadIssues(f);

@@ -1,5 +1,7 @@
 #include "execution/pattern_op.h"
 
+#include <algorithm>
+
 #include "mentat/storage/keys.h"
 #include "mentat/storage/value_codec.h"
 #include "planner/edn_to_value.h"
@@ -77,7 +79,12 @@ absl::Status PatternOp::Init() {
       order_[0] = kV, order_[1] = kA, order_[2] = kE;
       break;
   }
-  for (int i = 0; i < p_.prefix_len && i < 3; ++i) in_prefix_[order_[i]] = true;
+  for (int i = 0; i < p_.prefix_len && i < 3; ++i) {
+    in_prefix_[order_[i]] = true;
+    const TermRef& t = t_[order_[i]];
+    row_prefix_ |= t.kind == TermRef::Kind::kSlot &&
+                   !scope_.const_slots[static_cast<size_t>(t.slot)];
+  }
   absl::Status s = filters_.Init(step_.filters);
   if (!s.ok()) return s;
   cursor_ = ctx_->view().NewCursor(p_.index);
@@ -99,8 +106,16 @@ absl::Status PatternOp::Init() {
         bind_pos_.push_back(static_cast<Pos>(i));
       }
     }
-    build_index_ =
-        std::make_unique<ChainIndex>(static_cast<int>(key_pos_.size()));
+    // One key that is always an entity id: hash int64s, not values.
+    int_key_ =
+        key_pos_.size() == 1 &&
+        (key_pos_[0] != kV || (p_.attr != nullptr && p_.attr->is_ref()) ||
+         p_.index == IndexOrder::kVaet);
+    key_width_ = int_key_ ? 0 : key_pos_.size();
+    if (!int_key_) {
+      build_index_ =
+          std::make_unique<ChainIndex>(static_cast<int>(key_pos_.size()));
+    }
     build_memory_ =
         std::make_unique<MemoryHold>(ctx_, label_ + " (hash join build side)");
     key_.resize(key_pos_.size());
@@ -214,8 +229,8 @@ bool PatternOp::PastUpper(const Datom& d, const Value* row) const {
   return p_.upper->inclusive ? c > 0 : c >= 0;
 }
 
-absl::Status PatternOp::Probe(const Value* row) {
-  if (!BuildPrefix(row, false)) return absl::OkStatus();
+absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
+  if (!prefix_ready && !BuildPrefix(row, false)) return absl::OkStatus();
   cursor_->Seek(prefix_);
   RangeStart(row);
   const bool upper = p_.upper.has_value();
@@ -250,40 +265,69 @@ absl::Status PatternOp::Build(const Value* row) {
   cursor_->Seek(prefix_);
   RangeStart(row);
   const bool upper = p_.upper.has_value();
-  const size_t width = key_pos_.size() + bind_pos_.size();
+  const size_t width = key_width_ + bind_pos_.size();
   uint32_t n = 0;
   size_t bytes = 0;
+  auto index_bytes = [&] {
+    return int_key_ ? int_heads_.capacity() * 17 + int_next_.capacity() * 4
+                    : build_index_->bytes();
+  };
   for (; cursor_->Valid(); cursor_->Next()) {
     absl::Status s = ctx_->Tick();
     if (!s.ok()) return s;
     const Datom& d = cursor_->datom();
     if (upper && PastUpper(d, row)) break;
     if (!Matches(d, row, true)) continue;
-    for (Pos pos : key_pos_) build_.push_back(Field(d, pos));
-    for (Pos pos : bind_pos_) build_.push_back(Field(d, pos));
+    if (int_key_) {
+      const storage::EntityId key = key_pos_[0] == kE    ? d.e
+                                    : key_pos_[0] == kA  ? d.a
+                                    : key_pos_[0] == kTx ? d.tx
+                                                         : d.v.as_long();
+      auto [it, inserted] = int_heads_.try_emplace(key, n);
+      int_next_.push_back(inserted ? ChainIndex::kEnd : it->second);
+      it->second = n;
+    } else {
+      for (Pos pos : key_pos_) build_.push_back(Field(d, pos));
+    }
+    for (Pos pos : bind_pos_) {
+      if (pos == kV) {
+        build_.push_back(d.v);
+      } else {
+        build_.push_back(Field(d, pos));
+      }
+    }
     const Value* r = build_.data() + static_cast<size_t>(n) * width;
-    build_index_->Add(r, n);
+    if (!int_key_) build_index_->Add(r, n);
     for (size_t i = 0; i < width; ++i) bytes += ValueBytes(r[i]);
     ++n;
     if ((n & 1023) == 0) {
-      s = build_memory_->Update(bytes + build_index_->bytes());
+      s = build_memory_->Update(bytes + index_bytes());
       if (!s.ok()) return s;
     }
   }
-  absl::Status s = build_memory_->Update(bytes + build_index_->bytes());
+  absl::Status s = build_memory_->Update(bytes + index_bytes());
   if (!s.ok()) return s;
   return cursor_->status();
 }
 
 absl::Status PatternOp::ProbeHash(const Value* row) {
-  for (size_t i = 0; i < key_pos_.size(); ++i) {
-    key_[i] = row[t_[key_pos_[i]].slot];
+  uint32_t head = ChainIndex::kEnd;
+  if (int_key_) {
+    storage::EntityId key;
+    if (!AsEntity(row[t_[key_pos_[0]].slot], &key)) return absl::OkStatus();
+    auto it = int_heads_.find(key);
+    if (it != int_heads_.end()) head = it->second;
+  } else {
+    for (size_t i = 0; i < key_pos_.size(); ++i) {
+      key_[i] = row[t_[key_pos_[i]].slot];
+    }
+    head = build_index_->Head(key_.data());
   }
-  const size_t width = key_pos_.size() + bind_pos_.size();
-  for (uint32_t r = build_index_->Head(key_.data()); r != ChainIndex::kEnd;
-       r = build_index_->Next(r)) {
+  const size_t width = key_width_ + bind_pos_.size();
+  for (uint32_t r = head; r != ChainIndex::kEnd;
+       r = int_key_ ? int_next_[r] : build_index_->Next(r)) {
     const Value* b =
-        build_.data() + static_cast<size_t>(r) * width + key_pos_.size();
+        build_.data() + static_cast<size_t>(r) * width + key_width_;
     Value* o = out_.AppendCopy(row);
     bool ok = true;
     for (size_t i = 0; i < bind_pos_.size() && ok; ++i) {
@@ -307,6 +351,24 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
 
 absl::Status PatternOp::Push(Batch& in) {
   if (step_.never) return absl::OkStatus();
+  if (!p_.hash_join && row_prefix_ && in.size() >= kSortedProbeRows) {
+    // Seeking in key order keeps the index and data blocks the seeks
+    // touch hot: neighbouring keys share them.
+    sorted_.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (BuildPrefix(in.row(i), false)) {
+        sorted_.emplace_back(prefix_, static_cast<uint32_t>(i));
+      }
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+    for (const auto& [prefix, i] : sorted_) {
+      if (ctx_->stopped()) break;
+      prefix_ = prefix;
+      absl::Status s = Probe(in.row(i), true);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   for (size_t i = 0; i < in.size() && !ctx_->stopped(); ++i) {
     const Value* row = in.row(i);
     absl::Status s;
@@ -317,7 +379,7 @@ absl::Status PatternOp::Push(Batch& in) {
       }
       s = ProbeHash(row);
     } else {
-      s = Probe(row);
+      s = Probe(row, false);
     }
     if (!s.ok()) return s;
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "execution/filter_eval.h"
 #include "execution/operator.h"
 #include "execution/row_set.h"
@@ -48,7 +49,8 @@ class PatternOp : public Operator {
   void Bind(const storage::Datom& d, storage::Value* out) const;
   bool RangeStart(const storage::Value* row);
   bool PastUpper(const storage::Datom& d, const storage::Value* row) const;
-  absl::Status Probe(const storage::Value* row);
+  // With prefix_ready, prefix_ holds the row's prefix already.
+  absl::Status Probe(const storage::Value* row, bool prefix_ready);
   absl::Status Build(const storage::Value* row);
   absl::Status ProbeHash(const storage::Value* row);
   // The attribute the v position belongs to for `row`, or null.
@@ -75,6 +77,11 @@ class PatternOp : public Operator {
   // At most one datom can match a prefix (a cardinality-one attribute by
   // entity, or a unique value), so stop after it.
   bool single_ = false;
+  // The seek prefix depends on the row: batches of at least
+  // kSortedProbeRows rows are probed in prefix order.
+  static constexpr size_t kSortedProbeRows = 16;
+  bool row_prefix_ = false;
+  std::vector<std::pair<std::string, uint32_t>> sorted_;
 
   // Hash join: the build side, one row per matching datom holding the
   // positions the rows join on, then the positions the step binds.
@@ -83,6 +90,12 @@ class PatternOp : public Operator {
   std::vector<Pos> bind_pos_;
   std::vector<storage::Value> build_;
   std::unique_ptr<ChainIndex> build_index_;
+  // The common case, one entity-id key: an int64 map to the newest build
+  // row, and per row the one before it with the same key.
+  bool int_key_ = false;
+  size_t key_width_ = 0;  // key values stored per build row
+  absl::flat_hash_map<int64_t, uint32_t> int_heads_;
+  std::vector<uint32_t> int_next_;
   std::unique_ptr<MemoryHold> build_memory_;
   std::vector<storage::Value> key_;
 };
