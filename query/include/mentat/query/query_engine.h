@@ -97,6 +97,11 @@ class QueryEngine {
   // idents and lookup refs. Errors: InvalidArgument (bad inputs),
   // DeadlineExceeded, Cancelled, ResourceExhausted (memory budget), or what
   // the sink returned.
+  //
+  // With :keys/:strs/:syms each row the sink gets holds one map. A plan
+  // keeps the attribute definitions it was made with; Query() and Prepare()
+  // re-plan when the view's schema differs, Execute() does not. A query
+  // that fails or is cancelled leaves nothing behind but the plan cache.
   absl::Status Execute(const PreparedQuery& query, const storage::DbView& view,
                        const std::vector<edn::EdnValue>& inputs,
                        const QueryOptions& options, RowSink* sink);
