@@ -1,6 +1,7 @@
 # The two set-up commands of the README. Both install what is missing
-# (deploy/install-deps.sh), configure and build; `run` then starts the
-# main program on ./data, `test` runs every test through CTest.
+# (deploy/install-deps.sh), configure and build; `run` then starts mentatd
+# on ./data (gRPC on 127.0.0.1:7878, metrics on 127.0.0.1:9090), `test`
+# runs every test through CTest.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= 2
@@ -17,8 +18,11 @@ configure: deps
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+LISTEN ?= 127.0.0.1:7878
+HTTP ?= 127.0.0.1:9090
+
 run: build
-	$(BUILD_DIR)/bench/mentat-demo --data-dir $(DATA_DIR)
+	$(BUILD_DIR)/server/mentatd --data-dir $(DATA_DIR) --listen $(LISTEN) --http $(HTTP)
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
