@@ -25,10 +25,9 @@ absl::Status ExecContext::Charge(size_t bytes, std::string_view what) {
   if (held_ <= options_.memory_budget_bytes) return absl::OkStatus();
   return absl::ResourceExhaustedError(
       StrCat("query needs more than ", options_.memory_budget_bytes,
-             " bytes of memory (budget ", options_.memory_budget_bytes, "); ",
-             what, " was holding ", held_,
-             " bytes in all when it ran out: narrow the query, or raise the "
-             "budget"));
+             " bytes of memory (budget ", options_.memory_budget_bytes,
+             "): it held ", held_, " bytes when ", what,
+             " grew past it; narrow the query, or raise the budget"));
 }
 
 }  // namespace mentat::query::execution
