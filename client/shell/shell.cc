@@ -80,7 +80,8 @@ absl::Status Shell::Connect() {
   client::CallOptions call;
   call.timeout = std::chrono::milliseconds(10000);
   absl::StatusOr<v1::ListDatabasesResponse> dbs = client_->ListDatabases(call);
-  if (!dbs.ok()) return dbs.status();
+  if (!dbs.ok())
+    return absl::Status(dbs.status().code(), Describe(dbs.status()));
   const v1::DatabaseInfo* current = nullptr;
   for (const v1::DatabaseInfo& db : dbs->databases()) {
     if (db.name() == options_.database) current = &db;
@@ -201,7 +202,16 @@ absl::Status Shell::Run(const Statement& statement, const std::string& source) {
   const auto start = std::chrono::steady_clock::now();
   absl::Status status;
   {
-    Interrupts::CancelScope scope([&canceller] { canceller.Cancel(); });
+    const bool interactive = options_.interactive;
+    Interrupts::CancelScope scope([&canceller, interactive] {
+      canceller.Cancel();
+      // The terminal echoed ^C where the cursor was; what follows (the
+      // error, "Stopped watching.") starts on a line of its own.
+      if (interactive) {
+        ssize_t n = write(STDOUT_FILENO, "\n", 1);
+        (void)n;
+      }
+    });
     status = Dispatch(statement);
     if (!status.ok() && scope.interrupted()) {
       status = absl::CancelledError("cancelled (Ctrl-C)");

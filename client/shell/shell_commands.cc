@@ -24,12 +24,13 @@ void WriteTable(OutputSink* sink, const WriterStyle& style,
   writer.End();
 }
 
-// Built-in attributes (:db/*, :db.*/*) stay out of listings unless asked.
+// Built-in attributes (:db/*, :db.*/*) and the server's own (:mentat.tx/*)
+// stay out of listings unless asked for.
 bool IsBuiltIn(std::string_view ident) {
   const size_t slash = ident.find('/');
   const std::string_view ns =
       slash == std::string_view::npos ? ident : ident.substr(0, slash);
-  return ns == "db" || ns.substr(0, 3) == "db.";
+  return ns == "db" || ns.substr(0, 3) == "db." || ns == "mentat.tx";
 }
 
 std::string_view StripColon(std::string_view s) {

@@ -384,6 +384,24 @@ class CliTest(unittest.TestCase):
         self.fails("-c", ".import /nonexistent/file.edn")
 
 
+class AuthTest(unittest.TestCase):
+
+    def test_bearer_token(self):
+        with harness.Server(["--auth-token=s3cret"]) as server:
+            r = cli(server, "-c", ".dbs")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("not authenticated", r.stderr)
+            r = cli(server, "--token", "wrong", "-c", ".dbs")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            r = cli(server, "--token", "s3cret", "-c", ".dbs")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            env = dict(os.environ, MENTAT_TOKEN="s3cret")
+            r = cli(server, "--format", "csv", "-t", "-c",
+                    "[:find ?e . :where [?e :db/ident :db/ident]]", env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout, "10\n")
+
+
 def read(path):
     with open(path) as f:
         return f.read()

@@ -38,9 +38,13 @@ def free_port():
 class Server:
     """mentatd on 127.0.0.1:<free port> over a temporary data dir."""
 
-    def __init__(self, extra_args=()):
+    def __init__(self, extra_args=(), token=None):
         self.dir = tempfile.mkdtemp(prefix="mentat-cli-test-")
         self.extra_args = list(extra_args)
+        self.token = token
+        for a in self.extra_args:
+            if a.startswith("--auth-token="):
+                self.token = a.split("=", 1)[1]
         self.proc = None
         self.addr = None
 
@@ -64,8 +68,10 @@ class Server:
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 return False  # the port was taken, or a crash
-            r = subprocess.run([ARGS.cli, "--addr", self.addr, "-c", ".dbs"],
-                               capture_output=True, timeout=30)
+            cmd = [ARGS.cli, "--addr", self.addr, "-c", ".dbs"]
+            if self.token:
+                cmd += ["--token", self.token]
+            r = subprocess.run(cmd, capture_output=True, timeout=30)
             if r.returncode == 0:
                 return True
             time.sleep(0.1)
