@@ -422,12 +422,10 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
     case ValueType::kKeyword:
     case ValueType::kString:
     case ValueType::kBytes: {
-      std::string text;
-      if (absl::Status s = DecodeText(&body, &text); !s.ok()) return s;
-      ValueType t = static_cast<ValueType>(tag);
-      *out = t == ValueType::kKeyword  ? Value::Keyword(text)
-             : t == ValueType::kString ? Value::String(text)
-                                       : Value::Bytes(text);
+      // Decoded into *out's own buffer: no allocation once it is large
+      // enough, which matters to cursors decoding one datom after another.
+      std::string* text = out->mutable_text_for(static_cast<ValueType>(tag));
+      if (absl::Status s = DecodeText(&body, text); !s.ok()) return s;
       break;
     }
     case ValueType::kBigInt:

@@ -61,7 +61,8 @@ struct VaetKey {
 void EncodeKey(IndexOrder order, const Datom& d, std::string* out);
 
 // Decodes e, a and v of a key in `order` into `*d` (tx and added are left
-// alone). Returns DataLoss on malformed bytes.
+// alone), reusing d->v's buffer. Returns DataLoss on malformed bytes, after
+// which *d's e, a and v are unspecified.
 absl::Status DecodeKey(IndexOrder order, std::string_view key, Datom* d);
 
 // The smallest key greater than every key that starts with `prefix`, for

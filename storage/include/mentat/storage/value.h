@@ -93,6 +93,21 @@ class Value {
     return Value(ValueType::kBigDec, digits);
   }
 
+  // Makes this a kKeyword, kString or kBytes value holding `text`, reusing
+  // the existing buffer: decoders call it on a reused Value so reading a
+  // stream of string datoms does not allocate per datom.
+  void AssignText(ValueType type, std::string_view text) {
+    type_ = type;
+    i_ = 0;
+    s_.assign(text.data(), text.size());
+  }
+  // The buffer AssignText writes; for decoders that build text in place.
+  std::string* mutable_text_for(ValueType type) {
+    type_ = type;
+    i_ = 0;
+    return &s_;
+  }
+
   ValueType type() const { return type_; }
   int64_t as_long() const { return i_; }  // kRef, kLong, kInstant
   EntityId as_ref() const { return i_; }
