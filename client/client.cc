@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -216,8 +217,9 @@ absl::Status Client::Stream(
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE && !cancelled &&
         attempts_left > 0) {
       --attempts_left;
+      if (call.resumes != nullptr) ++*call.resumes;
       std::this_thread::sleep_for(backoff);
-      backoff *= 2;
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
       continue;
     }
     return FromGrpc(status);

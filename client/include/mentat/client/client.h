@@ -60,6 +60,9 @@ struct CallOptions {
   // Query and Datoms: how often a stream that broke (UNAVAILABLE) is
   // continued from its last resume token before the error is returned.
   int resume_attempts = 3;
+  // If set, counts the times a stream was resumed (for callers that report
+  // it, and tests). Not owned.
+  int* resumes = nullptr;
 };
 
 // A thin client over the generated mentat.v1 stub: one channel, typed

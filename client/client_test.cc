@@ -1,0 +1,221 @@
+// The client library against a live mentatd (when the build has one):
+// streaming queries over many batches, cancellation, and a stream that
+// resumes from its token after the server is killed and restarted.
+
+#include "mentat/client/client.h"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifdef MENTATD_BINARY
+
+extern char** environ;
+
+namespace mentat::client {
+namespace {
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// mentatd on a fixed port and data dir, which can be killed and started
+// again.
+class TestServer {
+ public:
+  TestServer() {
+    char tmpl[] = "/tmp/mentat-client-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    address_ = "127.0.0.1:" + std::to_string(FreePort());
+    Start();
+  }
+  ~TestServer() {
+    Kill(SIGTERM);
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Start() {
+    const std::string data = "--data-dir=" + dir_ + "/data";
+    const std::string listen = "--listen=" + address_;
+    const std::string log = dir_ + "/mentatd.log";
+    std::vector<char*> argv = {const_cast<char*>(MENTATD_BINARY),
+                               const_cast<char*>(data.c_str()),
+                               const_cast<char*>(listen.c_str()),
+                               const_cast<char*>("--http="), nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    REQUIRE(posix_spawn(&pid_, MENTATD_BINARY, &actions, nullptr, argv.data(),
+                        environ) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+
+  void Kill(int signal) {
+    if (pid_ <= 0) return;
+    kill(pid_, signal);
+    int status;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  const std::string& address() const { return address_; }
+
+ private:
+  std::string dir_;
+  std::string address_;
+  pid_t pid_ = -1;
+};
+
+std::unique_ptr<Client> Connected(const TestServer& server) {
+  ClientOptions options;
+  options.address = server.address();
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->WaitForConnected(std::chrono::seconds(20)).ok());
+  return std::move(*client);
+}
+
+void Load(Client* client, int n) {
+  v1::TransactRequest schema;
+  schema.set_tx_data(
+      "[{:db/ident :n/v :db/valueType :db.type/long "
+      ":db/cardinality :db.cardinality/one}]");
+  REQUIRE(client->Transact(schema).ok());
+  for (int start = 0; start < n; start += 1000) {
+    std::string tx = "[";
+    for (int k = start; k < start + 1000 && k < n; ++k) {
+      tx += "{:n/v " + std::to_string(k) + "}";
+    }
+    v1::TransactRequest request;
+    request.set_tx_data(tx + "]");
+    absl::StatusOr<v1::TransactResponse> r = client->Transact(request);
+    REQUIRE_MESSAGE(r.ok(), std::string(r.status().message()));
+  }
+}
+
+constexpr int kRows = 30000;
+
+// One server and data set for every case; destroyed (the server stopped)
+// at exit.
+struct Fixture {
+  Fixture() : client(Connected(server)) { Load(client.get(), kRows); }
+  TestServer server;
+  std::unique_ptr<Client> client;
+};
+
+Fixture& Shared() {
+  static Fixture fixture;
+  return fixture;
+}
+
+TEST_CASE("client: query streams, errors, cancellation and resume") {
+  TestServer& server = Shared().server;
+  Client* client = Shared().client.get();
+
+  v1::QueryRequest query;
+  query.set_query("[:find ?v :where [_ :n/v ?v]]");
+  query.set_batch_rows(100);
+
+  SUBCASE("every row once, columns first") {
+    std::set<int64_t> seen;
+    int batches = 0;
+    std::vector<std::string> columns;
+    absl::Status s = client->Query(query, [&](const v1::QueryResponse& m) {
+      if (batches++ == 0)
+        columns.assign(m.columns().begin(), m.columns().end());
+      for (const v1::Row& row : m.rows()) {
+        CHECK(seen.insert(row.values(0).long_value()).second);
+      }
+      return true;
+    });
+    REQUIRE(s.ok());
+    CHECK(columns == std::vector<std::string>{"?v"});
+    CHECK(seen.size() == kRows);
+    CHECK(batches >= kRows / 100);
+  }
+
+  SUBCASE("server errors keep their code and position") {
+    v1::QueryRequest bad;
+    bad.set_query("[:find ?v :where [_ :n/v ?v]");
+    absl::Status s =
+        client->Query(bad, [](const v1::QueryResponse&) { return true; });
+    CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(s.message()).rfind("line 1, column ", 0) == 0);
+  }
+
+  SUBCASE("a canceller stops a running stream from another thread") {
+    Canceller canceller;
+    CallOptions call;
+    call.canceller = &canceller;
+    v1::QueryRequest slow;
+    slow.set_query(
+        "[:find (count ?a) :where [?a :n/v ?x] [?b :n/v ?y] [(< ?x ?y)]]");
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      canceller.Cancel();
+    });
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = client->Query(
+        slow, [](const v1::QueryResponse&) { return true; }, call);
+    stopper.join();
+    // Either the query finished first (a fast machine) or it was cancelled
+    // promptly.
+    if (!s.ok()) {
+      CHECK(s.code() == absl::StatusCode::kCancelled);
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    }
+    CHECK(canceller.cancelled());
+  }
+
+  SUBCASE("a stream broken by a server restart resumes from its token") {
+    std::set<int64_t> seen;
+    int batches = 0;
+    CallOptions call;
+    call.resume_attempts = 12;
+    int resumes = 0;
+    call.resumes = &resumes;
+    absl::Status s = client->Query(
+        query,
+        [&](const v1::QueryResponse& m) {
+          for (const v1::Row& row : m.rows()) {
+            CHECK(seen.insert(row.values(0).long_value()).second);
+          }
+          if (++batches == 3) {
+            server.Kill(SIGKILL);
+            server.Start();
+          }
+          return true;
+        },
+        call);
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    CHECK(seen.size() == kRows);
+    CHECK(resumes >= 1);
+  }
+}
+
+}  // namespace
+}  // namespace mentat::client
+
+#endif  // MENTATD_BINARY
