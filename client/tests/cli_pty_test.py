@@ -4,12 +4,15 @@ Ctrl-C discarding a half-typed statement, Ctrl-C cancelling a long query
 with the prompt coming back, and Ctrl-D. Run by CTest:
 cli_pty_test.py --cli PATH --mentatd PATH."""
 
+import fcntl
 import os
 import pty
 import re
 import select
 import signal
+import struct
 import tempfile
+import termios
 import time
 import unittest
 
@@ -25,12 +28,15 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]")
 class Terminal:
     """mentat-cli on a pty; everything it writes is kept in `seen`."""
 
-    def __init__(self, server, home):
-        env = dict(os.environ, HOME=home, TERM="xterm", PAGER="",
+    def __init__(self, server, home, pager="", rows=0):
+        env = dict(os.environ, HOME=home, TERM="xterm", PAGER=pager,
                    MENTAT_HISTORY=os.path.join(home, ".mentat_history"),
                    INPUTRC="/dev/null", COLUMNS="120", LINES="40")
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            if rows:
+                fcntl.ioctl(0, termios.TIOCSWINSZ,
+                            struct.pack("HHHH", rows, 100, 0, 0))
             os.execve(harness.ARGS.cli,
                       [harness.ARGS.cli, "--addr", server.addr], env)
         self.raw = ""
@@ -163,6 +169,29 @@ class PtyTest(unittest.TestCase):
         self.assertIn('[:find ?name\\n :where [?u :user/email '
                       '"u4@example.com"]', history)
         self.assertIn(".dbs", history)
+
+    def test_long_results_page(self):
+        paged = os.path.join(self.home, "paged.txt")
+        t = Terminal(self.server, self.home, pager="cat > " + paged, rows=24)
+        t.read_until(PROMPT)
+        # 20 users: 24 lines with the header and count, more than fit.
+        t.send("[:find ?n :where [_ :user/name ?n]]\r")
+        t.read_until(PROMPT)
+        t.send("[:find ?n :where [_ :label/name ?n]]\r")
+        t.read_until(r"label-0[\s\S]*\(5 rows\)")
+        t.read_until(PROMPT)
+        t.send(".pager off\r")
+        t.read_until(PROMPT)
+        t.send("[:find ?n :where [_ :user/name ?n]]\r")
+        t.read_until(r"\(20 rows\)")
+        t.read_until(PROMPT)
+        t.send("\\q\r")
+        self.assertEqual(t.wait(), 0)
+        with open(paged) as f:
+            text = f.read()
+        self.assertIn("(20 rows)", text)
+        self.assertIn("User 19", text)
+        self.assertNotIn("label-0", text)
 
     def test_history_survives_restart(self):
         t = Terminal(self.server, self.home)
