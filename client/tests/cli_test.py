@@ -202,6 +202,8 @@ class CliTest(unittest.TestCase):
             self.assertEqual(f.read().split()[0], "?n")
         r = cli(self.server, "-c", ".timer on", "-c", ".dbs")
         self.assertIn("Time: ", r.stderr)
+        self.assertEqual(self.ok("-c", "\\q", "-c", ".dbs"), "")
+        self.assertEqual(self.ok("-c", ".quit", "-c", ".dbs"), "")
         self.fails("-c", ".format xml")
         self.fails("-c", ".timer maybe")
 
