@@ -9,6 +9,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import struct
 import tempfile
@@ -109,6 +110,7 @@ class PtyTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.cleanup()
+        shutil.rmtree(cls.home, ignore_errors=True)
 
     def test_session(self):
         t = Terminal(self.server, self.home)

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -32,6 +33,7 @@ class CliTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def ok(self, *args, **kw):
         r = cli(self.server, *args, **kw)
