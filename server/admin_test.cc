@@ -2,6 +2,7 @@
 #include <grpcpp/generic/generic_stub.h>
 
 #include <future>
+#include <thread>
 
 #include "test_support.h"
 
@@ -148,7 +149,14 @@ TEST_CASE("server: /metrics and /healthz") {
   int status = 0;
   CHECK(HttpGet(t.server().http_port(), "/healthz", &status) == "ok\n");
   CHECK(status == 200);
-  const std::string m = HttpGet(t.server().http_port(), "/metrics", &status);
+  // A stream's metrics are recorded when the server has seen the stream
+  // end, which can be just after the client did.
+  std::string m;
+  for (int i = 0; i < 100; ++i) {
+    m = HttpGet(t.server().http_port(), "/metrics", &status);
+    if (MetricValue(m, "mentat_open_streams") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   CHECK(status == 200);
   CHECK(
       m.find("mentat_rpc_requests_total{method=\"Transact\",code=\"OK\"} 2") !=

@@ -132,6 +132,36 @@ void LogCallError(Method method, const absl::Status& status,
   }
 }
 
+namespace {
+
+// A unary reactor that counts itself in ServiceContext::active_calls until
+// gRPC is done with it, so that shutdown knows when every answer is out.
+class TrackedUnaryReactor : public grpc::ServerUnaryReactor {
+ public:
+  explicit TrackedUnaryReactor(ServiceContext* sc) : sc_(sc) {
+    sc_->active_calls.fetch_add(1, std::memory_order_relaxed);
+  }
+  void OnDone() override {
+    sc_->active_calls.fetch_sub(1, std::memory_order_release);
+    delete this;
+  }
+
+ private:
+  ServiceContext* sc_;
+};
+
+}  // namespace
+
+UnaryCall::UnaryCall(ServiceContext& sc, Method method,
+                     grpc::CallbackServerContext* ctx,
+                     grpc::ByteBuffer* response)
+    : sc_(&sc),
+      method_(method),
+      ctx_(ctx),
+      reactor_(new TrackedUnaryReactor(&sc)),
+      response_(response),
+      start_(std::chrono::steady_clock::now()) {}
+
 absl::Status UnaryCall::Begin(const grpc::ByteBuffer* request,
                               google::protobuf::Message* message) const {
   absl::Status s = Admit(*sc_, ctx_);

@@ -53,13 +53,7 @@ void LogCallError(Method method, const absl::Status& status,
 class UnaryCall {
  public:
   UnaryCall(ServiceContext& sc, Method method, grpc::CallbackServerContext* ctx,
-            grpc::ByteBuffer* response)
-      : sc_(&sc),
-        method_(method),
-        ctx_(ctx),
-        reactor_(ctx->DefaultReactor()),
-        response_(response),
-        start_(std::chrono::steady_clock::now()) {}
+            grpc::ByteBuffer* response);
 
   grpc::ServerUnaryReactor* reactor() const { return reactor_; }
   grpc::CallbackServerContext* context() const { return ctx_; }

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "database_registry.h"
 #include "http_server.h"
@@ -230,14 +231,30 @@ void ServerImpl::Shutdown() {
       db->EndSubscriptions(
           absl::UnavailableError("the server is shutting down"));
     }
-    // Waits for running calls (transactions commit and are answered) up to
-    // the grace period, then cancels what is left.
-    grpc_server->Shutdown(std::chrono::system_clock::now() +
-                          std::chrono::milliseconds(config.shutdown_grace_ms));
+    // Running calls get the grace period to finish (transactions commit
+    // and are answered). gRPC's own Shutdown would also wait for every
+    // idle client connection to acknowledge its GOAWAY, which an idle
+    // client may take seconds to read; so count the calls ourselves and
+    // close the connections once they are done.
+    const auto grace_end = std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(config.shutdown_grace_ms);
+    while (sc->active_calls.load(std::memory_order_acquire) > 0 &&
+           std::chrono::steady_clock::now() < grace_end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    const int64_t left = sc->active_calls.load();
+    if (left > 0) {
+      spdlog::warn("shutdown: cancelling {} call(s) still running after {} ms",
+                   left, config.shutdown_grace_ms);
+    }
+    grpc_server->Shutdown(std::chrono::system_clock::now());
+    spdlog::debug("shutdown: gRPC calls ended");
     grpc_server->Wait();
   }
   if (readers != nullptr) readers->Stop();
+  spdlog::debug("shutdown: readers stopped");
   if (registry != nullptr) registry->CloseAll();
+  spdlog::debug("shutdown: databases closed");
   if (http != nullptr) http->Stop();
   spdlog::info("shut down");
   spdlog::default_logger()->flush();

@@ -25,6 +25,9 @@ struct ServiceContext {
   std::string expected_authorization;
   // Set when shutdown begins: new calls get UNAVAILABLE.
   std::atomic<bool> shutting_down{false};
+  // Calls whose reactor gRPC has not yet released (OnDone). Shutdown waits
+  // for this to reach zero before it closes the connections.
+  std::atomic<int64_t> active_calls{0};
 };
 
 }  // namespace mentat::server

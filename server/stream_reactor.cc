@@ -12,6 +12,7 @@ StreamReactor::StreamReactor(ServiceContext& sc, Method method,
       start_(std::chrono::steady_clock::now()),
       deadline_(SteadyDeadline(ctx)) {
   sc_.metrics.open_streams.fetch_add(1, std::memory_order_relaxed);
+  sc_.active_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 StreamReactor::~StreamReactor() = default;
@@ -152,6 +153,7 @@ void StreamReactor::OnDone() {
   if (!final_status.ok()) LogCallError(method_, final_status, "");
   sc_.metrics.open_streams.fetch_sub(1, std::memory_order_relaxed);
   OnStreamDone();
+  sc_.active_calls.fetch_sub(1, std::memory_order_release);
   Unref();
 }
 
