@@ -1,0 +1,129 @@
+#include "value_convert.h"
+
+#include <doctest/doctest.h>
+
+#include "json_input.h"
+#include "mentat/query/edn/edn_printer.h"
+#include "mentat/query/edn/edn_reader.h"
+#include "mentat/query/pull.h"
+#include "mentat/storage/entity_ids.h"
+
+namespace mentat::server {
+namespace {
+
+std::string JsonAsEdn(const std::string& json) {
+  auto v = JsonToEdn(json, "input 1");
+  if (!v.ok()) return "error: " + std::string(v.status().message());
+  return edn::PrintEdn(*v);
+}
+
+TEST_CASE("json input: the documented mapping") {
+  CHECK(JsonAsEdn("null") == "nil");
+  CHECK(JsonAsEdn("true") == "true");
+  CHECK(JsonAsEdn("-42") == "-42");
+  CHECK(JsonAsEdn("18446744073709551615") == "18446744073709551615N");
+  CHECK(JsonAsEdn("1.5") == "1.5");
+  CHECK(JsonAsEdn(R"(":user/email")") == ":user/email");
+  CHECK(JsonAsEdn(R"("::not a keyword")") == "\":not a keyword\"");
+  CHECK(JsonAsEdn(R"("plain")") == "\"plain\"");
+  CHECK(JsonAsEdn(R"([1, ":a", [2]])") == "[1 :a [2]]");
+  CHECK(JsonAsEdn(R"({"#inst": "2024-01-02T03:04:05Z"})") ==
+        "#inst \"2024-01-02T03:04:05Z\"");
+  CHECK(JsonAsEdn(R"({"#inst": 0})") == "#inst \"1970-01-01T00:00:00Z\"");
+  CHECK(JsonAsEdn(R"({"#uuid": "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"})") ==
+        "#uuid \"f81d4fae-7dec-11d0-a765-00a0c91e6bf6\"");
+  CHECK(JsonAsEdn(R"({"#ref": 17592186045418})") == "17592186045418");
+  CHECK(JsonAsEdn(R"({"#bigint": "123456789012345678901234"})") ==
+        "123456789012345678901234N");
+  CHECK(JsonAsEdn(R"({"#bigdec": "1.50"})") == "1.50M");
+  CHECK(JsonAsEdn(R"({"#keyword": "a/b"})") == ":a/b");
+  CHECK(JsonAsEdn(R"({"#symbol": "x"})") == "x");
+  CHECK(JsonAsEdn(R"({"#string": ":x"})") == "\":x\"");
+  CHECK(JsonAsEdn(R"({"#set": [1, 2]})") == "#{1 2}");
+  CHECK(JsonAsEdn(R"({"#list": [1, 2]})") == "(1 2)");
+  CHECK(JsonAsEdn(R"({":a/b": 1, "c": 2})") == "{:a/b 1, \"c\" 2}");
+}
+
+TEST_CASE("json input: errors") {
+  CHECK(JsonAsEdn("[1,").starts_with("error: input 1 (JSON)"));
+  CHECK(JsonAsEdn(R"({"#inst": "yesterday"})").starts_with("error"));
+  CHECK(JsonAsEdn(R"({"#uuid": 1})").starts_with("error"));
+  CHECK(JsonAsEdn(R"({"#nope": 1})").find("unknown tag") != std::string::npos);
+  CHECK(JsonAsEdn(R"({"#set": [1, 1]})").find("duplicate") !=
+        std::string::npos);
+  CHECK(JsonAsEdn("\"\xff\"").starts_with("error"));
+  CHECK(JsonAsEdn(std::string(600, '[') + std::string(600, ']'))
+            .starts_with("error"));
+}
+
+TEST_CASE("typed values: EDN and storage round trips") {
+  auto round = [](const std::string& text) {
+    auto v = edn::ParseEdn(text);
+    REQUIRE(v.ok());
+    v1::Value p;
+    EdnToProto(*v, &p);
+    auto back = ProtoToEdn(p, "input 1");
+    REQUIRE_MESSAGE(back.ok(), back.status().ToString());
+    return edn::PrintEdn(*back);
+  };
+  CHECK(round("[1 \"two\" :three 4.5 true nil]") ==
+        "[1 \"two\" :three 4.5 true nil]");
+  CHECK(round("#{1 2}") == "#{1 2}");
+  CHECK(round("{:a [1 2], :b {:c 3}}") == "{:a [1 2], :b {:c 3}}");
+  CHECK(round("#inst \"2024-05-06T07:08:09.123Z\"") ==
+        "#inst \"2024-05-06T07:08:09.123Z\"");
+  CHECK(round("#uuid \"f81d4fae-7dec-11d0-a765-00a0c91e6bf6\"") ==
+        "#uuid \"f81d4fae-7dec-11d0-a765-00a0c91e6bf6\"");
+  CHECK(round("12345678901234567890123N") == "12345678901234567890123N");
+  CHECK(round("#my/tag [1]") == "#my/tag [1]");
+
+  // Bytes travel as bytes_value, and as #bytes in EDN.
+  v1::Value b;
+  EdnToProto(query::ValueToEdn(storage::Value::Bytes(std::string("\0\1\2", 3))),
+             &b);
+  CHECK(b.bytes_value() == std::string("\0\1\2", 3));
+
+  v1::Value unset;
+  CHECK_FALSE(ProtoToEdn(unset, "input 1").ok());
+  v1::Value bad_uuid;
+  bad_uuid.set_uuid("short");
+  CHECK_FALSE(ProtoToEdn(bad_uuid, "input 1").ok());
+  v1::Value deep;
+  v1::Value* at = &deep;
+  for (int i = 0; i < kMaxInputDepth + 5; ++i) {
+    at = at->mutable_list()->add_values();
+  }
+  at->set_long_value(1);
+  CHECK_FALSE(ProtoToEdn(deep, "input 1").ok());
+
+  std::string decoded;
+  CHECK(Base64Decode(Base64Encode("hello!?"), &decoded));
+  CHECK(decoded == "hello!?");
+  CHECK_FALSE(Base64Decode("a=bc", &decoded));
+}
+
+TEST_CASE("typed values: coercion to an attribute's type") {
+  storage::Attribute ref;
+  ref.ident = "a/ref";
+  ref.type = storage::ValueType::kRef;
+  storage::Attribute dbl;
+  dbl.ident = "a/double";
+  dbl.type = storage::ValueType::kDouble;
+  auto schema = storage::Schema::Bootstrap();
+  v1::Value v;
+  v.set_long_value(7);
+  CHECK(ProtoToAttributeValue(v, ref, *schema, "c")->as_ref() == 7);
+  CHECK(ProtoToAttributeValue(v, dbl, *schema, "c")->as_double() == 7.0);
+  v.set_keyword(":db/ident");
+  CHECK(ProtoToAttributeValue(v, ref, *schema, "c")->as_ref() ==
+        storage::ids::kDbIdent);
+  v.set_keyword(":no/such");
+  CHECK(ProtoToAttributeValue(v, ref, *schema, "c").status().code() ==
+        absl::StatusCode::kNotFound);
+  v.set_string_value("x");
+  CHECK(ProtoToAttributeValue(v, dbl, *schema, "c").status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mentat::server
