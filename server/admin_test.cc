@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
 #include <grpcpp/generic/generic_stub.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "test_support.h"
@@ -171,6 +174,41 @@ TEST_CASE("server: /metrics and /healthz") {
   CHECK(MetricValue(m, "mentat_open_streams") == 0);
   HttpGet(t.server().http_port(), "/nothing", &status);
   CHECK(status == 404);
+}
+
+TEST_CASE("server: TLS") {
+  TempDir keys;
+  std::filesystem::create_directories(keys.path());
+  const std::string cert = keys.path() + "/cert.pem";
+  const std::string key = keys.path() + "/key.pem";
+  const std::string command =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
+      "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " > /dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    MESSAGE("openssl is not available; TLS not tested");
+    return;
+  }
+  TestServer t([&](ServerConfig* c) {
+    c->tls_cert = cert;
+    c->tls_key = key;
+  });
+  std::ifstream in(cert);
+  std::stringstream pem;
+  pem << in.rdbuf();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = pem.str();
+  auto stub = pb::Mentat::NewStub(
+      grpc::CreateChannel(t.Address(), grpc::SslCredentials(ssl)));
+  pb::TransactRequest req;
+  req.set_tx_data(kPeopleSchema);
+  pb::TransactResponse resp;
+  auto ctx = Ctx();
+  grpc::Status s = stub->Transact(ctx.get(), req, &resp);
+  CHECK_MESSAGE(s.ok(), StatusText(s));
+  // A plaintext client cannot talk to it.
+  auto ctx2 = Ctx(2000);
+  CHECK_FALSE(t.stub().Transact(ctx2.get(), req, &resp).ok());
 }
 
 }  // namespace
