@@ -176,6 +176,50 @@ TEST_CASE("server: /metrics and /healthz") {
   CHECK(status == 404);
 }
 
+TEST_CASE("server: reflection lists the service") {
+  TestServer t;
+  grpc::GenericStub generic(t.channel());
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call = generic.PrepareCall(
+      &ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      &cq);
+  void* tag;
+  bool ok;
+  auto next = [&](intptr_t want) {
+    REQUIRE(cq.Next(&tag, &ok));
+    CHECK(reinterpret_cast<intptr_t>(tag) == want);
+    return ok;
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  REQUIRE(next(1));
+  // ServerReflectionRequest{list_services: ""}: field 7, empty string.
+  grpc::Slice list(std::string("\x3a\x00", 2));
+  grpc::ByteBuffer request(&list, 1);
+  call->Write(request, reinterpret_cast<void*>(2));
+  REQUIRE(next(2));
+  call->WritesDone(reinterpret_cast<void*>(3));
+  REQUIRE(next(3));
+  grpc::ByteBuffer response;
+  call->Read(&response, reinterpret_cast<void*>(4));
+  REQUIRE(next(4));
+  std::vector<grpc::Slice> slices;
+  REQUIRE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const auto& sl : slices) {
+    bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+  }
+  CHECK(bytes.find("mentat.v1.Mentat") != std::string::npos);
+  CHECK(bytes.find("grpc.health.v1.Health") != std::string::npos);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  next(5);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
 TEST_CASE("server: TLS") {
   TempDir keys;
   std::filesystem::create_directories(keys.path());

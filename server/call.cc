@@ -114,20 +114,29 @@ std::chrono::steady_clock::time_point SteadyDeadline(
 
 void LogCallError(Method method, const absl::Status& status,
                   std::string_view detail) {
+  const std::string message = std::string(status.message());
   switch (status.code()) {
     case absl::StatusCode::kInternal:
     case absl::StatusCode::kDataLoss:
     case absl::StatusCode::kUnknown:
+      // Server faults.
       spdlog::error("{} failed: {}: {}{}{}", MethodName(method),
-                    absl::StatusCodeToString(status.code()),
-                    std::string(status.message()), detail.empty() ? "" : " ",
-                    detail);
+                    absl::StatusCodeToString(status.code()), message,
+                    detail.empty() ? "" : " ", detail);
+      break;
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kUnavailable:
+      // The client's or the shutdown's doing; routine.
+      spdlog::debug("{} ended: {}: {}", MethodName(method),
+                    absl::StatusCodeToString(status.code()), message);
       break;
     default:
-      spdlog::debug("{} failed: {}: {}{}{}", MethodName(method),
-                    absl::StatusCodeToString(status.code()),
-                    std::string(status.message()), detail.empty() ? "" : " ",
-                    detail);
+      // User errors: one line each, so an operator can see what clients
+      // get wrong.
+      spdlog::info("{} refused: {}: {}{}{}", MethodName(method),
+                   absl::StatusCodeToString(status.code()), message,
+                   detail.empty() ? "" : " ", detail);
       break;
   }
 }
