@@ -17,6 +17,9 @@ class FamilyStream {
       : order_(order), history_(history) {
     rocksdb::ReadOptions ro;
     ro.snapshot = db.snapshot();
+    // The store never writes range tombstones (no DeleteRange), so the
+    // iterator need not track them on every Seek and Next.
+    ro.ignore_range_deletions = true;
     Cf cf = history ? HistoryCf(order) : CurrentCf(order);
     it_.reset(db.core().db->NewIterator(ro, db.core().cf(cf)));
   }
