@@ -93,8 +93,10 @@ class CursorBase : public DatomCursor {
 
  protected:
   // Decodes `key` into datom_; on error stops the cursor.
+  // `key` points into a RocksDB iterator that stays put until the next
+  // move of this cursor, which is as long as key() must stay valid.
   bool Emit(std::string_view key, EntityId tx, bool added) {
-    key_.assign(key);
+    key_ = key;
     absl::Status s = DecodeKey(order_, key, &datom_);
     if (!s.ok()) {
       status_ = s;
@@ -107,7 +109,7 @@ class CursorBase : public DatomCursor {
 
   IndexOrder order_;
   Datom datom_;
-  std::string key_;
+  std::string_view key_;
   std::string prefix_;
   absl::Status status_;
 };
