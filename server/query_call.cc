@@ -159,6 +159,7 @@ class StreamSink : public query::RowSink {
   int64_t sent_ = 0;
   Fingerprint digest_;
   v1::QueryResponse pending_;
+  bool columns_pending_ = false;
   bool limit_reached_ = false;
 };
 
@@ -179,10 +180,15 @@ class QueryReactor : public StreamReactor {
     });
   }
 
-  absl::Status Send(const v1::QueryResponse& message) {
+  // Sends a message; the `last` one also ends the stream with OK.
+  absl::Status Send(const v1::QueryResponse& message, bool last) {
     grpc::ByteBuffer buffer;
     absl::Status s = SerializeResponse(message, &buffer);
     if (!s.ok()) return s;
+    if (last) {
+      Push(std::move(buffer), /*last=*/true);
+      return absl::OkStatus();
+    }
     return PushBlocking(std::move(buffer));
   }
 
@@ -220,12 +226,12 @@ StreamSink::StreamSink(QueryReactor* reactor, const v1::QueryRequest& request,
 }
 
 absl::Status StreamSink::OnColumns(const std::vector<std::string>& columns) {
-  v1::QueryResponse first;
-  for (const std::string& c : columns) first.add_columns(c);
-  first.set_find_kind(kind_);
-  first.set_basis_tx(basis_tx_);
-  first.set_rows_so_far(skip_);
-  return reactor_->Send(first);
+  // The columns travel with the first rows: a small result is then one
+  // message (sent together with the status).
+  for (const std::string& c : columns) pending_.add_columns(c);
+  pending_.set_find_kind(kind_);
+  columns_pending_ = true;
+  return absl::OkStatus();
 }
 
 absl::Status StreamSink::CheckSkipped() {
@@ -269,18 +275,19 @@ absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
 }
 
 absl::Status StreamSink::Flush(bool final) {
-  if (pending_.rows_size() == 0) return absl::OkStatus();
+  if (pending_.rows_size() == 0 && !columns_pending_) return absl::OkStatus();
   // A result of one message needs no resuming; a longer one keeps its
   // database value for the resume window (one lock per long stream, none
   // per small query).
   if (!final) reactor_->RetainDb();
+  columns_pending_ = false;
   token_.set_position(sent_);
   token_.set_rows_digest(digest_.value());
   pending_.set_resume_token(token_.SerializeAsString());
   pending_.set_rows_so_far(sent_);
   pending_.set_basis_tx(basis_tx_);
   reactor_->sc().metrics.AddRowsStreamed(Method::kQuery, pending_.rows_size());
-  absl::Status s = reactor_->Send(pending_);
+  absl::Status s = reactor_->Send(pending_, final);
   pending_.Clear();
   return s;
 }

@@ -21,8 +21,66 @@ void StreamReactor::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
+// What to do next, decided under mu_ and done outside it (gRPC may run a
+// reaction inline).
+struct StreamReactor::Action {
+  enum Kind { kNone, kWrite, kWriteAndFinish, kFinish } kind = kNone;
+  grpc::ByteBuffer* message = nullptr;
+  absl::Status status;
+};
+
+StreamReactor::Action StreamReactor::DecideLocked() {
+  Action a;
+  if (finished_ || writing_) return a;
+  if (broken_) {
+    if (done_requested_) {
+      finished_ = true;
+      a.kind = Action::kFinish;
+      a.status = final_;
+    }
+    return a;
+  }
+  if (!queue_.empty()) {
+    writing_ = true;
+    a.message = &queue_.front();
+    if (done_requested_ && queue_.size() == 1 && final_.ok()) {
+      // The last message and the status in one go: saves a round of
+      // OnWriteDone, which is most of a small result's cost.
+      finished_ = true;
+      a.kind = Action::kWriteAndFinish;
+      a.status = final_;
+    } else {
+      a.kind = Action::kWrite;
+    }
+    return a;
+  }
+  if (done_requested_) {
+    finished_ = true;
+    a.kind = Action::kFinish;
+    a.status = final_;
+  }
+  return a;
+}
+
+void StreamReactor::Act(const Action& a) {
+  switch (a.kind) {
+    case Action::kNone:
+      return;
+    case Action::kWrite:
+      StartWrite(a.message);
+      return;
+    case Action::kWriteAndFinish:
+      StartWriteAndFinish(a.message, grpc::WriteOptions(),
+                          ToGrpcStatus(a.status));
+      return;
+    case Action::kFinish:
+      Finish(ToGrpcStatus(a.status));
+      return;
+  }
+}
+
 absl::Status StreamReactor::PushBlocking(grpc::ByteBuffer message) {
-  grpc::ByteBuffer* to_write = nullptr;
+  Action action;
   {
     absl::MutexLock lock(&mu_);
     while (queue_.size() >= kMaxQueued && !broken_ && !cancelled()) {
@@ -37,23 +95,18 @@ absl::Status StreamReactor::PushBlocking(grpc::ByteBuffer message) {
         room_.WaitWithTimeout(&mu_, absl::FromChrono(left));
       }
     }
-    if (broken_ || cancelled() || finished_) {
+    if (broken_ || cancelled() || finished_ || done_requested_) {
       return absl::CancelledError("the client went away");
     }
     queue_.push_back(std::move(message));
-    if (!writing_) {
-      writing_ = true;
-      to_write = &queue_.front();
-    }
+    action = DecideLocked();
   }
-  if (to_write != nullptr) StartWrite(to_write);
+  Act(action);
   return absl::OkStatus();
 }
 
 void StreamReactor::Push(grpc::ByteBuffer message, bool last) {
-  grpc::ByteBuffer* to_write = nullptr;
-  bool finish = false;
-  absl::Status final_status;
+  Action action;
   {
     absl::MutexLock lock(&mu_);
     if (finished_ || done_requested_) return;
@@ -61,71 +114,43 @@ void StreamReactor::Push(grpc::ByteBuffer message, bool last) {
       done_requested_ = true;
       final_ = absl::OkStatus();
     }
-    if (broken_) {
-      // Nobody will read it; end the stream if this was the last word.
-      MaybeFinishLocked(&finish);
-      final_status = final_;
-    } else {
-      queue_.push_back(std::move(message));
-      if (!writing_) {
-        writing_ = true;
-        to_write = &queue_.front();
-      }
-    }
+    // A broken stream drops the message; nobody would read it.
+    if (!broken_) queue_.push_back(std::move(message));
+    action = DecideLocked();
   }
-  if (to_write != nullptr) StartWrite(to_write);
-  if (finish) Finish(ToGrpcStatus(final_status));
-}
-
-void StreamReactor::MaybeFinishLocked(bool* finish) {
-  *finish = false;
-  if (finished_ || !done_requested_) return;
-  if (writing_ && !broken_) return;
-  if (!queue_.empty() && !broken_) return;
-  finished_ = true;
-  *finish = true;
+  Act(action);
 }
 
 void StreamReactor::Done(const absl::Status& status) {
-  bool finish = false;
-  absl::Status final_status;
+  Action action;
   {
     absl::MutexLock lock(&mu_);
     if (done_requested_) return;
     done_requested_ = true;
     final_ = status;
-    MaybeFinishLocked(&finish);
-    final_status = final_;
+    action = DecideLocked();
   }
-  if (finish) Finish(ToGrpcStatus(final_status));
+  Act(action);
 }
 
 void StreamReactor::OnWriteDone(bool ok) {
-  grpc::ByteBuffer* next = nullptr;
-  bool finish = false;
+  Action action;
   bool room = false;
-  absl::Status final_status;
   {
     absl::MutexLock lock(&mu_);
     if (!queue_.empty()) queue_.pop_front();
+    writing_ = false;
     if (!ok) {
       broken_ = true;
       cancelled_.store(true, std::memory_order_release);
     }
-    if (ok && !queue_.empty()) {
-      next = &queue_.front();
-    } else {
-      writing_ = false;
-      // A broken stream also wakes the producer, which then sees
-      // cancelled() and ends.
-      room = !done_requested_;
-    }
-    MaybeFinishLocked(&finish);
-    final_status = final_;
+    action = DecideLocked();
+    // A broken stream also wakes a batch producer, which then sees
+    // cancelled() and ends.
+    room = !done_requested_ && !writing_;
     room_.SignalAll();
   }
-  if (next != nullptr) StartWrite(next);
-  if (finish) Finish(ToGrpcStatus(final_status));
+  Act(action);
   if (room) OnRoom();
 }
 

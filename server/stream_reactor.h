@@ -77,8 +77,10 @@ class StreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
   void OnDone() override;
-  // Decides, under mu_, what to do next; acts outside it.
-  void MaybeFinishLocked(bool* finish) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  struct Action;
+  // Decides, under mu_, what to do next; Act does it outside the lock.
+  Action DecideLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Act(const Action& action);
 
   ServiceContext& sc_;
   const Method method_;

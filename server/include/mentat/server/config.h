@@ -27,6 +27,9 @@ struct ServerConfig {
   int readers_per_node = 0;
   // Pin reader threads to their node's CPUs (when libnuma works).
   bool pin_readers = true;
+  // Run single-entity Pulls on the gRPC thread instead of handing them to
+  // a reader (they cost less than the hand-off).
+  bool inline_point_reads = true;
   // Queries (Query, Explain) running at once; more get RESOURCE_EXHAUSTED.
   int max_concurrent_queries = 64;
   // Most bytes one query's intermediate results may hold.
