@@ -178,6 +178,49 @@ TEST_CASE("server: query deadlines, timeouts and cancellation") {
   }
 }
 
+// The value of a labelled Prometheus series, or -1.
+double SeriesValue(const std::string& exposition, const std::string& series) {
+  const size_t pos = exposition.find(series + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stod(exposition.substr(pos + series.size() + 1));
+}
+
+TEST_CASE("server: a slow reader holds the query back (no buffering)") {
+  TestServer t;
+  LoadPeople(t, 3000);
+  // About 90,000 rows, 90 messages.
+  pb::QueryRequest req;
+  req.set_query("[:find ?a ?b :where [?a :person/age ?x] [?b :person/age ?x]]");
+  // A client whose receive window does not grow (no BDP probing), as a
+  // slow client's would not.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = pb::Mentat::NewStub(grpc::CreateCustomChannel(
+      t.Address(), grpc::InsecureChannelCredentials(), args));
+  grpc::ClientContext ctx;
+  auto reader = stub->Query(&ctx, req);
+  pb::QueryResponse msg;
+  int64_t read = 0;
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(reader->Read(&msg));
+    read += msg.rows_size();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string m = HttpGet(t.server().http_port(), "/metrics");
+  const double produced =
+      SeriesValue(m, "mentat_stream_items_total{method=\"Query\"}");
+  // Produced: what the client read, what gRPC's flow-control windows hold
+  // (some 64 KiB batches), and the reactor's two queued messages; far from
+  // the 90,000 rows of the result.
+  CHECK(produced > 0);
+  CHECK(produced < 30000);
+  MESSAGE("rows produced while the client had read ", read, ": ", produced);
+  int64_t rows = read;
+  while (reader->Read(&msg)) rows += msg.rows_size();
+  CHECK(reader->Finish().ok());
+  CHECK(rows == 90000);
+}
+
 TEST_CASE("server: query inputs as EDN, typed values and JSON") {
   TestServer t;
   LoadPeople(t, 200);
