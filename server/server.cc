@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "database_registry.h"
 #include "http_server.h"
 #include "mentat/query/query_engine.h"
@@ -82,6 +83,10 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
 }  // namespace
 
 absl::Status ServerImpl::Start() {
+  // Debian builds abseil without NDEBUG, which leaves absl::Mutex's
+  // deadlock detection on: a global graph update on every lock of every
+  // new mutex. Our lock order is fixed by design; turn it off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::Status s = LoadAuthToken(&config);
   if (!s.ok()) return s;
 
