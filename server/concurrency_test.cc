@@ -158,5 +158,39 @@ TEST_CASE("server: shutdown while a load runs answers every call") {
   MESSAGE("acknowledged before the shutdown: ", acknowledged.size());
 }
 
+TEST_CASE("server: a full transactor queue answers RESOURCE_EXHAUSTED") {
+  TestServer t([](ServerConfig* c) {
+    c->transactor_queue = 1;
+    c->sync_commits = true;
+  });
+  Transact(t, kPeopleSchema);
+  std::atomic<int> ok{0}, exhausted{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 16; ++w) {
+    threads.emplace_back([&, w] {
+      auto stub = pb::Mentat::NewStub(t.channel());
+      for (int i = 0; i < 10; ++i) {
+        pb::TransactRequest req;
+        req.set_tx_data(People(w * 100 + i, 1));
+        pb::TransactResponse resp;
+        auto ctx = Ctx();
+        grpc::Status s = stub->Transact(ctx.get(), req, &resp);
+        if (s.ok()) {
+          ok++;
+        } else if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+          exhausted++;
+        } else {
+          other++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(other.load() == 0);
+  CHECK(ok.load() > 0);
+  CHECK(ok.load() + exhausted.load() == 160);
+  MESSAGE("committed ", ok.load(), ", refused ", exhausted.load());
+}
+
 }  // namespace
 }  // namespace mentat::server::testing
