@@ -125,6 +125,10 @@ absl::Status ServerImpl::Start() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second mentatd on the same port
+  // would silently take half the connections (seen here with two
+  // servers). Refuse the bind instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   const std::vector<std::string> addresses = SplitList(config.listen);
   std::vector<std::unique_ptr<int>> ports;
   for (const std::string& address : addresses) {
