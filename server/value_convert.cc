@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "json_input.h"
 #include "mentat/query/edn/edn_reader.h"
 #include "mentat/query/edn/edn_uuid.h"
@@ -402,30 +403,7 @@ absl::StatusOr<storage::Value> ProtoToAttributeValue(
 }
 
 std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
-                       static_cast<uint8_t>(bytes[i + 2]);
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
-  }
-  const size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (rest == 2) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(rest == 2 ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
+  return absl::Base64Escape(absl::string_view(bytes.data(), bytes.size()));
 }
 
 bool Base64Decode(std::string_view text, std::string* out) {

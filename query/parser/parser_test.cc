@@ -101,7 +101,7 @@ TEST_CASE("parser: the workload query files, with their comments") {
        {"q1-point-lookup", "q2-ref-traversal", "q3-aggregate",
         "q4-predicate-scan", "since", "pull", "input-bindings"}) {
     const std::string path =
-        std::string("/work/shared/workload/queries/") + name + ".edn";
+        std::string(MENTAT_WORKLOAD_DIR "/queries/") + name + ".edn";
     FILE* f = std::fopen(path.c_str(), "rb");
     if (f == nullptr) continue;  // the workload is not part of the repo
     std::string text;

@@ -2,7 +2,7 @@
 #define MENTAT_QUERY_TESTING_STORE_FIXTURE_H_
 
 // For query tests: a store in a temporary directory, the benchmark
-// workload's schema (/work/shared/workload/schema.edn) as tx ops, and terse
+// workload's schema (../shared/workload/schema.edn) as tx ops, and terse
 // builders for tx ops. Header-only, so that it stays out of mentat_query.
 //
 //   StoreFixture f;
@@ -108,7 +108,7 @@ inline std::vector<storage::TxOp> AttrOps(const AttrDef& def) {
   return ops;
 }
 
-// The attributes of /work/shared/workload/schema.edn.
+// The attributes of ../shared/workload/schema.edn.
 inline std::vector<AttrDef> WorkloadSchema() {
   return {
       {"user/email", "db.type/string", false, "db.unique/identity", false,
