@@ -166,6 +166,34 @@ absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
   });
 }
 
+absl::StatusOr<v1::BackupResponse> Client::Backup(
+    const v1::BackupRequest& request, const CallOptions& call) {
+  return Unary<v1::BackupResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Backup(ctx, request, resp);
+  });
+}
+
+absl::StatusOr<v1::ImportResponse> Client::Import(
+    const std::function<bool(v1::ImportRequest*)>& next,
+    const CallOptions& call) {
+  grpc::ClientContext context;
+  Prepare(&context, call);
+  v1::ImportResponse response;
+  std::unique_ptr<grpc::ClientWriter<v1::ImportRequest>> writer =
+      stub_->Import(&context, &response);
+  v1::ImportRequest request;
+  while (true) {
+    request.Clear();
+    if (!next(&request)) break;
+    // A failed write means the server ended the call; Finish says why.
+    if (!writer->Write(request)) break;
+  }
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  if (!status.ok()) return FromGrpc(status);
+  return response;
+}
+
 template <typename Request, typename Response, typename Start>
 absl::Status Client::Stream(
     Request request, Start start,

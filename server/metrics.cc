@@ -32,6 +32,10 @@ std::string_view MethodName(Method m) {
       return "ListDatabases";
     case Method::kDeleteDatabase:
       return "DeleteDatabase";
+    case Method::kImport:
+      return "Import";
+    case Method::kBackup:
+      return "Backup";
     case Method::kCount:
       break;
   }

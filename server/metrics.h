@@ -25,6 +25,8 @@ enum class Method : int {
   kCreateDatabase,
   kListDatabases,
   kDeleteDatabase,
+  kImport,
+  kBackup,
   kCount,
 };
 

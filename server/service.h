@@ -25,18 +25,22 @@ using RawMentatService = v1::Mentat::WithRawCallbackMethod_Transact<
                                         v1::Mentat::WithRawCallbackMethod_CreateDatabase<
                                             v1::Mentat::
                                                 WithRawCallbackMethod_ListDatabases<
-                                                    v1::Mentat::
-                                                        WithRawCallbackMethod_DeleteDatabase<
-                                                            v1::Mentat::
-                                                                Service>>>>>>>>>>>>>;
+                                                    v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
+                                                        v1::Mentat::
+                                                            WithRawCallbackMethod_Import<
+                                                                v1::Mentat::WithRawCallbackMethod_Backup<
+                                                                    v1::Mentat::
+                                                                        Service>>>>>>>>>>>>>>>;
 
 using Ctx = grpc::CallbackServerContext;
 using Buf = grpc::ByteBuffer;
 using Unary = grpc::ServerUnaryReactor;
 using Writer = grpc::ServerWriteReactor<grpc::ByteBuffer>;
+using Reader = grpc::ServerReadReactor<grpc::ByteBuffer>;
 
 // The handlers (defined in transact_call.cc, query_call.cc, pull_call.cc,
-// datoms_call.cc, log_call.cc, admin_call.cc).
+// datoms_call.cc, log_call.cc, admin_call.cc, import_call.cc,
+// backup_call.cc).
 Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
@@ -53,6 +57,9 @@ Unary* HandleListDatabases(ServiceContext& sc, Ctx* ctx, const Buf* req,
                            Buf* resp);
 Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
                             Buf* resp);
+// import_call.cc and backup_call.cc.
+Reader* HandleImport(ServiceContext& sc, Ctx* ctx, Buf* resp);
+Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 
 // The service object registered with the gRPC server.
 class MentatService final : public RawMentatService {
@@ -97,6 +104,12 @@ class MentatService final : public RawMentatService {
   }
   Unary* DeleteDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
     return HandleDeleteDatabase(sc_, ctx, req, resp);
+  }
+  Reader* Import(Ctx* ctx, Buf* resp) override {
+    return HandleImport(sc_, ctx, resp);
+  }
+  Unary* Backup(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandleBackup(sc_, ctx, req, resp);
   }
 
  private:

@@ -102,6 +102,17 @@ class Client {
       const CallOptions& call = {});
   absl::StatusOr<v1::DeleteDatabaseResponse> DeleteDatabase(
       const v1::DeleteDatabaseRequest& request, const CallOptions& call = {});
+  absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request,
+                                            const CallOptions& call = {});
+
+  // Streams a bulk import. `next` fills the next message (the database is
+  // read from the first) and returns false when there are no more; it
+  // runs on the calling thread, so it may read a file as it goes. Not
+  // retried: a broken import is resumed by the caller from what `Stats`
+  // says was imported.
+  absl::StatusOr<v1::ImportResponse> Import(
+      const std::function<bool(v1::ImportRequest*)>& next,
+      const CallOptions& call = {});
 
   // Streams a query's batches. A stream that breaks is continued from the
   // last resume token (see CallOptions::resume_attempts), so `on_batch`
