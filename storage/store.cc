@@ -271,6 +271,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   db_options.bytes_per_sync = 1 << 20;
   db_options.keep_log_file_num = 5;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  if (options.env != nullptr) db_options.env = options.env;
   if (options.rocksdb_statistics) {
     core->statistics = rocksdb::CreateDBStatistics();
     core->statistics->set_stats_level(rocksdb::StatsLevel::kExceptTimers);

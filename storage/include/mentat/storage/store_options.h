@@ -6,6 +6,10 @@
 #include <map>
 #include <string>
 
+namespace rocksdb {
+class Env;
+}
+
 namespace mentat::storage {
 
 // Options of a Store. Plain struct; every field has a sensible default.
@@ -43,6 +47,10 @@ struct StoreOptions {
   // Per-attribute retention in days (ident "ns/name" -> days), overriding
   // history_retention_days for that attribute (0 = forever).
   std::map<std::string, int> attribute_retention_days;
+  // The RocksDB environment the store does its file I/O through; not
+  // owned, and it must outlive the store. Tests pass one that injects I/O
+  // faults. Default: nullptr, RocksDB's default environment.
+  rocksdb::Env* env = nullptr;
 };
 
 }  // namespace mentat::storage
