@@ -11,6 +11,10 @@ packages=(
   libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
   libfmt-dev doctest-dev libnuma-dev libreadline-dev
   python3
+  # The Python client's test (client/python) and the metrics scrape test.
+  python3-grpcio python3-protobuf prometheus
+  # Fuzz targets (libFuzzer) are built with clang.
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()
