@@ -136,6 +136,32 @@ void Transactor::Run() {
 }
 
 void Transactor::CommitGroup(std::deque<Pending>* group) {
+  if (!write_error_.ok()) {
+    // RocksDB stops writes after a failed WAL write or sync. It resumes
+    // from some errors (a full disk once space is back) and not from
+    // others; then nothing commits until the store reopens.
+    rocksdb::Status resumed = core_->db->Resume();
+    if (resumed.ok()) {
+      write_error_ = absl::OkStatus();
+    } else {
+      // Busy: RocksDB's own recovery runs (a full disk: it retries while
+      // it waits for free space).
+      const absl::Status refused = absl::UnavailableError(
+          resumed.IsBusy()
+              ? StrCat("writes are paused after an I/O error (",
+                       write_error_.message(),
+                       "); the store resumes them by itself once the "
+                       "fault clears (free disk space): retry later")
+              : StrCat("the store is read-only after an I/O error (",
+                       write_error_.message(), ") and it cannot resume (",
+                       resumed.ToString(),
+                       "); nothing was written: reopen the store to "
+                       "recover"));
+      failed_transactions_.fetch_add(group->size(), std::memory_order_relaxed);
+      for (Pending& p : *group) p.done(refused);
+      return;
+    }
+  }
   const internal::TxState group_start = state_;
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
@@ -181,13 +207,21 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     wo.sync = core_->options.sync_commits;
     rocksdb::Status s = core_->db->Write(wo, batch.batch());
     if (!s.ok()) {
-      commit_status = absl::UnavailableError(
-          "commit failed, the transaction was not applied: " + s.ToString());
+      commit_status = absl::UnavailableError(StrCat(
+          "commit failed (", s.ToString(),
+          "): the transaction is not acknowledged; if only the fsync "
+          "failed, its data reached the log and it may be there once the "
+          "store reopens"));
+      write_error_ = absl::UnavailableError(s.ToString());
     }
   }
 
   if (!commit_status.ok()) {
+    // Ids the group handed out stay used: a failed fsync may leave the
+    // group in the log, and a later commit must not reuse its ids.
+    const auto counters = state_.next_counter;
     state_ = group_start;
+    state_.next_counter = counters;
     for (auto& r : results) {
       if (r.ok()) r = commit_status;
     }

@@ -64,6 +64,10 @@ class Transactor {
   // Owned by the transactor thread.
   internal::TxState state_;
   std::shared_ptr<Statistics> stats_;
+  // Set when a commit failed with an I/O error: RocksDB then refuses
+  // writes until DB::Resume succeeds (or the store reopens). Transactor
+  // thread only.
+  absl::Status write_error_;
 
   std::atomic<std::shared_ptr<const Db>> latest_;
 

@@ -1,0 +1,214 @@
+#ifndef MENTAT_STORAGE_TESTING_FAULT_ENV_H_
+#define MENTAT_STORAGE_TESTING_FAULT_ENV_H_
+
+// For tests: a RocksDB Env that injects I/O faults into the files a store
+// writes, switchable at runtime from any thread. Pass it as
+// StoreOptions::env. Test-only and header-only (nothing in the storage
+// library links it).
+
+#include <rocksdb/env.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace mentat::storage::testing {
+
+// Which fault the environment injects.
+enum class Fault {
+  kNone,
+  // Every write (Append, PositionedAppend) to a writable file fails with
+  // an IOError; nothing of the data reaches the file.
+  kWriteError,
+  // Every fsync/fdatasync of a file or a directory fails with an IOError
+  // after the data was written (as Linux reports EIO from fsync).
+  kSyncError,
+  // The disk is full: a write stores a prefix of its data (a torn write),
+  // then fails with IOError NoSpace, as write(2) with ENOSPC does.
+  kNoSpace,
+};
+
+class FaultEnv : public rocksdb::EnvWrapper {
+ public:
+  FaultEnv() : rocksdb::EnvWrapper(rocksdb::Env::Default()) {}
+
+  // Switches the fault on (or off with kNone). With `only_suffix` set,
+  // only files whose name ends with it are affected (".log" for the WAL,
+  // ".sst" for table files); directories are affected whenever the filter
+  // is empty. Thread-safe.
+  void Set(Fault fault, std::string_view only_suffix = "") {
+    std::lock_guard<std::mutex> lock(mu_);
+    suffix_ = only_suffix;
+    fault_.store(fault);
+  }
+  Fault fault() const { return fault_.load(); }
+  // How many operations failed by injection since the start.
+  int injected() const { return injected_.load(); }
+
+  const char* Name() const override { return "MentatFaultEnv"; }
+
+  rocksdb::Status NewWritableFile(const std::string& f,
+                                  std::unique_ptr<rocksdb::WritableFile>* r,
+                                  const rocksdb::EnvOptions& options) override {
+    return Wrap(f, target()->NewWritableFile(f, r, options), r);
+  }
+  rocksdb::Status ReopenWritableFile(
+      const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
+      const rocksdb::EnvOptions& options) override {
+    return Wrap(f, target()->ReopenWritableFile(f, r, options), r);
+  }
+  rocksdb::Status ReuseWritableFile(
+      const std::string& f, const std::string& old,
+      std::unique_ptr<rocksdb::WritableFile>* r,
+      const rocksdb::EnvOptions& options) override {
+    return Wrap(f, target()->ReuseWritableFile(f, old, r, options), r);
+  }
+  rocksdb::Status NewDirectory(
+      const std::string& name,
+      std::unique_ptr<rocksdb::Directory>* result) override {
+    rocksdb::Status s = target()->NewDirectory(name, result);
+    if (s.ok()) *result = std::make_unique<Dir>(this, std::move(*result));
+    return s;
+  }
+
+ private:
+  // The fault that applies to `file` now, kNone if none does.
+  Fault FaultFor(const std::string& file) {
+    const Fault f = fault_.load();
+    if (f == Fault::kNone) return f;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (suffix_.empty()) return f;
+    if (file.size() >= suffix_.size() &&
+        file.compare(file.size() - suffix_.size(), suffix_.size(), suffix_) ==
+            0) {
+      return f;
+    }
+    return Fault::kNone;
+  }
+  rocksdb::Status Injected(Fault f, const std::string& file) {
+    injected_.fetch_add(1);
+    switch (f) {
+      case Fault::kWriteError:
+        return rocksdb::Status::IOError("injected write error", file);
+      case Fault::kSyncError:
+        return rocksdb::Status::IOError("injected fsync error", file);
+      case Fault::kNoSpace:
+        return rocksdb::Status::NoSpace("injected full disk", file);
+      case Fault::kNone:
+        break;
+    }
+    return rocksdb::Status::OK();
+  }
+
+  class File : public rocksdb::WritableFileWrapper {
+   public:
+    File(FaultEnv* env, std::string name,
+         std::unique_ptr<rocksdb::WritableFile> target)
+        : rocksdb::WritableFileWrapper(target.get()),
+          env_(env),
+          name_(std::move(name)),
+          owned_(std::move(target)) {}
+
+    rocksdb::Status Append(const rocksdb::Slice& data) override {
+      rocksdb::Status s = BeforeWrite(data);
+      return s.ok() ? rocksdb::WritableFileWrapper::Append(data) : s;
+    }
+    rocksdb::Status Append(const rocksdb::Slice& data,
+                           const rocksdb::DataVerificationInfo& info) override {
+      rocksdb::Status s = BeforeWrite(data);
+      return s.ok() ? rocksdb::WritableFileWrapper::Append(data, info) : s;
+    }
+    rocksdb::Status PositionedAppend(const rocksdb::Slice& data,
+                                     uint64_t offset) override {
+      const Fault f = env_->FaultFor(name_);
+      if (f == Fault::kWriteError || f == Fault::kNoSpace) {
+        return env_->Injected(f, name_);
+      }
+      return rocksdb::WritableFileWrapper::PositionedAppend(data, offset);
+    }
+    rocksdb::Status PositionedAppend(
+        const rocksdb::Slice& data, uint64_t offset,
+        const rocksdb::DataVerificationInfo& info) override {
+      const Fault f = env_->FaultFor(name_);
+      if (f == Fault::kWriteError || f == Fault::kNoSpace) {
+        return env_->Injected(f, name_);
+      }
+      return rocksdb::WritableFileWrapper::PositionedAppend(data, offset, info);
+    }
+    rocksdb::Status Sync() override {
+      return Synced([&] { return rocksdb::WritableFileWrapper::Sync(); });
+    }
+    rocksdb::Status Fsync() override {
+      return Synced([&] { return rocksdb::WritableFileWrapper::Fsync(); });
+    }
+    rocksdb::Status RangeSync(uint64_t offset, uint64_t nbytes) override {
+      return Synced([&] {
+        return rocksdb::WritableFileWrapper::RangeSync(offset, nbytes);
+      });
+    }
+
+   private:
+    // The fault a write meets: none, a failure with nothing written, or a
+    // torn write (half the data, then NoSpace).
+    rocksdb::Status BeforeWrite(const rocksdb::Slice& data) {
+      const Fault f = env_->FaultFor(name_);
+      if (f == Fault::kWriteError) return env_->Injected(f, name_);
+      if (f == Fault::kNoSpace) {
+        rocksdb::WritableFileWrapper::Append(
+            rocksdb::Slice(data.data(), data.size() / 2))
+            .PermitUncheckedError();
+        return env_->Injected(f, name_);
+      }
+      return rocksdb::Status::OK();
+    }
+    template <typename F>
+    rocksdb::Status Synced(F sync) {
+      const Fault f = env_->FaultFor(name_);
+      if (f == Fault::kSyncError) return env_->Injected(f, name_);
+      return sync();
+    }
+
+    FaultEnv* env_;
+    std::string name_;
+    std::unique_ptr<rocksdb::WritableFile> owned_;
+  };
+
+  class Dir : public rocksdb::DirectoryWrapper {
+   public:
+    Dir(FaultEnv* env, std::unique_ptr<rocksdb::Directory> target)
+        : rocksdb::DirectoryWrapper(target.get()),
+          env_(env),
+          owned_(std::move(target)) {}
+    rocksdb::Status Fsync() override {
+      if (env_->fault_.load() == Fault::kSyncError && env_->NoFilter()) {
+        return env_->Injected(Fault::kSyncError, "directory");
+      }
+      return rocksdb::DirectoryWrapper::Fsync();
+    }
+
+   private:
+    FaultEnv* env_;
+    std::unique_ptr<rocksdb::Directory> owned_;
+  };
+
+  bool NoFilter() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return suffix_.empty();
+  }
+  rocksdb::Status Wrap(const std::string& file, rocksdb::Status s,
+                       std::unique_ptr<rocksdb::WritableFile>* r) {
+    if (s.ok()) *r = std::make_unique<File>(this, file, std::move(*r));
+    return s;
+  }
+
+  std::atomic<Fault> fault_{Fault::kNone};
+  std::atomic<int> injected_{0};
+  std::mutex mu_;
+  std::string suffix_;
+};
+
+}  // namespace mentat::storage::testing
+
+#endif  // MENTAT_STORAGE_TESTING_FAULT_ENV_H_
