@@ -1,6 +1,7 @@
 #include "mentat/client/client.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/client_unary_call.h>
 
 #include <algorithm>
 #include <fstream>
@@ -164,6 +165,38 @@ absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
   return Unary<v1::DeleteDatabaseResponse>(call, [&](auto* ctx, auto* resp) {
     return stub_->DeleteDatabase(ctx, request, resp);
   });
+}
+
+absl::Status Client::Health(const CallOptions& call) {
+  // grpc.health.v1.HealthCheckRequest{service: ""} is the empty message;
+  // the response's field 1 (a varint) is the status, SERVING = 1. Sent as
+  // raw bytes so that client/ needs no generated health code.
+  static const grpc::internal::RpcMethod kCheck(
+      "/grpc.health.v1.Health/Check", grpc::internal::RpcMethod::NORMAL_RPC);
+  grpc::ClientContext context;
+  if (call.timeout.count() > 0) {
+    context.set_deadline(std::chrono::system_clock::now() + call.timeout);
+  }
+  grpc::Slice empty;
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  const grpc::Status status =
+      grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+          channel_.get(), kCheck, &context, request, &response);
+  if (!status.ok()) return FromGrpc(status);
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (response.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  int serving_status = 0;  // UNKNOWN
+  if (bytes.size() >= 2 && bytes[0] == '\x08') serving_status = bytes[1];
+  if (serving_status == 1) return absl::OkStatus();
+  return absl::UnavailableError("mentatd at " + options_.address +
+                                " is not serving (health status " +
+                                std::to_string(serving_status) + ")");
 }
 
 absl::StatusOr<v1::BackupResponse> Client::Backup(

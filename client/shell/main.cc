@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -20,10 +21,12 @@ namespace {
 
 constexpr char kUsage[] =
     "Usage: mentat-cli [OPTIONS]\n"
+    "       mentat-cli [--addr ...] [--tls | --tls-ca FILE] health\n"
     "\n"
     "The shell for mentatd. Interactive on a terminal; otherwise it runs the\n"
     "commands given with -c or -f, or read from stdin, and prints only their\n"
-    "results.\n"
+    "results. `health` asks the server's grpc.health.v1 service and exits 0\n"
+    "when it is serving, 1 otherwise (a container HEALTHCHECK).\n"
     "\n"
     "  --addr HOST:PORT    server address, or unix:/path (default\n"
     "                      127.0.0.1:7878; $MENTAT_ADDR)\n"
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
   std::string script;
   bool tuples_only = false;
   bool no_pager = false;
+  bool health = false;
 
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -111,6 +115,8 @@ int main(int argc, char** argv) {
         return Usage("--inflight takes a positive count");
       }
       options.import_inflight = std::atoi(v.c_str());
+    } else if (arg == "health") {
+      health = true;
     } else {
       return Usage("unknown argument " + arg);
     }
@@ -136,6 +142,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mentat-cli: %s\n",
                  std::string(client.status().message()).c_str());
     return 2;
+  }
+  if (health) {
+    mentat::client::CallOptions call;
+    call.timeout = std::chrono::milliseconds(3000);
+    absl::Status serving = (*client)->Health(call);
+    if (!serving.ok()) {
+      std::fprintf(stderr, "mentat-cli: health: %s\n",
+                   std::string(serving.message()).c_str());
+      return 1;
+    }
+    std::puts("SERVING");
+    return 0;
   }
   mentat::cli::Shell shell(options, std::move(*client));
   absl::Status connected = shell.Connect();

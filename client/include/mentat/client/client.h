@@ -105,6 +105,11 @@ class Client {
   absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request,
                                             const CallOptions& call = {});
 
+  // The standard grpc.health.v1 Check of the whole server (no token
+  // needed): OK when it answers SERVING, UNAVAILABLE when it answers
+  // anything else, the call's error when it cannot be reached.
+  absl::Status Health(const CallOptions& call = {});
+
   // Streams a bulk import. `next` fills the next message (the database is
   // read from the first) and returns false when there are no more; it
   // runs on the calling thread, so it may read a file as it goes. Not
