@@ -44,6 +44,15 @@ struct ImportReport {
   int64_t chunks = 0;
 };
 
+// What Store::Checkpoint wrote.
+struct CheckpointReport {
+  // The last transaction the checkpoint holds.
+  EntityId basis_tx = 0;
+  // Files and bytes in the checkpoint directory.
+  int64_t files = 0;
+  int64_t bytes = 0;
+};
+
 // A durable store of datoms with full history, in one RocksDB instance.
 //
 // Writes go through one transactor thread (group commit); reads go through
@@ -84,6 +93,19 @@ class Store {
   // stays imported and the error names the transaction's index.
   absl::StatusOr<ImportReport> Import(ImportSource* source,
                                       const ImportOptions& options = {});
+
+  // Online backup: writes a RocksDB checkpoint of the store into `dir`
+  // (hard links to the immutable table files where `dir` is on the same
+  // file system, copies otherwise; the write-ahead log is copied, or the
+  // memtables flushed first when it is large). Transactions keep committing
+  // meanwhile. The checkpoint holds exactly the transactions up to the
+  // returned basis_tx: Store::Open on `dir` gives the database as of that
+  // transaction (the basis is read back from the checkpoint itself, the way
+  // Open reads it). `dir` must not exist; its parent must. Errors:
+  // AlreadyExists if `dir` exists, FailedPrecondition if its parent does
+  // not or RocksDB refuses, Unavailable for I/O errors; a partial `dir` is
+  // removed. Any thread; blocks for the duration of the copy.
+  absl::StatusOr<CheckpointReport> Checkpoint(const std::string& dir) const;
 
   // Stops accepting transactions, lets queued ones commit, stops the
   // transactor. Idempotent; the destructor calls it.
