@@ -12,6 +12,9 @@ GroupBatch::GroupBatch(const StoreCore* core, bool collect_runs)
 
 std::string_view GroupBatch::Intern(std::string_view bytes) {
   constexpr size_t kBlock = size_t{1} << 20;
+  // Empty values (deletes) need no copy; memcpy from their null data and
+  // arena_.back() before the first block would be undefined.
+  if (bytes.empty()) return std::string_view();
   if (arena_used_ + bytes.size() > arena_size_) {
     arena_size_ = std::max(kBlock, bytes.size());
     arena_.push_back(std::make_unique<char[]>(arena_size_));

@@ -226,7 +226,9 @@ void ProgramBuilder::MarkLinear() {
         const Step& step = body.scope.steps[i];
         if (step.kind != Step::Kind::kCall || step.call.anti) continue;
         const size_t callee = static_cast<size_t>(step.call.table);
-        if (!is_linear_site(callee, body, i) || callee != t) {
+        // callee != t first: is_linear_site reads the body's head slots
+        // as the callee's, so `body` must be one of the callee's bodies.
+        if (callee != t || !is_linear_site(callee, body, i)) {
           linear[callee] = false;
         }
       }
