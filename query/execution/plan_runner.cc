@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "execution/count_scan.h"
 #include "execution/exec_context.h"
 #include "execution/input_binder.h"
 #include "execution/pipeline.h"
@@ -17,9 +18,11 @@ using storage::Value;
 // tracked), run the query instead.
 absl::StatusOr<bool> AnswerFromStatistics(const planner::QueryPlan& plan,
                                           const storage::DbView& view,
+                                          const QueryOptions& options,
                                           ResultEmitter* emitter) {
   const planner::StatsShortcut& sc = plan.shortcut;
-  if (sc.kind == planner::StatsShortcut::Kind::kNone ||
+  if (!options.use_statistics ||
+      sc.kind == planner::StatsShortcut::Kind::kNone ||
       view.basis().kind != storage::BasisKind::kCurrent) {
     return false;
   }
@@ -84,10 +87,19 @@ absl::Status RunPlan(const planner::QueryPlan& plan,
                                .count();
   };
 
-  absl::StatusOr<bool> answered = AnswerFromStatistics(plan, view, &emitter);
+  absl::StatusOr<bool> answered =
+      AnswerFromStatistics(plan, view, options, &emitter);
   if (!answered.ok()) return answered.status();
   if (*answered) {
     if (profile != nullptr) profile->used_statistics = true;
+    s = emitter.Finish();
+    finish_profile();
+    return s;
+  }
+  answered = CountByScan(plan, &ctx, &emitter);
+  if (!answered.ok()) return answered.status();
+  if (*answered) {
+    if (profile != nullptr) profile->counted_by_scan = true;
     s = emitter.Finish();
     finish_profile();
     return s;

@@ -94,10 +94,16 @@ std::string ExplainPlan(const QueryPlan& plan, const PlanProfile* profile) {
   std::string out = "plan:\n";
   if (profile != nullptr && profile->used_statistics) {
     StrAppend(&out, "  answered from the attribute statistics (no scan)\n");
+  } else if (profile != nullptr && profile->counted_by_scan) {
+    StrAppend(&out,
+              "  counted by one pass over the attribute's AVET keys (no rows "
+              "bound)  ",
+              Micros(profile->total_nanos), "\n");
   } else if (plan.shortcut.kind != StatsShortcut::Kind::kNone) {
     StrAppend(&out,
               "  answered from the attribute statistics when the basis is "
-              "current and the values are tracked; else:\n");
+              "current and the values are tracked; else counted by one pass "
+              "over the attribute's AVET keys; on history:\n");
   }
   ExplainScope(plan.where, plan.tables, "  ", profile, &out);
   std::string find;

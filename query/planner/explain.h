@@ -19,6 +19,8 @@ struct PlanProfile {
   uint64_t result_rows = 0;
   int64_t total_nanos = 0;
   bool used_statistics = false;
+  // Counted by one pass over the attribute's AVET keys (CountByScan).
+  bool counted_by_scan = false;
 };
 
 // The plan as text: one line per step (clause, access path, variables it

@@ -38,6 +38,10 @@ struct QueryOptions {
   size_t batch_rows = 1000;
   // Collect actual rows and time per operator (see Explain).
   bool profile = false;
+  // Answer counts the statistics know (`[:find ?v (count ?e) ...]` and
+  // friends) from them instead of scanning. Off: always scan (benchmarks,
+  // checks of the scan path). Default: on.
+  bool use_statistics = true;
 };
 
 // Receives a query's results as they are produced. Called on the thread

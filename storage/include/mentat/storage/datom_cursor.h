@@ -31,6 +31,10 @@ class DatomCursor {
   virtual const Datom& datom() const = 0;
   // The encoded key (in the cursor's order) of the current datom.
   virtual std::string_view key() const = 0;
+  // With keys_only, moves leave datom() as it was instead of decoding
+  // the key: for callers that read key() alone (counting, comparing).
+  // Cursors that cannot skip the decoding ignore it. Default: off.
+  virtual void SetKeysOnly(bool keys_only) { (void)keys_only; }
   // Non-OK if iteration stopped on an error (I/O, corruption).
   virtual absl::Status status() const = 0;
 };
