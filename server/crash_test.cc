@@ -1,0 +1,348 @@
+// mentatd under kill -9: several clients transact (each transaction
+// carries a unique number on two entities, four datoms, and a request id);
+// the server gets SIGKILL at a random moment; it restarts on the same data
+// directory and the test checks that every acknowledged transaction is
+// there whole, that none is there in part, that the log and the basis agree
+// with the indexes, and that retrying an unanswered request id replays the
+// transaction if it committed and commits it if it did not.
+//
+// MENTAT_SERVER_CRASH_ITERATIONS sets the number of kills (default 5).
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "test_support.h"
+
+extern char** environ;
+
+namespace mentat::server::testing {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A mentatd child process serving `data_dir`, its output in `log_path`.
+class CrashDaemon {
+ public:
+  CrashDaemon(const std::string& data_dir, const std::string& log_path)
+      : log_path_(log_path) {
+    std::vector<std::string> argv_s = {
+        MENTATD_BINARY,       "--data-dir", data_dir, "--listen",
+        "127.0.0.1:0",        "--http",     "",       "--sync-commits=true",
+        "--readers-per-node", "2"};
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> env_s;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::string_view(*e).starts_with("MENTATD_")) continue;
+      env_s.push_back(*e);
+    }
+    std::vector<char*> envp;
+    for (auto& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    REQUIRE(posix_spawn(&pid_, MENTATD_BINARY, &actions, nullptr, argv.data(),
+                        envp.data()) == 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~CrashDaemon() { Kill(); }
+
+  // The gRPC port from the startup line; 0 if the process exited or did
+  // not start within 20 seconds.
+  int WaitForPort() {
+    static const std::regex kPort(R"(serving gRPC on \S+ \(port (\d+)\))");
+    for (int i = 0; i < 2000; ++i) {
+      std::smatch m;
+      const std::string log = ReadFile(log_path_);
+      if (std::regex_search(log, m, kPort)) return std::stoi(m[1]);
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        return 0;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return 0;
+  }
+  // SIGKILL, and reap. Idempotent.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    int status;
+    waitpid(pid_, &status, 0);
+    pid_ = 0;
+  }
+  std::string log() const { return ReadFile(log_path_); }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = 0;
+};
+
+constexpr char kCrashSchema[] = R"([
+  {:db/ident :crash/seq :db/valueType :db.type/long
+   :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+  {:db/ident :crash/twin :db/valueType :db.type/long
+   :db/cardinality :db.cardinality/one}
+  {:db/ident :crash/echo :db/valueType :db.type/long
+   :db/cardinality :db.cardinality/one}
+  {:db/ident :crash/of :db/valueType :db.type/ref
+   :db/cardinality :db.cardinality/one}])";
+
+// Transaction n: two entities, four datoms, all carrying n.
+std::string CrashTx(int64_t n) {
+  const std::string s = std::to_string(n);
+  return "[{:db/id \"a\" :crash/seq " + s + " :crash/twin " + s +
+         "} {:db/id \"b\" :crash/echo " + s + " :crash/of \"a\"}]";
+}
+
+grpc::Status TransactN(pb::Mentat::Stub& stub, int64_t n,
+                       pb::TransactResponse* resp, int timeout_ms = 10000) {
+  pb::TransactRequest req;
+  req.set_tx_data(CrashTx(n));
+  req.set_request_id("crash-" + std::to_string(n));
+  auto ctx = Ctx(timeout_ms);
+  return stub.Transact(ctx.get(), req, resp);
+}
+
+// An entity id or a long, however a result column carries it.
+int64_t Id(const pb::Value& v) {
+  return v.kind_case() == pb::Value::kRef ? v.ref() : v.long_value();
+}
+
+// Rows of a query against `stub`; REQUIREs success.
+std::vector<pb::Row> Rows(pb::Mentat::Stub& stub, const std::string& query) {
+  pb::QueryRequest req;
+  req.set_query(query);
+  QueryOutcome out = RunQuery(stub, req, 60000);
+  REQUIRE_MESSAGE(out.status.ok(), StatusText(out.status), " for ", query);
+  return out.rows;
+}
+
+// What the database holds after a restart.
+struct Contents {
+  std::map<int64_t, int64_t> tx_of_seq;  // n -> tx of its :crash/seq
+  int partial = 0;                       // transactions present in part
+  int64_t basis = 0;
+};
+
+Contents Inspect(pb::Mentat::Stub& stub) {
+  Contents c;
+  std::map<int64_t, std::pair<int64_t, int64_t>> seq;  // e -> (n, tx)
+  for (const pb::Row& r :
+       Rows(stub, "[:find ?e ?n ?tx :where [?e :crash/seq ?n ?tx]]")) {
+    seq[Id(r.values(0))] = {Id(r.values(1)), Id(r.values(2))};
+  }
+  std::map<int64_t, int64_t> twin;  // e -> n
+  for (const pb::Row& r :
+       Rows(stub, "[:find ?e ?n :where [?e :crash/twin ?n]]")) {
+    twin[Id(r.values(0))] = Id(r.values(1));
+  }
+  std::map<int64_t, std::pair<int64_t, int64_t>> echo;  // n -> (f, tx)
+  for (const pb::Row& r :
+       Rows(stub, "[:find ?f ?n ?tx :where [?f :crash/echo ?n ?tx]]")) {
+    const int64_t n = Id(r.values(1));
+    if (echo.contains(n)) c.partial++;  // a transaction applied twice
+    echo[n] = {Id(r.values(0)), Id(r.values(2))};
+  }
+  std::map<int64_t, int64_t> of;  // f -> e
+  for (const pb::Row& r :
+       Rows(stub, "[:find ?f ?e :where [?f :crash/of ?e]]")) {
+    of[Id(r.values(0))] = Id(r.values(1));
+  }
+  if (twin.size() != seq.size() || echo.size() != seq.size() ||
+      of.size() != seq.size()) {
+    c.partial++;
+  }
+  for (const auto& [e, n_tx] : seq) {
+    const auto [n, tx] = n_tx;
+    c.tx_of_seq[n] = tx;
+    auto t = twin.find(e);
+    auto x = echo.find(n);
+    if (t == twin.end() || t->second != n || x == echo.end() ||
+        x->second.second != tx || !of.contains(x->second.first) ||
+        of[x->second.first] != e) {
+      c.partial++;
+    }
+  }
+  pb::QueryRequest basis_req;
+  basis_req.set_query("[:find ?e . :where [?e :db/ident :crash/seq]]");
+  c.basis = RunQuery(stub, basis_req).basis_tx;
+  return c;
+}
+
+// Checks the log from `from_tx` on: every transaction wrote exactly the
+// four datoms of one crash transaction (besides its own tx datoms), and
+// the last one is the basis. Returns the number of transactions read.
+int CheckLog(pb::Mentat::Stub& stub, int64_t from_tx, int64_t basis, int* bad) {
+  pb::TxRangeRequest range;
+  range.set_from_tx(from_tx);
+  auto ctx = Ctx(60000);
+  auto reader = stub.TxRange(ctx.get(), range);
+  pb::TxRangeResponse msg;
+  int count = 0;
+  int64_t last = 0;
+  while (reader->Read(&msg)) {
+    for (const pb::Transaction& tx : msg.transactions()) {
+      count++;
+      last = tx.tx();
+      int user = 0;
+      std::set<int64_t> values;
+      for (const pb::Datom& d : tx.datoms()) {
+        if (d.e() == tx.tx()) continue;
+        user++;
+        if (d.v().kind_case() == pb::Value::kLongValue) {
+          values.insert(d.v().long_value());
+        }
+        if (!d.added()) (*bad)++;
+      }
+      if (user != 4 || values.size() != 1) (*bad)++;
+    }
+  }
+  grpc::Status s = reader->Finish();
+  REQUIRE_MESSAGE(s.ok(), StatusText(s));
+  if (count > 0 && last != basis) (*bad)++;
+  return count;
+}
+
+TEST_CASE("mentatd: kill -9 under a transact load, restart, verify") {
+  const char* env = std::getenv("MENTAT_SERVER_CRASH_ITERATIONS");
+  const int iterations = env != nullptr ? std::atoi(env) : 5;
+  TempDir dir;
+  std::filesystem::create_directories(dir.path());
+  const std::string data = dir.path() + "/data";
+  const std::string log = dir.path() + "/log";
+  std::mt19937 rng(20261130);
+
+  // n -> tx of every acknowledged transaction, over all iterations.
+  std::map<int64_t, int64_t> acknowledged;
+  std::set<int64_t> unanswered;  // sent, no answer before the kill
+  int64_t next = 1;
+  int64_t verified_basis = 0;
+  size_t total_acks = 0, lost = 0, partial = 0, bad_log = 0, replays = 0,
+         recommitted = 0, unexpected = 0;
+
+  for (int i = 0; i <= iterations; ++i) {
+    CAPTURE(i);
+    CrashDaemon daemon(data, log);
+    const int port = daemon.WaitForPort();
+    REQUIRE_MESSAGE(port > 0, daemon.log());
+    const std::string address = "127.0.0.1:" + std::to_string(port);
+    auto stub = pb::Mentat::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    if (i == 0) {
+      pb::TransactRequest req;
+      req.set_tx_data(kCrashSchema);
+      pb::TransactResponse resp;
+      auto ctx = Ctx();
+      grpc::Status s = stub->Transact(ctx.get(), req, &resp);
+      REQUIRE_MESSAGE(s.ok(), StatusText(s));
+      verified_basis = resp.tx();
+    } else {
+      // Verify what the previous run left.
+      Contents c = Inspect(*stub);
+      partial += c.partial;
+      for (const auto& [n, tx] : acknowledged) {
+        auto it = c.tx_of_seq.find(n);
+        if (it == c.tx_of_seq.end() || it->second != tx) lost++;
+      }
+      int bad = 0;
+      CheckLog(*stub, verified_basis + 1, c.basis, &bad);
+      bad_log += bad;
+      CHECK(c.basis >= verified_basis);
+      // Retry every unanswered request id: a committed one replays with
+      // the tx it committed as, a lost one commits now.
+      for (int64_t n : unanswered) {
+        pb::TransactResponse resp;
+        grpc::Status s = TransactN(*stub, n, &resp);
+        REQUIRE_MESSAGE(s.ok(), StatusText(s));
+        auto it = c.tx_of_seq.find(n);
+        if (it != c.tx_of_seq.end()) {
+          replays++;
+          CHECK(resp.replayed());
+          CHECK(resp.tx() == it->second);
+        } else {
+          recommitted++;
+          CHECK(!resp.replayed());
+        }
+        acknowledged[n] = resp.tx();
+      }
+      unanswered.clear();
+      pb::QueryRequest basis_req;
+      basis_req.set_query("[:find ?e . :where [?e :db/ident :crash/seq]]");
+      verified_basis = RunQuery(*stub, basis_req).basis_tx;
+      CHECK(lost == 0);
+      CHECK(partial == 0);
+      CHECK(bad_log == 0);
+    }
+    if (i == iterations) break;
+
+    // The load: four writers on their own connections, until the kill.
+    std::mutex mu;
+    std::atomic<int64_t> counter{next};
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 4; ++w) {
+      writers.emplace_back([&] {
+        auto own = pb::Mentat::NewStub(
+            grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+        for (;;) {
+          const int64_t n = counter.fetch_add(1);
+          pb::TransactResponse resp;
+          grpc::Status s = TransactN(*own, n, &resp);
+          std::lock_guard<std::mutex> lock(mu);
+          if (s.ok()) {
+            acknowledged[n] = resp.tx();
+            total_acks++;
+            continue;
+          }
+          unanswered.insert(n);
+          // After the kill every call fails UNAVAILABLE; anything else
+          // is a server answer this test does not expect.
+          if (s.error_code() != grpc::StatusCode::UNAVAILABLE) {
+            unexpected++;
+            MESSAGE("unexpected: ", StatusText(s));
+          }
+          return;
+        }
+      });
+    }
+    const int run_ms = std::uniform_int_distribution<int>(20, 600)(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(run_ms));
+    daemon.Kill();
+    for (auto& w : writers) w.join();
+    next = counter.load();
+  }
+  CHECK(unexpected == 0);
+  CHECK(total_acks > 0);
+  MESSAGE("server crash loop: ", iterations, " kills, ", total_acks,
+          " acknowledged transactions, ", lost, " lost, ", partial,
+          " partial, ", bad_log,
+          " bad log entries; unanswered at the kill: ", replays,
+          " had committed (replayed), ", recommitted,
+          " had not (committed on retry)");
+}
+
+}  // namespace
+}  // namespace mentat::server::testing
