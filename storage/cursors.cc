@@ -26,29 +26,10 @@ class FamilyStream {
 
   void Seek(std::string_view prefix, std::string_view target) {
     prefix_.assign(prefix);
-    if (history_ && Covers(target)) {
-      // The iterator already sits on the first key >= target: no seek.
-      floor_.assign(target);
-      Load();
-      return;
-    }
     it_->Seek(rocksdb::Slice(target.data(), target.size()));
-    if (history_) {
-      floor_.assign(target);
-      positioned_ = true;
-    }
     Load();
   }
   void Next() {
-    if (history_) {
-      if (it_->Valid()) {
-        // No key lies between the current one and the next.
-        floor_.assign(it_->key().data(), it_->key().size());
-        floor_.push_back('\0');
-      } else {
-        positioned_ = false;
-      }
-    }
     it_->Next();
     Load();
   }
@@ -60,17 +41,6 @@ class FamilyStream {
   absl::Status status() const { return status_; }
 
  private:
-  // True if no key lies in [target, the iterator's key): then the
-  // iterator is where a Seek(target) would put it. History families are
-  // sparse (only retracted datoms), so the sorted probes of a join (as_of
-  // reads merge them with every current seek) mostly land before the
-  // key the last seek found, and skip the seek.
-  bool Covers(std::string_view target) const {
-    if (!positioned_ || target < floor_) return false;
-    if (!it_->Valid()) return it_->status().ok();  // past the last key
-    return target <= std::string_view(it_->key().data(), it_->key().size());
-  }
-
   void Load() {
     valid_ = false;
     if (!it_->Valid()) {
@@ -106,10 +76,6 @@ class FamilyStream {
   bool history_;
   std::unique_ptr<rocksdb::Iterator> it_;
   std::string prefix_;
-  // History families: no key lies in [floor_, the iterator's key) when
-  // positioned_ (see Covers).
-  std::string floor_;
-  bool positioned_ = false;
   std::string_view key_;
   EntityId asserted_ = 0;
   EntityId retracted_ = 0;

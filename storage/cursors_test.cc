@@ -1,6 +1,6 @@
 // A reused cursor must read what a fresh one reads, whatever order its
-// seeks come in: the history streams skip a seek when the iterator already
-// sits where it would land (cursors.cc, FamilyStream::Covers).
+// seeks come in (index nested-loop joins reuse one cursor per step, and
+// probe in key order when they can), at every basis.
 
 #include <doctest/doctest.h>
 
