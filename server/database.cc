@@ -10,13 +10,19 @@ namespace mentat::server {
 
 namespace {
 
-// The server's own schema, installed in every database it opens.
-constexpr char kServerSchema[] = R"EDN([
+// The server's own schema, installed in every database it opens (each
+// attribute when missing, so databases made before one existed get it).
+constexpr char kRequestIdSchema[] = R"EDN([
   {:db/ident :mentat.tx/request-id
    :db/valueType :db.type/string
    :db/cardinality :db.cardinality/one
    :db/index true
    :db/doc "The client request id of a Transact (mentatd idempotency)."}])EDN";
+constexpr char kRequestDigestSchema[] = R"EDN([
+  {:db/ident :mentat.tx/request-digest
+   :db/valueType :db.type/long
+   :db/cardinality :db.cardinality/one
+   :db/doc "A fingerprint of the tx-data of a Transact with a request id."}])EDN";
 
 // Most database values kept for resuming streams.
 constexpr size_t kMaxKept = 64;
@@ -44,10 +50,12 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
   if (!store.ok()) return store.status();
   db->store_ = *std::move(store);
 
-  const storage::Attribute* attr =
-      db->store_->Latest()->schema().FindAttribute(kRequestIdAttr);
-  if (attr == nullptr) {
-    auto request = query::ParseTxData(kServerSchema);
+  auto install = [&](const char* ident,
+                     const char* schema) -> absl::StatusOr<storage::EntityId> {
+    const storage::Attribute* attr =
+        db->store_->Latest()->schema().FindAttribute(ident);
+    if (attr != nullptr) return attr->id;
+    auto request = query::ParseTxData(schema);
     if (!request.ok()) return request.status();
     auto report = db->store_->Transact(*std::move(request)).get();
     if (!report.ok()) {
@@ -55,12 +63,18 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
                           StrCat("installing the server schema in ", db->path_,
                                  ": ", report.status().message()));
     }
-    attr = db->store_->Latest()->schema().FindAttribute(kRequestIdAttr);
+    attr = db->store_->Latest()->schema().FindAttribute(ident);
     if (attr == nullptr) {
       return absl::InternalError("the server schema did not install");
     }
-  }
-  db->request_id_attr_ = attr->id;
+    return attr->id;
+  };
+  auto id_attr = install(kRequestIdAttr, kRequestIdSchema);
+  if (!id_attr.ok()) return id_attr.status();
+  db->request_id_attr_ = *id_attr;
+  auto digest_attr = install(kRequestDigestAttr, kRequestDigestSchema);
+  if (!digest_attr.ok()) return digest_attr.status();
+  db->request_digest_attr_ = *digest_attr;
 
   db->ledger_ = std::make_unique<RequestLedger>(
       db->path_ + "/mentatd-requests.log", options.idempotency_window_micros,

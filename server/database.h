@@ -39,6 +39,9 @@ struct DatabaseOptions {
 // The ident of the server's own attribute: the client request id a
 // transaction carried (a string on the transaction entity).
 inline constexpr char kRequestIdAttr[] = "mentat.tx/request-id";
+// ... and a fingerprint of its tx-data (a long), so that a retry with other
+// tx-data under the same id is refused rather than replayed.
+inline constexpr char kRequestDigestAttr[] = "mentat.tx/request-digest";
 
 // One open database: its store, the commit feed of its Subscribe streams,
 // the database values kept for resuming streams, and its request ledger.
@@ -48,7 +51,8 @@ inline constexpr char kRequestIdAttr[] = "mentat.tx/request-id";
 class Database {
  public:
   // Opens the store in `path` (creating it if `create`), and installs the
-  // server's schema (:mentat.tx/request-id) if it is missing.
+  // server's schema (:mentat.tx/request-id and request-digest) if it is
+  // missing.
   static absl::StatusOr<std::shared_ptr<Database>> Open(
       std::string name, std::string path, const DatabaseOptions& options,
       bool create);
@@ -62,6 +66,7 @@ class Database {
   storage::Store& store() { return *store_; }
   std::shared_ptr<const storage::Db> Latest() const { return store_->Latest(); }
   storage::EntityId request_id_attr() const { return request_id_attr_; }
+  storage::EntityId request_digest_attr() const { return request_digest_attr_; }
   RequestLedger& ledger() { return *ledger_; }
   const DatabaseOptions& options() const { return options_; }
 
@@ -107,6 +112,7 @@ class Database {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<RequestLedger> ledger_;
   storage::EntityId request_id_attr_ = 0;
+  storage::EntityId request_digest_attr_ = 0;
   std::atomic<bool> deleted_{false};
   std::function<void()> on_destroyed_;
 

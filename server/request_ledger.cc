@@ -11,7 +11,8 @@ namespace {
 // Side file records: u32 length (LE) of the body, then the body:
 //   varint id length, id, tx(8) basis_before(8) tx_instant(8)
 //   datom_count(8), varint tempid count, per tempid: varint length, name,
-//   id(8). Integers little-endian.
+//   id(8), then the tx-data digest(8) (absent in records written before it
+//   existed). Integers little-endian.
 void PutU64(uint64_t v, std::string* out) {
   for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
 }
@@ -63,6 +64,7 @@ std::string EncodeRecord(const std::string& id, const RecordedTx& r) {
     body += name;
     PutU64(static_cast<uint64_t>(e), &body);
   }
+  if (r.digest_known) PutU64(r.tx_data_digest, &body);
   std::string out;
   const uint32_t n = static_cast<uint32_t>(body.size());
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(n >> (8 * i)));
@@ -88,6 +90,8 @@ bool DecodeRecord(std::string_view body, std::string* id, RecordedTx* r) {
     if (!GetString(&body, &name) || !GetU64(&body, &e)) return false;
     r->tempids.emplace_back(std::move(name), static_cast<int64_t>(e));
   }
+  r->digest_known = !body.empty();
+  if (r->digest_known && !GetU64(&body, &r->tx_data_digest)) return false;
   return body.empty();
 }
 

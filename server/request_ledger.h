@@ -28,6 +28,11 @@ struct RecordedTx {
   std::vector<std::pair<std::string, storage::EntityId>> tempids;
   // False when the tempids were lost (see Database::Transact).
   bool tempids_known = true;
+  // A fingerprint of the request's tx-data (TxDataDigest), when known: a
+  // retry with the same id must carry the same tx-data. Unknown only for
+  // side-file records written before the digest existed.
+  uint64_t tx_data_digest = 0;
+  bool digest_known = false;
 };
 
 // Idempotent Transact, per database: remembers recent request ids with

@@ -1,10 +1,13 @@
 // Transact: parse the tx-data, hand the transaction to the database's
 // transactor, answer from the transactor's callback. With a request id,
-// first make sure the id has not committed already (RequestLedger).
+// first make sure the id has not committed already (RequestLedger), and
+// that a replay answers the same tx-data (a fingerprint stored with the
+// transaction as :mentat.tx/request-digest).
 
 #include <memory>
 
 #include "call.h"
+#include "fingerprint.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/str_cat.h"
@@ -27,7 +30,17 @@ struct TransactState {
   v1::TransactRequest request;
   v1::TransactResponse response;
   bool user_named_tx = false;
+  // TxDataDigest of the request (with a request id).
+  uint64_t digest = 0;
 };
+
+// The fingerprint a request id is bound to: the tx-data text, byte for
+// byte (a retry resends the same request).
+uint64_t TxDataDigest(std::string_view tx_data) {
+  Fingerprint f;
+  f.Add(tx_data);
+  return f.value();
+}
 
 // True if the tx-data itself refers to the transaction entity, so that
 // "datomic.tx" belongs in the tempid map.
@@ -46,8 +59,11 @@ bool MentionsTx(const storage::TxRequest& request) {
   return false;
 }
 
-RecordedTx RecordOf(const storage::TxReport& report, bool user_named_tx) {
+RecordedTx RecordOf(const storage::TxReport& report, bool user_named_tx,
+                    uint64_t digest) {
   RecordedTx r;
+  r.tx_data_digest = digest;
+  r.digest_known = true;
   r.tx = report.tx;
   r.basis_before = report.basis_before;
   r.tx_instant = report.tx_instant;
@@ -76,6 +92,14 @@ void AnswerReplay(const std::shared_ptr<TransactState>& st,
                   const absl::StatusOr<RecordedTx>& recorded) {
   if (!recorded.ok()) {
     st->call.Finish(recorded.status());
+    return;
+  }
+  if (recorded->digest_known && recorded->tx_data_digest != st->digest) {
+    st->call.Finish(absl::FailedPreconditionError(
+        StrCat("request_id \"", st->request.request_id(),
+               "\" was already used by transaction ", recorded->tx,
+               " with other tx_data; a retry must send the same tx_data, a new "
+               "transaction needs a new request_id")));
     return;
   }
   FillResponse(*recorded, &st->response);
@@ -114,6 +138,13 @@ absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
   if (!datoms.ok()) return datoms.status();
   RecordedTx r;
   r.tx = tx;
+  for (const storage::Datom& d : *datoms) {
+    if (d.e == tx && d.a == database.request_digest_attr() && d.added &&
+        d.v.type() == storage::ValueType::kLong) {
+      r.tx_data_digest = static_cast<uint64_t>(d.v.as_long());
+      r.digest_known = true;
+    }
+  }
   r.tx_instant = storage::TxInstantOf(tx, *datoms);
   if (r.tx_instant + database.options().idempotency_window_micros <
       NowMicros()) {
@@ -138,6 +169,10 @@ void Submit(const std::shared_ptr<TransactState>& st,
     op.e = storage::EntityRef::TxTempId();
     op.a = storage::EntityRef::Id(st->database->request_id_attr());
     op.v = storage::TxValue::Scalar(storage::Value::String(id));
+    tx_request.ops.push_back(op);
+    op.a = storage::EntityRef::Id(st->database->request_digest_attr());
+    op.v = storage::TxValue::Scalar(
+        storage::Value::Long(static_cast<int64_t>(st->digest)));
     tx_request.ops.push_back(std::move(op));
   }
   st->database->Transact(
@@ -154,7 +189,7 @@ void Submit(const std::shared_ptr<TransactState>& st,
           st->call.Finish(s);
           return;
         }
-        RecordedTx r = RecordOf(*report, st->user_named_tx);
+        RecordedTx r = RecordOf(*report, st->user_named_tx, st->digest);
         if (!id.empty()) st->database->ledger().Complete(id, r, true);
         FillResponse(r, &st->response);
         if (st->request.return_datoms()) {
@@ -182,6 +217,7 @@ void Run(const std::shared_ptr<TransactState>& st) {
     Submit(st, *std::move(parsed));
     return;
   }
+  st->digest = TxDataDigest(st->request.tx_data());
   RecordedTx recorded;
   const RequestLedger::Begin begin = st->database->ledger().Start(
       id, NowMicros(), &recorded, [st](absl::StatusOr<RecordedTx> outcome) {
@@ -217,7 +253,7 @@ void Run(const std::shared_ptr<TransactState>& st) {
 
 Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   auto st = std::make_shared<TransactState>(TransactState{
-      UnaryCall(sc, Method::kTransact, ctx, resp), nullptr, {}, {}, false});
+      UnaryCall(sc, Method::kTransact, ctx, resp), nullptr, {}, {}, false, 0});
   absl::Status s = st->call.Begin(req, &st->request);
   if (!s.ok()) return FinishNow(st->call, s);
   if (st->request.request_id().size() > kMaxRequestIdBytes) {
