@@ -246,7 +246,8 @@ absl::StatusOr<QueryResult> QueryEngine::Query(
 
 absl::StatusOr<std::string> QueryEngine::Explain(
     std::string_view text, const storage::DbView& view,
-    const std::vector<EdnValue>& inputs, bool profile) {
+    const std::vector<EdnValue>& inputs, bool profile,
+    const QueryOptions& limits) {
   absl::StatusOr<SplitInputs> split =
       Split(cache_->RulesPositionOf(text), text, inputs);
   if (!split.ok()) return split.status();
@@ -257,7 +258,7 @@ absl::StatusOr<std::string> QueryEngine::Explain(
   if (!profile) return planner::ExplainPlan(plan, nullptr);
   planner::PlanProfile measured;
   CountingSink sink;
-  QueryOptions options;
+  QueryOptions options = limits;
   options.profile = true;
   absl::Status s =
       execution::RunPlan(plan, view, split->split ? split->rest : inputs,

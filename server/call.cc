@@ -150,13 +150,19 @@ class TrackedUnaryReactor : public grpc::ServerUnaryReactor {
   explicit TrackedUnaryReactor(ServiceContext* sc) : sc_(sc) {
     sc_->active_calls.fetch_add(1, std::memory_order_relaxed);
   }
+  void OnCancel() override {
+    cancelled_.store(true, std::memory_order_release);
+  }
   void OnDone() override {
     sc_->active_calls.fetch_sub(1, std::memory_order_release);
     delete this;
   }
 
+  const std::atomic<bool>* cancelled() const { return &cancelled_; }
+
  private:
   ServiceContext* sc_;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace
@@ -191,6 +197,10 @@ void UnaryCall::Finish(const absl::Status& status,
                          seconds);
   if (!final_status.ok()) LogCallError(method_, final_status, "");
   reactor_->Finish(ToGrpcStatus(final_status));
+}
+
+const std::atomic<bool>* UnaryCall::cancel_flag() const {
+  return static_cast<TrackedUnaryReactor*>(reactor_)->cancelled();
 }
 
 absl::Status UnaryCall::StillWanted() const {

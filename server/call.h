@@ -11,6 +11,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -71,6 +72,10 @@ class UnaryCall {
   // OK unless the client cancelled or the deadline passed (then
   // Cancelled / DeadlineExceeded), for work that was queued.
   absl::Status StillWanted() const;
+
+  // Set when the client cancels, for work that polls (the query engine's
+  // QueryOptions::cancelled). Valid until Finish.
+  const std::atomic<bool>* cancel_flag() const;
 
  private:
   ServiceContext* sc_;

@@ -1,4 +1,5 @@
-// Query (a server stream of row batches, resumable) and Explain.
+// Query (a server stream of row batches, resumable) and Explain (whose
+// profile runs obey the same limits as Query).
 //
 // A query runs on one reader thread from start to end. Its rows reach the
 // client through StreamReactor::PushBlocking: with two messages waiting the
@@ -410,6 +411,10 @@ Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req) {
   return reactor;
 }
 
+// Explain. With `profile` the query runs, so it runs as Query does: it
+// takes one of the --max-concurrent-queries slots (RESOURCE_EXHAUSTED when
+// none is free), and the engine stops it at the call's deadline, when the
+// client cancels, or past the per-query memory budget.
 Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   UnaryCall call(sc, Method::kExplain, ctx, resp);
   auto request = std::make_shared<v1::ExplainRequest>();
@@ -417,24 +422,58 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request->database());
   if (!database.ok()) return FinishNow(call, database.status());
-  sc.readers.Post([call, request, database = *std::move(database)] {
-    absl::Status s = call.StillWanted();
-    if (!s.ok()) return call.Finish(s);
-    auto resolved = ResolveBasis(*database, request->basis());
-    if (!resolved.ok()) return call.Finish(resolved.status());
-    std::vector<edn::EdnValue> inputs;
-    for (int i = 0; i < request->inputs_size(); ++i) {
-      auto v = InputToEdn(request->inputs(i), StrCat("input ", i + 1));
-      if (!v.ok()) return call.Finish(v.status());
-      inputs.push_back(*std::move(v));
+  const bool profile = request->profile();
+  if (profile) {
+    const int64_t running =
+        sc.metrics.running_queries.fetch_add(1, std::memory_order_relaxed);
+    if (running >= sc.config.max_concurrent_queries) {
+      sc.metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
+      return FinishNow(call, absl::ResourceExhaustedError(
+                                 StrCat("the server runs its maximum of ",
+                                        sc.config.max_concurrent_queries,
+                                        " concurrent queries; retry later")));
     }
-    auto plan = call.sc().engine.Explain(request->query(), resolved->view,
-                                         inputs, request->profile());
-    if (!plan.ok()) return call.Finish(plan.status());
-    v1::ExplainResponse response;
-    response.set_plan(*std::move(plan));
-    response.set_basis_tx(resolved->basis_tx);
-    call.Finish(absl::OkStatus(), &response);
+  }
+  sc.readers.Post([call, request, profile, database = *std::move(database)] {
+    ServiceContext& sc = call.sc();
+    auto run = [&]() -> absl::StatusOr<v1::ExplainResponse> {
+      absl::Status s = call.StillWanted();
+      if (!s.ok()) return s;
+      auto resolved = ResolveBasis(*database, request->basis());
+      if (!resolved.ok()) return resolved.status();
+      std::vector<edn::EdnValue> inputs;
+      for (int i = 0; i < request->inputs_size(); ++i) {
+        auto v = InputToEdn(request->inputs(i), StrCat("input ", i + 1));
+        if (!v.ok()) return v.status();
+        inputs.push_back(*std::move(v));
+      }
+      query::QueryOptions limits;
+      limits.deadline = SteadyDeadline(call.context());
+      limits.cancelled = call.cancel_flag();
+      limits.memory_budget_bytes = sc.config.query_memory_bytes;
+      auto plan = sc.engine.Explain(request->query(), resolved->view, inputs,
+                                    profile, limits);
+      if (!plan.ok()) {
+        if (plan.status().code() == absl::StatusCode::kCancelled &&
+            std::chrono::steady_clock::now() >= limits.deadline) {
+          return absl::DeadlineExceededError("the call's deadline passed");
+        }
+        return plan.status();
+      }
+      v1::ExplainResponse response;
+      response.set_plan(*std::move(plan));
+      response.set_basis_tx(resolved->basis_tx);
+      return response;
+    };
+    absl::StatusOr<v1::ExplainResponse> response = run();
+    if (profile) {
+      sc.metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (response.ok()) {
+      call.Finish(absl::OkStatus(), &*response);
+    } else {
+      call.Finish(response.status());
+    }
   });
   return call.reactor();
 }

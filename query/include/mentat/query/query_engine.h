@@ -118,11 +118,14 @@ class QueryEngine {
                                     const QueryOptions& options = {});
 
   // The plan as text, with estimated rows per step; with profile, also
-  // actual rows and time per operator after running it.
+  // actual rows and time per operator after running it. The profiled run
+  // obeys `limits` (deadline, cancellation, memory budget; its profile and
+  // batch_rows are ignored) and fails as Execute does.
   absl::StatusOr<std::string> Explain(std::string_view text,
                                       const storage::DbView& view,
                                       const std::vector<edn::EdnValue>& inputs,
-                                      bool profile);
+                                      bool profile,
+                                      const QueryOptions& limits = {});
 
  private:
   struct Cache;
