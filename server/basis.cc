@@ -55,10 +55,14 @@ absl::StatusOr<ResolvedView> ResolveBasis(Database& database,
       }
       if (basis.kind() != v1::Basis::LATEST &&
           basis.kind() != v1::Basis::AS_OF) {
+        // Reading as of db_tx cannot rebuild them: since(t) and history
+        // as of an older value would need a second bound the storage
+        // views do not have. Refuse rather than read the newer value.
         return absl::FailedPreconditionError(StrCat(
             "basis: the database value at ", db_tx,
-            " is no longer held (SINCE and HISTORY reads of an older value "
-            "need it; start over on the latest)"));
+            " is no longer held (the server keeps it for --resume-window, "
+            "not across a restart) and SINCE and HISTORY reads of an older "
+            "value cannot be rebuilt; start over on the latest"));
       }
       db = std::move(latest);
       bound = db_tx;
