@@ -1,0 +1,159 @@
+"""mentatd scraped by a real Prometheus: starts mentatd with --http on an
+ephemeral port, checks /metrics with `promtool check metrics`, makes a few
+RPCs through mentat_client, runs prometheus (its own config, TSDB and
+listen address in a temporary directory: the Debian package's service is
+not used) scraping every second, waits until the target is up, and reads
+`up` and mentatd's RPC counters back through Prometheus's HTTP API.
+
+Exit code 77 (CTest SKIP_RETURN_CODE) when prometheus is not installed.
+Run by CTest: prometheus_scrape_test.py --mentatd PATH."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import mentatd  # noqa: E402
+from mentat_client import Client  # noqa: E402
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+
+
+def ready(addr):
+    with Client(addr, timeout=5) as c:
+        c.databases()
+    return True
+
+
+def http_get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode("utf-8")
+
+
+class PrometheusScrapeTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = mentatd.Mentatd(http=True).start(ready)
+        cls.tmp = tempfile.mkdtemp(prefix="mentat-prometheus-")
+        cls.prom = None
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.prom is not None and cls.prom.poll() is None:
+            cls.prom.send_signal(signal.SIGTERM)
+            try:
+                cls.prom.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                cls.prom.kill()
+                cls.prom.wait()
+        cls.server.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def metrics_text(self):
+        return http_get("http://%s/metrics" % self.server.http_addr)
+
+    def test_1_promtool_accepts_metrics(self):
+        with Client(self.server.addr, timeout=10) as c:
+            c.transact("[]")
+            list(c.query("[:find ?e :where [?e :db/ident :db/ident]]"))
+        text = self.metrics_text()
+        self.assertIn("mentat_rpc_requests_total", text)
+        r = subprocess.run([PROMTOOL, "check", "metrics"], input=text,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0,
+                         "promtool check metrics:\n" + r.stdout + r.stderr)
+        self.assertEqual(r.stdout.strip() + r.stderr.strip(), "",
+                         "promtool has remarks")
+
+    def test_2_prometheus_scrapes(self):
+        with Client(self.server.addr, timeout=10) as c:
+            for _ in range(3):
+                c.transact("[]")
+        config = os.path.join(self.tmp, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n"
+                    "  scrape_interval: 1s\n"
+                    "  evaluation_interval: 1s\n"
+                    "scrape_configs:\n"
+                    "  - job_name: mentatd\n"
+                    "    static_configs:\n"
+                    "      - targets: ['%s']\n" % self.server.http_addr)
+        log = open(os.path.join(self.tmp, "prometheus.log"), "wb")
+        self.addCleanup(log.close)
+        for _ in range(5):
+            port = mentatd.free_port()
+            web = "127.0.0.1:%d" % port
+            cls = type(self)
+            cls.prom = subprocess.Popen(
+                [PROMETHEUS, "--config.file=" + config,
+                 "--storage.tsdb.path=" + os.path.join(self.tmp, "tsdb"),
+                 "--web.listen-address=" + web, "--log.level=warn"],
+                stdout=log, stderr=subprocess.STDOUT, cwd=self.tmp)
+            if self.wait_for(lambda: http_get("http://%s/-/ready" % web), 30,
+                             stop_if_dead=True):
+                break
+            if cls.prom.poll() is None:
+                cls.prom.kill()
+            cls.prom.wait()
+        else:
+            self.fail("prometheus did not start; log in " + self.tmp)
+
+        def query(expr):
+            url = "http://%s/api/v1/query?%s" % (
+                web, urllib.parse.urlencode({"query": expr}))
+            body = json.loads(http_get(url))
+            self.assertEqual(body["status"], "success", body)
+            return body["data"]["result"]
+
+        def up():
+            result = query('up{job="mentatd"}')
+            return result and result[0]["value"][1] == "1"
+
+        self.assertTrue(self.wait_for(up, 60), "the target never came up")
+        expr = ('sum(mentat_rpc_requests_total{method="Transact",'
+                'code="OK"})')
+        self.assertTrue(
+            self.wait_for(lambda: query(expr) and
+                          float(query(expr)[0]["value"][1]) >= 3, 30),
+            "Transact count not scraped: %s" % query(expr))
+        # A histogram Prometheus can compute a quantile of.
+        q = query('histogram_quantile(0.5, sum by (le) '
+                  '(mentat_rpc_duration_seconds_bucket{method="Transact"}))')
+        self.assertTrue(q, "no latency histogram")
+        targets = json.loads(http_get("http://%s/api/v1/targets" % web))
+        health = [t["health"] for t in targets["data"]["activeTargets"]]
+        self.assertEqual(health, ["up"])
+
+    def wait_for(self, predicate, seconds, stop_if_dead=False):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if stop_if_dead and type(self).prom.poll() is not None:
+                return False
+            try:
+                if predicate():
+                    return True
+            except (OSError, ValueError, KeyError, IndexError):
+                pass
+            time.sleep(0.25)
+        return False
+
+
+if __name__ == "__main__":
+    if not (os.access(PROMETHEUS, os.X_OK) and os.access(PROMTOOL, os.X_OK)):
+        print("prometheus or promtool not installed: skipped")
+        sys.exit(77)
+    mentatd.parse_args()
+    unittest.main(verbosity=2)
