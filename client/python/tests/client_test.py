@@ -8,7 +8,10 @@ or generated on the fly; see mentat_client/_stubs.py)."""
 import datetime
 import decimal
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 import uuid
 
@@ -279,6 +282,40 @@ class TokenTest(unittest.TestCase):
                                     ":db/ident]]"))
         finally:
             server.cleanup()
+
+
+class TlsTest(unittest.TestCase):
+
+    def test_tls_with_a_token(self):
+        if shutil.which("openssl") is None:
+            self.skipTest("openssl is not available")
+        keys = tempfile.mkdtemp(prefix="mentat-py-tls-")
+        self.addCleanup(shutil.rmtree, keys, True)
+        cert, key = os.path.join(keys, "cert.pem"), os.path.join(keys, "key.pem")
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+             "-days", "2", "-subj", "/CN=localhost", "-addext",
+             "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key,
+             "-out", cert], check=True, capture_output=True)
+        server = mentatd.Mentatd(
+            "--tls-cert=" + cert, "--tls-key=" + key,
+            "--auth-token=tls-s3cret").start(
+                lambda addr: ready(addr, root_certificates=cert,
+                                   token="tls-s3cret"))
+        self.addCleanup(server.cleanup)
+        with Client(server.addr, root_certificates=cert, token="tls-s3cret",
+                    timeout=10) as c:
+            self.assertGreater(c.transact("[]").tx, 0)
+            self.assertIn("default", c.databases())
+        with Client(server.addr, root_certificates=cert, timeout=10) as c:
+            with self.assertRaises(MentatError) as err:
+                c.databases()
+            self.assertEqual(err.exception.code,
+                             grpc.StatusCode.UNAUTHENTICATED)
+        # A plaintext client cannot talk to it.
+        with Client(server.addr, token="tls-s3cret", timeout=3) as c:
+            with self.assertRaises(MentatError):
+                c.databases()
 
 
 if __name__ == "__main__":
