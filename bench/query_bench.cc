@@ -279,7 +279,7 @@ int Run(const Args& args) {
   // The same count without the statistics: one pass over the attribute.
   if (Selected(args, "q3_scan")) {
     if (args.explain) {
-      auto plan = engine.Explain(kQ3, current, {}, /*profile=*/false);
+      auto plan = engine.Explain(kQ3, current, {}, /*profile=*/true, scan);
       std::printf("%s\n",
                   plan.ok() ? plan->c_str() : plan.status().ToString().c_str());
     }

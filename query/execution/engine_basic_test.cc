@@ -89,6 +89,7 @@ TEST_CASE("engine: q3 count per state, from statistics and by scan") {
   const storage::EntityId before = f.View().basis_tx();
   f.Tx(R"([{:issue/title "New" :issue/state :state/open}])");
   CHECK(f.Rows(q3, "", Basis::AsOf(before)) == want);
+  CHECK(f.Rows(q3, "", Basis::Since(before)) == "[:state/open 1]\n");
   CHECK(f.Rows(q3) == Join(Expected("#{[:state/open 4] [:state/closed 1] "
                                     "[:state/in-progress 1]}")));
 }
