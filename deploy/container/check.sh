@@ -199,6 +199,7 @@ tail -n 3 "$work/mentatd.log"
 [ "$status" -eq 0 ] || fail "mentatd exited $status after SIGTERM"
 [ -z "$(ls -A "$root/var/lib/mentatd/default" 2>/dev/null)" ] &&
   fail "no database files in the volume"
-stat -c '%U %n' "$root/var/lib/mentatd/default" | grep -q '^mentatd ' ||
+[ "$(stat -c %u "$root/var/lib/mentatd/default")" = \
+  "$(chroot "$root" id -u mentatd)" ] ||
   fail "the database files do not belong to mentatd"
 say "OK: $image ($revision) builds, and its binaries run"
