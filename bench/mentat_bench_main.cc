@@ -1,0 +1,222 @@
+// mentat-bench: the workload suite of ../shared/workload over gRPC.
+//
+//   mentat-bench gen --scale xs|s|m|l|xl --out DIR [--jobs N]
+//   mentat-bench load --data DIR [--address A | --mentatd BIN --server-data D]
+//                     [--method import|transact] [--inflight N] [--db NAME]
+//   mentat-bench run --data DIR --out OUT [--address A | --mentatd BIN
+//                    --server-data D] [--scenarios a,b] [--clients 1,8,32]
+//                    [--write-clients 1,16,64] [--reps 3] [--min-s 10]
+//                    [--duration-s 60] [--sustained-clients 128]
+//                    [--server-cpus L] [--client-cpus L] [--server-arg X]...
+//   mentat-bench report DIR
+//   mentat-bench compare OLD NEW [--threshold 10]
+//
+// Exit codes: 0 fine, 1 a wrong answer or a regression, 2 usage or I/O.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "suite/dataset.h"
+#include "suite/server_process.h"
+#include "suite/suite.h"
+
+namespace mentat::bench {
+namespace {
+
+int Usage(const char* why) {
+  std::fprintf(stderr,
+               "mentat-bench: %s\nusage: mentat-bench gen|load|run|report|"
+               "compare ... (see the top of bench/mentat_bench_main.cc)\n",
+               why);
+  return 2;
+}
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    if (c == std::string::npos) c = s.size();
+    if (c > pos) out.push_back(s.substr(pos, c - pos));
+    pos = c + 1;
+  }
+  return out;
+}
+
+std::vector<int> SplitInts(const std::string& s) {
+  std::vector<int> out;
+  for (const std::string& p : Split(s)) out.push_back(std::stoi(p));
+  return out;
+}
+
+struct Flags {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> server_args;
+  std::vector<std::string> positional;
+  std::string Get(const std::string& k, const std::string& def = "") const {
+    auto it = values.find(k);
+    return it == values.end() ? def : it->second;
+  }
+};
+
+Flags ParseFlags(int argc, char** argv, int from) {
+  Flags f;
+  for (int i = from; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0) {
+      std::string k = a.substr(2), v;
+      const size_t eq = k.find('=');
+      if (eq != std::string::npos) {
+        v = k.substr(eq + 1);
+        k = k.substr(0, eq);
+      } else if (i + 1 < argc) {
+        v = argv[++i];
+      }
+      if (k == "server-arg") {
+        f.server_args.push_back(v);
+      } else {
+        f.values[k] = v;
+      }
+    } else {
+      f.positional.push_back(a);
+    }
+  }
+  return f;
+}
+
+// The server to talk to: one the benchmark starts (--mentatd) or a running
+// one (--address).
+struct Target {
+  std::unique_ptr<ServerProcess> server;
+  std::unique_ptr<client::Client> client;
+  std::string description;
+};
+
+absl::StatusOr<Target> Connect(const Flags& f) {
+  Target t;
+  client::ClientOptions options;
+  options.address = f.Get("address", "127.0.0.1:7878");
+  if (!f.Get("mentatd").empty()) {
+    std::string cpus = f.Get("server-cpus");
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!f.values.count("server-cpus") && n >= 4) {
+      cpus = "0-" + std::to_string(n / 2 - 1);
+    }
+    t.server = std::make_unique<ServerProcess>(
+        f.Get("mentatd"), f.Get("server-data", "bench-data"), cpus,
+        f.server_args);
+    absl::Status s = t.server->Start();
+    if (!s.ok()) return s;
+    options.address = t.server->address();
+    t.description = "started by mentat-bench: " + t.server->command_line() +
+                    (cpus.empty() ? "(unpinned: fewer than 4 CPUs, pinning "
+                                    "would halve the server)"
+                                  : "");
+  } else {
+    t.description = "running at " + options.address + " (started elsewhere)";
+  }
+  auto client = client::Client::Connect(options);
+  if (!client.ok()) return client.status();
+  t.client = *std::move(client);
+  absl::Status s = t.client->WaitForConnected(std::chrono::seconds(30));
+  if (!s.ok()) return s;
+  return t;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) return Usage("no subcommand");
+  const std::string cmd = argv[1];
+  const Flags f = ParseFlags(argc, argv, 2);
+  if (cmd == "gen") {
+    WorkloadScale scale;
+    if (!ScaleByName(f.Get("scale", "xs"), &scale))
+      return Usage("unknown --scale");
+    if (f.Get("out").empty()) return Usage("gen needs --out DIR");
+    absl::Status s =
+        GenerateDataset(scale, f.Get("out"), std::stoi(f.Get("jobs", "2")));
+    if (!s.ok()) return Usage(s.ToString().c_str());
+    auto meta = ReadDatasetMeta(f.Get("out"));
+    if (meta.ok()) {
+      std::printf(
+          "generated scale %s: %lld transactions, %lld datoms, %lld "
+          "history changes in %s\n",
+          scale.name.c_str(),
+          static_cast<long long>(meta->initial_transactions),
+          static_cast<long long>(meta->initial_datoms),
+          static_cast<long long>(meta->history_changes), f.Get("out").c_str());
+    }
+    return 0;
+  }
+  if (cmd == "load") {
+    auto target = Connect(f);
+    if (!target.ok()) return Usage(target.status().ToString().c_str());
+    LoadOptions o;
+    o.data = f.Get("data");
+    o.database = f.Get("db", "default");
+    o.method = f.Get("method", "import");
+    o.inflight = std::stoi(f.Get("inflight", "8"));
+    absl::Status s = RunLoad(*target->client, o);
+    if (!s.ok()) {
+      std::fprintf(stderr, "mentat-bench load: %s\n", s.ToString().c_str());
+      return s.code() == absl::StatusCode::kDataLoss ? 1 : 2;
+    }
+    return 0;
+  }
+  if (cmd == "run") {
+    RunOptions o;
+    o.client_cpus = f.Get("client-cpus");
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!f.values.count("client-cpus") && !f.Get("mentatd").empty() && n >= 4) {
+      o.client_cpus = std::to_string(n / 2) + "-" + std::to_string(n - 1);
+    }
+    auto target = Connect(f);
+    if (!target.ok()) return Usage(target.status().ToString().c_str());
+    absl::Status pin = PinProcess(o.client_cpus);
+    if (!pin.ok()) return Usage(pin.ToString().c_str());
+    o.data = f.Get("data");
+    o.database = f.Get("db", "default");
+    o.out = f.Get("out", "bench-results");
+    o.scenarios = Split(f.Get("scenarios"));
+    if (f.values.count("clients")) o.clients = SplitInts(f.Get("clients"));
+    if (f.values.count("write-clients")) {
+      o.write_clients = SplitInts(f.Get("write-clients"));
+    }
+    o.sustained_clients = std::stoi(f.Get("sustained-clients", "128"));
+    o.duration_s = std::stod(f.Get("duration-s", "60"));
+    o.reps = std::stoi(f.Get("reps", "3"));
+    o.min_s = std::stod(f.Get("min-s", "10"));
+    o.server = target->server.get();
+    o.server_description = target->description;
+    absl::Status s = RunScenarios(*target->client, o);
+    if (!s.ok()) {
+      std::fprintf(stderr, "mentat-bench run: %s\n", s.ToString().c_str());
+      return s.code() == absl::StatusCode::kFailedPrecondition ? 1 : 2;
+    }
+    return 0;
+  }
+  if (cmd == "report") {
+    if (f.positional.empty()) return Usage("report needs DIR");
+    absl::Status s = WriteReport(f.positional[0]);
+    if (!s.ok()) return Usage(s.ToString().c_str());
+    return 0;
+  }
+  if (cmd == "compare") {
+    if (f.positional.size() != 2) return Usage("compare needs OLD NEW");
+    auto n = CompareRuns(f.positional[0], f.positional[1],
+                         std::stod(f.Get("threshold", "10")));
+    if (!n.ok()) return Usage(n.status().ToString().c_str());
+    return *n > 0 ? 1 : 0;
+  }
+  return Usage(("unknown subcommand " + cmd).c_str());
+}
+
+}  // namespace
+}  // namespace mentat::bench
+
+int main(int argc, char** argv) { return mentat::bench::Main(argc, argv); }

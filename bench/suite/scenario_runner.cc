@@ -1,0 +1,793 @@
+// mentat-bench run: the workload's scenarios over gRPC, every answer
+// checked against the truth.
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "mentat/storage/str_cat.h"
+#include "stats_util.h"
+#include "suite/dataset.h"
+#include "suite/server_process.h"
+#include "suite/suite.h"
+
+namespace mentat::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kQ1[] =
+    "[:find ?e ?name :in $ ?email :where [?e :user/email ?email] "
+    "[?e :user/name ?name]]";
+constexpr char kQ2[] =
+    "[:find ?i ?title ?state :in $ ?email :where [?u :user/email ?email] "
+    "[?i :issue/assignee ?u] [?i :issue/title ?title] [?i :issue/state "
+    "?state]]";
+constexpr char kQ3[] =
+    "[:find ?state (count ?i) :where [?i :issue/state ?state]]";
+constexpr char kQ4[] =
+    "[:find ?i ?title ?priority :in $ ?min :where [?i :issue/state "
+    ":state/open] [?i :issue/priority ?priority] [?i :issue/title ?title] "
+    "[(>= ?priority ?min)]]";
+constexpr char kPull[] =
+    "[:find (pull ?e [*]) . :in $ ?e :where [?e :issue/title _]]";
+constexpr char kSince[] = "[:find ?i :where [?i :issue/state _]]";
+constexpr char kInputs[] =
+    "[:find ?e ?name :in $ [?email ...] :where [?e :user/email ?email] "
+    "[?e :user/name ?name]]";
+
+const char* const kAllScenarios[] = {
+    "bulk_load",      "point_lookup", "ref_traversal", "aggregate",
+    "predicate_scan", "pull",         "as_of",         "since",
+    "input_bindings", "write",        "write_mixed",   "concurrency_sweep",
+    "cold_vs_warm",   "sustained"};
+
+// One measured point (median over reps).
+struct Point {
+  std::string scenario, op;
+  int clients = 1;
+  int64_t count = 0;
+  double p50 = 0, p95 = 0, p99 = 0, max = 0, throughput = 0;
+  int64_t errors = 0;
+  int reps = 1;
+};
+
+// An operation: runs one call, checks it; returns "" when right, else why
+// not. `worker` and `rng` belong to the calling thread.
+using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
+
+struct Sample {
+  std::vector<double> ms;
+  int64_t errors = 0;
+  double seconds = 0;
+};
+
+class Runner {
+ public:
+  Runner(client::Client& client, const RunOptions& options, DatasetMeta meta,
+         DatasetTruth truth, LoadRecord load)
+      : client_(client),
+        options_(options),
+        meta_(std::move(meta)),
+        truth_(std::move(truth)),
+        load_(std::move(load)) {
+    for (const auto& [user, issues] : truth_.assigned) probes_.push_back(user);
+  }
+
+  absl::Status Run();
+
+ private:
+  // Runs `op` on `clients` threads for min_s seconds (and at least 30
+  // samples), 3 warm-up calls each discarded. Wrong answers are recorded
+  // as check failures.
+  Sample Measure(const std::string& what, int clients, double seconds,
+                 const Op& op);
+  Point Summarize(const std::string& scenario, const std::string& op,
+                  int clients, const std::vector<Sample>& reps);
+  void MeasurePoint(const std::string& scenario, const std::string& op_name,
+                    int clients, const Op& op);
+
+  void Check(const std::string& what, const std::string& failure) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failure.empty()) {
+      checks_ok_[what]++;
+    } else {
+      if (checks_failed_[what]++ < 5) {
+        failures_.push_back(what + ": " + failure);
+      }
+    }
+  }
+
+  absl::StatusOr<std::vector<v1::Row>> Query(
+      const std::string& q, const std::vector<std::string>& inputs,
+      const v1::Basis* basis = nullptr) {
+    v1::QueryRequest req;
+    req.set_database(options_.database);
+    req.set_query(q);
+    for (const std::string& in : inputs) req.add_inputs()->set_edn(in);
+    if (basis != nullptr) *req.mutable_basis() = *basis;
+    std::vector<v1::Row> rows;
+    absl::Status s = client_.Query(req, [&](const v1::QueryResponse& batch) {
+      for (const v1::Row& r : batch.rows()) rows.push_back(r);
+      return true;
+    });
+    if (!s.ok()) return s;
+    return rows;
+  }
+
+  static std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+  int64_t IssueIndex(const std::string& title) const {
+    return title.size() > 6 ? std::stoll(title.substr(6)) : -1;
+  }
+
+  // The operations.
+  std::string Q1(std::mt19937_64& rng);
+  std::string Q2(std::mt19937_64& rng, bool as_of);
+  std::string Q3();
+  std::string Q4();
+  std::string PullIssue(std::mt19937_64& rng);
+  std::string Since();
+  std::string Inputs(std::mt19937_64& rng);
+  std::string ReadMix(std::mt19937_64& rng);
+  std::string Write();
+
+  absl::Status SetUpWrites();
+  absl::Status CheckWrites();
+  absl::Status ColdVsWarm();
+  absl::Status Sustained();
+  absl::Status WriteEnv();
+  int64_t ServerRss();
+
+  bool Wanted(const std::string& s) const {
+    return options_.scenarios.empty() ||
+           std::find(options_.scenarios.begin(), options_.scenarios.end(), s) !=
+               options_.scenarios.end();
+  }
+
+  client::Client& client_;
+  const RunOptions& options_;
+  const DatasetMeta meta_;
+  const DatasetTruth truth_;
+  const LoadRecord load_;
+  std::vector<int64_t> probes_;
+  std::vector<Point> points_;
+  std::vector<std::string> notes_;
+
+  std::mutex mu_;
+  std::map<std::string, int64_t> checks_ok_, checks_failed_;
+  std::vector<std::string> failures_;
+
+  // Writes: distinct (issue, bench label) pairs.
+  std::vector<int64_t> bench_labels_;
+  std::atomic<int64_t> write_counter_{0};
+  std::atomic<int64_t> writes_acked_{0};
+};
+
+Sample Runner::Measure(const std::string& what, int clients, double seconds,
+                       const Op& op) {
+  Sample sample;
+  std::vector<std::vector<double>> per(static_cast<size_t>(clients));
+  std::atomic<int64_t> errors{0};
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  const size_t min_each = static_cast<size_t>(std::max(1, 30 / clients));
+  auto work = [&](int w) {
+    std::mt19937_64 rng(static_cast<uint64_t>(w) * 7919 + 17);
+    auto& mine = per[static_cast<size_t>(w)];
+    for (int i = 0; i < 3; ++i) op(w, rng);
+    while (Clock::now() < end || mine.size() < min_each) {
+      const auto t0 = Clock::now();
+      const std::string failure = op(w, rng);
+      mine.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      if (!failure.empty()) {
+        errors++;
+        Check(what, failure);
+      } else {
+        Check(what, "");
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < clients; ++w) threads.emplace_back(work, w);
+  for (std::thread& t : threads) t.join();
+  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (auto& v : per) sample.ms.insert(sample.ms.end(), v.begin(), v.end());
+  sample.errors = errors;
+  return sample;
+}
+
+Point Runner::Summarize(const std::string& scenario, const std::string& op,
+                        int clients, const std::vector<Sample>& reps) {
+  std::vector<double> p50, p95, p99, mx, tput, count, errs;
+  for (const Sample& s : reps) {
+    Percentiles p = ComputePercentiles(s.ms);
+    p50.push_back(p.p50);
+    p95.push_back(p.p95);
+    p99.push_back(p.p99);
+    mx.push_back(p.max);
+    tput.push_back(static_cast<double>(s.ms.size()) /
+                   std::max(1e-9, s.seconds));
+    count.push_back(static_cast<double>(s.ms.size()));
+    errs.push_back(static_cast<double>(s.errors));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  Point pt;
+  pt.scenario = scenario;
+  pt.op = op;
+  pt.clients = clients;
+  pt.count = static_cast<int64_t>(median(count));
+  pt.p50 = median(p50);
+  pt.p95 = median(p95);
+  pt.p99 = median(p99);
+  pt.max = median(mx);
+  pt.throughput = median(tput);
+  pt.errors = static_cast<int64_t>(*std::max_element(errs.begin(), errs.end()));
+  pt.reps = static_cast<int>(reps.size());
+  std::printf(
+      "%-18s %-12s clients %3d: n %7lld p50 %8.3f ms p99 %8.3f ms "
+      "%9.0f ops/s errors %lld\n",
+      scenario.c_str(), op.c_str(), clients, static_cast<long long>(pt.count),
+      pt.p50, pt.p99, pt.throughput, static_cast<long long>(pt.errors));
+  std::fflush(stdout);
+  return pt;
+}
+
+void Runner::MeasurePoint(const std::string& scenario,
+                          const std::string& op_name, int clients,
+                          const Op& op) {
+  std::vector<Sample> reps;
+  for (int r = 0; r < options_.reps; ++r) {
+    reps.push_back(Measure(scenario, clients, options_.min_s, op));
+  }
+  points_.push_back(Summarize(scenario, op_name, clients, reps));
+}
+
+std::string Runner::Q1(std::mt19937_64& rng) {
+  const int64_t k = static_cast<int64_t>(rng() % meta_.scale.users);
+  auto rows = Query(kQ1, {Quote(UserEmail(k))});
+  if (!rows.ok()) return rows.status().ToString();
+  if (rows->size() != 1)
+    return StrCat("q1 user ", k, ": ", rows->size(), " rows");
+  if ((*rows)[0].values(1).string_value() != UserName(k)) {
+    return StrCat("q1 user ", k, ": wrong name");
+  }
+  return "";
+}
+
+std::string Runner::Q2(std::mt19937_64& rng, bool as_of) {
+  const int64_t u = probes_[rng() % probes_.size()];
+  v1::Basis basis;
+  if (as_of) {
+    basis.set_kind(v1::Basis::AS_OF);
+    basis.set_tx(load_.t_mid);
+  }
+  auto rows = Query(kQ2, {Quote(UserEmail(u))}, as_of ? &basis : nullptr);
+  if (!rows.ok()) return rows.status().ToString();
+  std::set<std::pair<int64_t, std::string>> got, want;
+  for (const v1::Row& r : *rows) {
+    got.emplace(IssueIndex(r.values(1).string_value()), r.values(2).keyword());
+  }
+  auto it = truth_.assigned.find(u);
+  if (it != truth_.assigned.end()) {
+    for (const auto& t : it->second) {
+      want.emplace(t[0], kStates[as_of ? t[1] : t[2]]);
+    }
+  }
+  if (got != want) {
+    return StrCat(as_of ? "as_of " : "", "q2 user ", u, ": ", got.size(),
+                  " (issue, state) pairs, expected ", want.size(),
+                  got.size() == want.size() ? " (different states)" : "");
+  }
+  return "";
+}
+
+std::string Runner::Q3() {
+  auto rows = Query(kQ3, {});
+  if (!rows.ok()) return rows.status().ToString();
+  std::array<int64_t, 5> got{};
+  for (const v1::Row& r : *rows) {
+    for (int s = 0; s < 5; ++s) {
+      if (r.values(0).keyword() == kStates[s])
+        got[s] = r.values(1).long_value();
+    }
+  }
+  if (got != truth_.states_final) return "q3: per-state counts differ";
+  return "";
+}
+
+std::string Runner::Q4() {
+  int64_t n = 0;
+  v1::QueryRequest req;
+  req.set_database(options_.database);
+  req.set_query(kQ4);
+  req.add_inputs()->set_edn("4");
+  absl::Status s = client_.Query(req, [&](const v1::QueryResponse& batch) {
+    n += batch.rows_size();
+    return true;
+  });
+  if (!s.ok()) return s.ToString();
+  if (n != truth_.open_at_least[4]) {
+    return StrCat("q4: ", n, " rows, expected ", truth_.open_at_least[4]);
+  }
+  return "";
+}
+
+std::string Runner::PullIssue(std::mt19937_64& rng) {
+  const int64_t idx = static_cast<int64_t>(rng() % meta_.scale.issues);
+  auto rows =
+      Query(kPull, {std::to_string(load_.issue_ids[static_cast<size_t>(idx)])});
+  if (!rows.ok()) return rows.status().ToString();
+  if (rows->size() != 1) return StrCat("pull issue ", idx, ": no result");
+  const Issue issue = GenerateIssue(meta_.scale, idx);
+  int final_state = issue.state;
+  int changed;
+  if (HistoryChange(meta_.scale, idx, &changed)) final_state = changed;
+  std::string title, state;
+  int64_t priority = 0;
+  for (const v1::MapEntry& e : (*rows)[0].values(0).map().entries()) {
+    const std::string& k = e.key().keyword();
+    if (k == "issue/title") title = e.value().string_value();
+    if (k == "issue/state") state = e.value().keyword();
+    if (k == "issue/priority") priority = e.value().long_value();
+  }
+  if (title != issue.title || state != kStates[final_state] ||
+      priority != issue.priority) {
+    return StrCat("pull issue ", idx, ": got (", title, ", ", state, ", ",
+                  priority, ")");
+  }
+  return "";
+}
+
+std::string Runner::Since() {
+  v1::Basis basis;
+  basis.set_kind(v1::Basis::SINCE);
+  basis.set_tx(load_.t_since);
+  auto rows = Query(kSince, {}, &basis);
+  if (!rows.ok()) return rows.status().ToString();
+  if (static_cast<int64_t>(rows->size()) != truth_.changed_in_last_batch) {
+    return StrCat("since: ", rows->size(), " issues, expected ",
+                  truth_.changed_in_last_batch);
+  }
+  return "";
+}
+
+std::string Runner::Inputs(std::mt19937_64& rng) {
+  std::string edn = "[";
+  std::set<int64_t> users;
+  while (users.size() < std::min<size_t>(100, meta_.scale.users)) {
+    users.insert(static_cast<int64_t>(rng() % meta_.scale.users));
+  }
+  for (int64_t u : users) edn += Quote(UserEmail(u)) + " ";
+  auto rows = Query(kInputs, {edn + "]"});
+  if (!rows.ok()) return rows.status().ToString();
+  std::set<std::string> got, want;
+  for (const v1::Row& r : *rows) got.insert(r.values(1).string_value());
+  for (int64_t u : users) want.insert(UserName(u));
+  if (got != want) return StrCat("input bindings: ", got.size(), " names");
+  return "";
+}
+
+std::string Runner::ReadMix(std::mt19937_64& rng) {
+  switch (rng() % 3) {
+    case 0:
+      return Q1(rng);
+    case 1:
+      return Q2(rng, false);
+    default:
+      return PullIssue(rng);
+  }
+}
+
+absl::Status Runner::SetUpWrites() {
+  if (!bench_labels_.empty()) return absl::OkStatus();
+  const int64_t run = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::string tx = "[";
+  for (int i = 0; i < 256; ++i) {
+    tx +=
+        StrCat("{:db/id \"b", i, "\" :label/name \"bench-", run, "-", i, "\"}");
+  }
+  v1::TransactRequest req;
+  req.set_database(options_.database);
+  req.set_tx_data(tx + "]");
+  auto resp = client_.Transact(req);
+  if (!resp.ok()) return resp.status();
+  for (int i = 0; i < 256; ++i) {
+    bench_labels_.push_back(resp->tempids().at(StrCat("b", i)));
+  }
+  return absl::OkStatus();
+}
+
+std::string Runner::Write() {
+  const int64_t c = write_counter_.fetch_add(1);
+  const int64_t n = meta_.scale.issues;
+  const size_t label = static_cast<size_t>(c / n);
+  if (label >= bench_labels_.size()) return "out of bench labels";
+  v1::TransactRequest req;
+  req.set_database(options_.database);
+  req.set_tx_data(StrCat("[[:db/add ",
+                         load_.issue_ids[static_cast<size_t>(c % n)],
+                         " :issue/label ", bench_labels_[label], "]]"));
+  auto resp = client_.Transact(req);
+  if (!resp.ok()) return resp.status().ToString();
+  writes_acked_++;
+  if (resp->datom_count() != 2) {
+    return StrCat("write: ", resp->datom_count(), " datoms, expected 2");
+  }
+  return "";
+}
+
+absl::Status Runner::CheckWrites() {
+  std::string labels = "[";
+  for (int64_t l : bench_labels_) labels += std::to_string(l) + " ";
+  auto rows =
+      Query("[:find ?l (count ?i) :in $ [?l ...] :where [?i :issue/label ?l]]",
+            {labels + "]"});
+  if (!rows.ok()) return rows.status();
+  int64_t n = 0;
+  for (const v1::Row& r : *rows) n += r.values(1).long_value();
+  Check("post-write: every acknowledged write is visible",
+        n == writes_acked_.load()
+            ? ""
+            : StrCat(n, " bench label datoms, ", writes_acked_.load(),
+                     " writes acknowledged"));
+  // The read checks still hold after the writes.
+  std::mt19937_64 rng(99);
+  Check("post-write: q1", Q1(rng));
+  Check("post-write: q2", Q2(rng, false));
+  Check("post-write: q3", Q3());
+  Check("post-write: pull", PullIssue(rng));
+  Check("post-write: since", Since());
+  return absl::OkStatus();
+}
+
+int64_t Runner::ServerRss() {
+  return options_.server != nullptr ? options_.server->RssBytes() : 0;
+}
+
+absl::Status Runner::ColdVsWarm() {
+  if (options_.server == nullptr) {
+    notes_.push_back(
+        "cold_vs_warm skipped: the benchmark did not start the server "
+        "(use --mentatd)");
+    return absl::OkStatus();
+  }
+  options_.server->Stop();
+  // Dropping the page cache needs root; say so when it is not possible.
+  {
+    std::ofstream drop("/proc/sys/vm/drop_caches");
+    ::sync();
+    drop << "3\n";
+    drop.flush();
+    notes_.push_back(drop ? "cold_vs_warm: OS page cache dropped"
+                          : "cold_vs_warm: OS page cache NOT dropped (needs "
+                            "root); the restart is cold for the server only");
+  }
+  const auto t0 = Clock::now();
+  absl::Status s = options_.server->Start();
+  if (!s.ok()) return s;
+  const double open_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  std::mt19937_64 rng(5);
+  std::vector<Sample> first(1), warm(1);
+  auto timed = [&](Sample* into) {
+    const auto c0 = Clock::now();
+    std::string f = Q1(rng);
+    into->ms.push_back(
+        std::chrono::duration<double, std::milli>(Clock::now() - c0).count());
+    Check("cold_vs_warm", f);
+    if (!f.empty()) into->errors++;
+  };
+  timed(&first[0]);
+  first[0].seconds = first[0].ms[0] / 1000;
+  const auto w0 = Clock::now();
+  for (int i = 0; i < 30; ++i) timed(&warm[0]);
+  warm[0].seconds = std::chrono::duration<double>(Clock::now() - w0).count();
+  Point open;
+  open.scenario = "cold_vs_warm";
+  open.op = "restart_to_ready";
+  open.count = 1;
+  open.p50 = open.p95 = open.p99 = open.max = open_ms;
+  points_.push_back(open);
+  points_.push_back(Summarize("cold_vs_warm", "first_q1", 1, first));
+  points_.push_back(Summarize("cold_vs_warm", "next_30_q1", 1, warm));
+  return absl::OkStatus();
+}
+
+absl::Status Runner::Sustained() {
+  absl::Status s = SetUpWrites();
+  if (!s.ok()) return s;
+  const int readers = options_.sustained_clients;
+  const double window_s = 10;
+  const int windows =
+      std::max(1, static_cast<int>(options_.duration_s / window_s + 0.5));
+  std::ofstream csv(options_.out + "/sustained.csv", std::ios::trunc);
+  csv << "window,end_s,read_ops,read_p50_ms,read_p99_ms,write_ops,write_p99_ms,"
+         "errors,server_rss_mb\n";
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::vector<double> reads, writes;
+  int64_t errors = 0;
+  auto reader = [&](int w) {
+    std::mt19937_64 rng(static_cast<uint64_t>(w) + 1000);
+    while (!stop.load()) {
+      const auto t0 = Clock::now();
+      std::string f = ReadMix(rng);
+      const double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      Check("sustained", f);
+      std::lock_guard<std::mutex> lock(mu);
+      reads.push_back(ms);
+      if (!f.empty()) errors++;
+    }
+  };
+  auto writer = [&] {
+    while (!stop.load()) {
+      const auto t0 = Clock::now();
+      std::string f = Write();
+      const double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      Check("sustained write", f);
+      std::lock_guard<std::mutex> lock(mu);
+      writes.push_back(ms);
+      if (!f.empty()) errors++;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < readers; ++w) threads.emplace_back(reader, w);
+  threads.emplace_back(writer);
+  std::vector<double> window_p99;
+  std::vector<int64_t> window_rss;
+  int64_t total_errors = 0;
+  std::vector<double> all_reads, all_writes;
+  for (int i = 0; i < windows; ++i) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
+    std::vector<double> r, w;
+    int64_t e;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      r.swap(reads);
+      w.swap(writes);
+      e = errors;
+      errors = 0;
+    }
+    total_errors += e;
+    all_reads.insert(all_reads.end(), r.begin(), r.end());
+    all_writes.insert(all_writes.end(), w.begin(), w.end());
+    Percentiles pr = ComputePercentiles(r), pw = ComputePercentiles(w);
+    const int64_t rss = ServerRss();
+    window_p99.push_back(pr.p99);
+    window_rss.push_back(rss);
+    csv << i << "," << (i + 1) * window_s << "," << r.size() << "," << pr.p50
+        << "," << pr.p99 << "," << w.size() << "," << pw.p99 << "," << e << ","
+        << rss / 1e6 << "\n";
+    std::printf(
+        "sustained window %d: %zu reads (p50 %.3f p99 %.3f ms), %zu "
+        "writes, errors %lld, rss %.0f MB\n",
+        i, r.size(), pr.p50, pr.p99, w.size(), static_cast<long long>(e),
+        rss / 1e6);
+    std::fflush(stdout);
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  Sample rs{all_reads, total_errors, windows * window_s};
+  Sample ws{all_writes, 0, windows * window_s};
+  points_.push_back(Summarize("sustained", "read_mix", readers, {rs}));
+  points_.push_back(Summarize("sustained", "write", 1, {ws}));
+  Check("sustained: no errors",
+        total_errors == 0 ? "" : StrCat(total_errors, " errors"));
+  if (window_p99.size() >= 2) {
+    notes_.push_back(
+        StrCat("sustained: read p99 first window ", window_p99.front(),
+               " ms, last window ", window_p99.back(), " ms; server RSS first ",
+               window_rss.front() / 1000000, " MB, last ",
+               window_rss.back() / 1000000, " MB (see sustained.csv)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runner::WriteEnv() {
+  std::ofstream env(options_.out + "/env.txt", std::ios::trunc);
+  struct utsname u;
+  uname(&u);
+  std::string cpu_model;
+  {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("model name", 0) == 0) {
+        cpu_model = line.substr(line.find(':') + 2);
+        break;
+      }
+    }
+  }
+  const auto now =
+      std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char date[64];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  env << "date: " << date << "\n"
+      << "host: " << u.nodename << " (" << u.sysname << " " << u.release << " "
+      << u.machine << ")\n"
+      << "cpus online: " << sysconf(_SC_NPROCESSORS_ONLN) << " (" << cpu_model
+      << ")\n"
+      << "scale: " << meta_.scale.name << " (" << meta_.scale.users
+      << " users, " << meta_.scale.issues << " issues, " << meta_.scale.labels
+      << " labels, " << meta_.initial_datoms << " datoms loaded)\n"
+      << "database: " << options_.database << "\n"
+      << "load: " << load_.method << ", " << load_.datoms << " datoms in "
+      << load_.load_seconds << " s; t_mid " << load_.t_mid << ", t_since "
+      << load_.t_since << "\n"
+      << "server: " << options_.server_description << "\n"
+      << "client: mentat-bench over gRPC (" << client_.options().address
+      << "), "
+      << (options_.client_cpus.empty()
+              ? std::string("unpinned")
+              : "pinned to CPUs " + options_.client_cpus)
+      << "\n"
+      << "reps: " << options_.reps
+      << ", min seconds per point: " << options_.min_s << "\n";
+  for (const std::string& n : notes_) env << "note: " << n << "\n";
+  return env ? absl::OkStatus()
+             : absl::UnavailableError("cannot write env.txt");
+}
+
+absl::Status Runner::Run() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.out, ec);
+  const int64_t n_datoms = meta_.initial_datoms;
+  if (Wanted("bulk_load")) {
+    Point p;
+    p.scenario = "bulk_load";
+    p.op = "load_" + load_.method;
+    p.count = load_.datoms;
+    p.p50 = p.p95 = p.p99 = p.max = load_.load_seconds * 1000;
+    p.throughput = load_.datoms / std::max(1e-9, load_.load_seconds);
+    points_.push_back(p);
+    Check(
+        "bulk_load: datom count",
+        load_.datoms == meta_.initial_datoms
+            ? ""
+            : StrCat(load_.datoms, " datoms, expected ", meta_.initial_datoms));
+    notes_.push_back(StrCat("bulk_load: ", load_.disk_bytes / 1e6,
+                            " MB on disk after the load and history (",
+                            load_.disk_bytes / 1e9 / (n_datoms / 1e6),
+                            " GB per million datoms)"));
+  }
+  auto single = [&](const char* scenario, const char* op, Op fn) {
+    if (Wanted(scenario)) MeasurePoint(scenario, op, 1, fn);
+  };
+  single("point_lookup", "q1", [&](int, std::mt19937_64& r) { return Q1(r); });
+  single("ref_traversal", "q2",
+         [&](int, std::mt19937_64& r) { return Q2(r, false); });
+  single("aggregate", "q3", [&](int, std::mt19937_64&) { return Q3(); });
+  single("predicate_scan", "q4", [&](int, std::mt19937_64&) { return Q4(); });
+  single("pull", "pull", [&](int, std::mt19937_64& r) { return PullIssue(r); });
+  single("as_of", "q2_as_of",
+         [&](int, std::mt19937_64& r) { return Q2(r, true); });
+  single("since", "since", [&](int, std::mt19937_64&) { return Since(); });
+  single("input_bindings", "inputs_100",
+         [&](int, std::mt19937_64& r) { return Inputs(r); });
+  if (Wanted("concurrency_sweep")) {
+    for (int c : options_.clients) {
+      MeasurePoint("concurrency_sweep", "read_mix", c,
+                   [&](int, std::mt19937_64& r) { return ReadMix(r); });
+    }
+  }
+  if (Wanted("write")) {
+    absl::Status s = SetUpWrites();
+    if (!s.ok()) return s;
+    for (int c : options_.write_clients) {
+      MeasurePoint("write", "write", c,
+                   [&](int, std::mt19937_64&) { return Write(); });
+    }
+  }
+  if (Wanted("write_mixed")) {
+    absl::Status s = SetUpWrites();
+    if (!s.ok()) return s;
+    std::vector<Sample> w_reps, r_reps;
+    for (int rep = 0; rep < options_.reps; ++rep) {
+      Sample ws;
+      std::thread writer([&] {
+        ws = Measure("write_mixed", 1, options_.min_s,
+                     [&](int, std::mt19937_64&) { return Write(); });
+      });
+      r_reps.push_back(Measure("write_mixed", 8, options_.min_s,
+                               [&](int, std::mt19937_64& r) {
+                                 return r() % 2 ? Q1(r) : Q2(r, false);
+                               }));
+      writer.join();
+      w_reps.push_back(ws);
+    }
+    points_.push_back(Summarize("write_mixed", "write", 1, w_reps));
+    points_.push_back(Summarize("write_mixed", "read_q1_q2", 8, r_reps));
+  }
+  if (Wanted("sustained")) {
+    absl::Status s = Sustained();
+    if (!s.ok()) return s;
+  }
+  if (!bench_labels_.empty()) {
+    absl::Status s = CheckWrites();
+    if (!s.ok()) return s;
+  }
+  if (Wanted("cold_vs_warm")) {
+    absl::Status s = ColdVsWarm();
+    if (!s.ok()) return s;
+  }
+
+  std::ofstream csv(options_.out + "/timings.csv", std::ios::trunc);
+  csv << "scenario,system,scale,n_datoms,clients,op,count,p50_ms,p95_ms,"
+         "p99_ms,max_ms,throughput_ops_s,errors,reps\n";
+  for (const Point& p : points_) {
+    char line[512];
+    std::snprintf(
+        line, sizeof(line),
+        "%s,mentatd,%s,%lld,%d,%s,%lld,%.4f,%.4f,%.4f,%.4f,%.1f,%lld,%d\n",
+        p.scenario.c_str(), meta_.scale.name.c_str(),
+        static_cast<long long>(n_datoms), p.clients, p.op.c_str(),
+        static_cast<long long>(p.count), p.p50, p.p95, p.p99, p.max,
+        p.throughput, static_cast<long long>(p.errors), p.reps);
+    csv << line;
+  }
+  std::ofstream checks(options_.out + "/checks.txt", std::ios::trunc);
+  int64_t failed = 0;
+  std::set<std::string> names;
+  for (const auto& [k, v] : checks_ok_) names.insert(k);
+  for (const auto& [k, v] : checks_failed_) names.insert(k);
+  for (const std::string& k : names) {
+    const int64_t bad = checks_failed_.count(k) ? checks_failed_[k] : 0;
+    const int64_t good = checks_ok_.count(k) ? checks_ok_[k] : 0;
+    failed += bad;
+    checks << (bad == 0 ? "PASS " : "FAIL ") << k << ": " << good
+           << " answers right, " << bad << " wrong\n";
+  }
+  for (const std::string& f : failures_) checks << "  " << f << "\n";
+  for (const std::string& n : notes_) checks << "note: " << n << "\n";
+  absl::Status s = WriteEnv();
+  if (!s.ok()) return s;
+  if (failed > 0) {
+    return absl::FailedPreconditionError(
+        StrCat(failed, " wrong answers (see ", options_.out, "/checks.txt)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunScenarios(client::Client& client, const RunOptions& options) {
+  for (const std::string& s : options.scenarios) {
+    if (std::find(std::begin(kAllScenarios), std::end(kAllScenarios), s) ==
+        std::end(kAllScenarios)) {
+      return absl::InvalidArgumentError(StrCat("unknown scenario ", s));
+    }
+  }
+  auto meta = ReadDatasetMeta(options.data);
+  if (!meta.ok()) return meta.status();
+  auto truth = ReadDatasetTruth(options.data);
+  if (!truth.ok()) return truth.status();
+  auto load = ReadLoadRecord(options.data, options.database,
+                             static_cast<size_t>(meta->scale.issues));
+  if (!load.ok()) return load.status();
+  Runner runner(client, options, *std::move(meta), *std::move(truth),
+                *std::move(load));
+  return runner.Run();
+}
+
+}  // namespace mentat::bench

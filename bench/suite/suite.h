@@ -1,0 +1,75 @@
+#ifndef MENTAT_BENCH_SUITE_SUITE_H_
+#define MENTAT_BENCH_SUITE_SUITE_H_
+
+// mentat-bench's subcommands over gRPC: load a generated dataset into a
+// running mentatd, run the workload's scenarios with every answer checked,
+// report and compare results.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mentat/client/client.h"
+
+namespace mentat::bench {
+
+// What `load` recorded (DATA/load-<db>.json and DATA/load-<db>.ids).
+struct LoadRecord {
+  std::string method;  // "transact" or "import"
+  int64_t datoms = 0;  // datoms the server reported for the initial load
+  double load_seconds = 0;
+  double history_seconds = 0;
+  int64_t history_changes = 0;
+  int64_t t_mid = 0;
+  int64_t t_since = 0;
+  int64_t disk_bytes = 0;
+  std::vector<int64_t> issue_ids;  // by issue index
+};
+
+struct LoadOptions {
+  std::string data;  // the dataset directory
+  std::string database = "default";
+  std::string method = "import";
+  int inflight = 8;
+};
+
+absl::Status RunLoad(client::Client& client, const LoadOptions& options);
+absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
+                                          const std::string& database,
+                                          size_t issues);
+
+struct RunOptions {
+  std::string data;
+  std::string database = "default";
+  std::string out;
+  std::vector<std::string> scenarios;  // empty: all
+  std::vector<int> clients = {1, 8, 32, 64, 128};
+  std::vector<int> write_clients = {1, 16, 64};
+  int sustained_clients = 128;
+  double duration_s = 60;  // sustained
+  int reps = 3;
+  double min_s = 10;
+  std::string client_cpus;
+  // Set when the benchmark started the server itself.
+  class ServerProcess* server = nullptr;
+  std::string server_description;
+};
+
+// Runs the scenarios; writes timings.csv, checks.txt, env.txt (and
+// sustained.csv) into options.out. A failed check is an error.
+absl::Status RunScenarios(client::Client& client, const RunOptions& options);
+
+// summary.md and plots of a run directory.
+absl::Status WriteReport(const std::string& dir);
+
+// Compares two run directories; the number of regressions beyond
+// `threshold_percent`, printed to stdout.
+absl::StatusOr<int> CompareRuns(const std::string& old_dir,
+                                const std::string& new_dir,
+                                double threshold_percent);
+
+}  // namespace mentat::bench
+
+#endif  // MENTAT_BENCH_SUITE_SUITE_H_
