@@ -32,3 +32,38 @@ format:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Sanitizer builds (docs/testing.md): every test under ASan+UBSan
+# (build-asan), then under TSan (build-tsan, with TSan-instrumented abseil
+# from tools/sanitizers/absl-tsan.sh). SAN_TARGETS limits what is built
+# (default: everything), SAN_TESTS which tests run (a ctest -R regex).
+SAN_TARGETS ?= all
+SAN_TESTS ?= .
+SAN_CMAKE = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -DMENTAT_WERROR=OFF
+SAN_DIR = $(CURDIR)/tools/sanitizers
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_order=1 \
+	LSAN_OPTIONS=suppressions=$(SAN_DIR)/lsan.supp:print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+TSAN_ENV = TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:second_deadlock_stack=1:print_suppressions=0 \
+	LD_LIBRARY_PATH=$(CURDIR)/build-tsan/absl-tsan/lib
+
+.PHONY: check-asan check-tsan check-sanitizers fuzz
+
+check-asan: deps
+	cmake -S . -B build-asan $(SAN_CMAKE) -DMENTAT_SANITIZE=address
+	cmake --build build-asan -j $(JOBS) --target $(SAN_TARGETS)
+	cd build-asan && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) -R '$(SAN_TESTS)'
+
+check-tsan: deps
+	bash tools/sanitizers/absl-tsan.sh build-tsan/absl-tsan
+	cmake -S . -B build-tsan $(SAN_CMAKE) -DMENTAT_SANITIZE=thread
+	cmake --build build-tsan -j $(JOBS) --target $(SAN_TARGETS)
+	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -R '$(SAN_TESTS)'
+
+check-sanitizers: check-asan check-tsan
+
+# libFuzzer: build build-fuzz (clang) and fuzz every target FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	bash tools/fuzz/run.sh $(FUZZ_SECONDS)
