@@ -193,6 +193,9 @@ const std::vector<Flag>& Flags() {
                  &ServerConfig::log_level),
       IntFlag("shutdown-grace-ms", "how long shutdown waits for running calls",
               &ServerConfig::shutdown_grace_ms, 0, int64_t{1} << 40),
+      StringFlag("backup-dir", "DIR",
+                 "Backup RPC destinations must lie under DIR (empty: any)",
+                 &ServerConfig::backup_dir),
       BoolFlag("create-default", "create the database \"default\" if missing",
                &ServerConfig::create_default_database),
   };

@@ -70,6 +70,10 @@ struct ServerConfig {
   // (milliseconds).
   int64_t shutdown_grace_ms = 5000;
 
+  // Backup RPC destinations must lie under this directory; empty: any
+  // absolute path the server may write.
+  std::string backup_dir;
+
   // Creates "default" at startup when the data dir has no such database.
   bool create_default_database = true;
 };
