@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -377,6 +378,106 @@ bool Retryable(absl::StatusCode code, bool reordered) {
   }
 }
 
+// Where a transaction came from in the file (for error messages).
+struct TxPlace {
+  uint32_t first_line = 1;
+  std::vector<uint32_t> lines;
+};
+
+// The index the server names in an Import error ("import transaction 5
+// ..."), or -1.
+int64_t ImportErrorIndex(const std::string& message) {
+  static const std::string kTag = "import transaction ";
+  const size_t at = message.find(kTag);
+  if (at == std::string::npos) return -1;
+  size_t end = at + kTag.size();
+  int64_t n = 0;
+  bool any = false;
+  while (end < message.size() && message[end] >= '0' && message[end] <= '9') {
+    n = n * 10 + (message[end++] - '0');
+    any = true;
+  }
+  return any ? n : -1;
+}
+
+// The part of an Import error from its EDN position on ("line 2, column
+// 3: ..."), or the whole message.
+std::string FromPosition(const std::string& message) {
+  for (size_t at = message.find("line "); at != std::string::npos;
+       at = message.find("line ", at + 1)) {
+    if ((at == 0 || message.compare(at - 2, 2, ": ") == 0) &&
+        ParseMessagePosition(message.substr(at))) {
+      return message.substr(at);
+    }
+  }
+  return message;
+}
+
+// Streams the file through one Import call. Sets *unimplemented (and
+// imports nothing) when the server has no Import.
+absl::Status ImportByStream(client::Client* client, TxSource* source,
+                            const std::string& path,
+                            const ImportOptions& options,
+                            client::Canceller* canceller,
+                            const std::function<void(int64_t)>& tick,
+                            ImportSummary* summary, bool* unimplemented) {
+  constexpr size_t kMessageBytes = 1 << 20;
+  std::vector<TxPlace> places;
+  absl::Status read_error;
+  bool first = true;
+  auto next = [&](v1::ImportRequest* request) {
+    if (!read_error.ok()) return false;
+    if (first) request->set_database(options.database);
+    size_t bytes = 0;
+    while (bytes < kMessageBytes) {
+      if (canceller != nullptr && canceller->cancelled()) break;
+      absl::StatusOr<std::optional<TxText>> tx = source->Next();
+      if (!tx.ok()) {
+        read_error =
+            absl::InvalidArgumentError("import stopped at " + path + ": " +
+                                       std::string(tx.status().message()));
+        break;
+      }
+      if (!tx->has_value()) break;
+      bytes += (*tx)->edn.size();
+      places.push_back(TxPlace{(*tx)->first_line, std::move((*tx)->lines)});
+      request->add_tx_data(std::move((*tx)->edn));
+    }
+    const bool send = first || request->tx_data_size() > 0;
+    first = false;
+    if (send) tick(static_cast<int64_t>(places.size()));
+    return send;
+  };
+  client::CallOptions call;
+  call.canceller = canceller;
+  absl::StatusOr<v1::ImportResponse> response = client->Import(next, call);
+  if (!response.ok()) {
+    const std::string message(response.status().message());
+    if (response.status().code() == absl::StatusCode::kUnimplemented &&
+        message.find("import transaction") == std::string::npos) {
+      *unimplemented = true;
+      return absl::OkStatus();
+    }
+    const int64_t index = ImportErrorIndex(message);
+    if (index < 0 || index >= static_cast<int64_t>(places.size())) {
+      return response.status();
+    }
+    summary->transactions = index;
+    TxText where;
+    where.first_line = places[static_cast<size_t>(index)].first_line;
+    where.lines = places[static_cast<size_t>(index)].lines;
+    return InFile(absl::Status(response.status().code(), FromPosition(message)),
+                  path, where);
+  }
+  summary->transactions = response->transactions();
+  summary->datoms = response->datoms();
+  if (!read_error.ok()) return read_error;
+  if (canceller != nullptr && canceller->cancelled()) {
+    return absl::CancelledError("import cancelled");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
@@ -403,7 +504,39 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
     bar.emplace(stderr, width);
   }
   absl::Status result;
-  {
+  bool unimplemented = !options.use_import_rpc;
+  if (!unimplemented) {
+    const auto tick = [&](int64_t transactions) {
+      if (!bar) return;
+      ImportProgress p;
+      p.bytes_done = source.bytes();
+      p.bytes_total = total;
+      p.transactions = transactions;
+      p.elapsed_seconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+      bar->Update(p);
+    };
+    result = ImportByStream(client, &source, path, options, canceller, tick,
+                            &summary, &unimplemented);
+    summary.bytes = source.bytes();
+    summary.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (bar && !unimplemented) {
+      ImportProgress p;
+      p.bytes_done = result.ok() ? total : source.bytes();
+      p.bytes_total = total;
+      p.datoms = summary.datoms;
+      p.transactions = summary.transactions;
+      p.elapsed_seconds = summary.seconds;
+      bar->Finish(p);
+    }
+    if (unimplemented) std::rewind(f);
+  }
+  if (unimplemented) {
+    TxSource transact_source(f, ndjson, std::max(1, options.entities_per_tx));
+    TxSource& source = transact_source;
     Pipeline pipeline(client, options.database, options.inflight, canceller);
     const auto progress = [&]() {
       ImportProgress p;

@@ -11,10 +11,15 @@ namespace mentat::cli {
 
 struct ImportOptions {
   std::string database;
-  // Transactions sent before the first is answered. The transactor
-  // group-commits them; a transaction that fails while others are in flight
-  // (it may have needed one of them first) is retried alone once they are
-  // done, so references to entities made earlier in the file resolve. Use 1
+  // Send the file as one Import stream (the server ingests it as SST files
+  // into an empty database, or applies it as batched transactions, strictly
+  // in file order). Falls back to Transact calls (below) when the server
+  // has no Import, or when false.
+  bool use_import_rpc = true;
+  // Transact calls only: transactions sent before the first is answered. The
+  // transactor group-commits them; a transaction that fails while others are in
+  // flight (it may have needed one of them first) is retried alone once they
+  // are done, so references to entities made earlier in the file resolve. Use 1
   // when transactions must also apply strictly in file order (the same
   // entity's cardinality-one attribute set twice, for example).
   int inflight = 4;
@@ -32,7 +37,8 @@ struct ImportSummary {
   double seconds = 0;
 };
 
-// Loads a file through Transact:
+// Loads a file through the Import RPC (or Transact calls, see
+// ImportOptions::use_import_rpc):
 //  - EDN: every top-level form is one transaction (one per line, or one
 //    big vector over many lines); a top-level vector whose items are
 //    themselves transactions (vectors of tx forms) is taken as that list.
