@@ -47,6 +47,8 @@ std::vector<std::vector<int>> NumaNodes(const std::vector<int>& allowed) {
 
 }  // namespace
 
+thread_local ReaderPool::Node* ReaderPool::current_node_ = nullptr;
+
 ReaderPool::ReaderPool(const Options& options) {
   const std::vector<int> allowed = AllowedCpus();
   std::vector<std::vector<int>> node_cpus = NumaNodes(allowed);
@@ -58,24 +60,47 @@ ReaderPool::ReaderPool(const Options& options) {
     const int n = options.threads_per_node > 0
                       ? options.threads_per_node
                       : std::max<int>(2, static_cast<int>(node->cpus.size()));
-    for (int i = 0; i < n; ++i) {
-      Node* raw = node.get();
-      const bool pin = pinned_;
-      raw->threads.emplace_back([raw, pin] {
-        if (pin) {
-          cpu_set_t set;
-          CPU_ZERO(&set);
-          for (int c : raw->cpus) CPU_SET(c, &set);
-          // Best effort: an unpinned reader still works.
-          (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-        }
-        pthread_setname_np(pthread_self(), "mentat-reader");
-        raw->context.run();
-      });
-      ++thread_count_;
+    node->pool = this;
+    node->target_threads = n;
+    {
+      std::lock_guard<std::mutex> lock(node->mu);
+      for (int i = 0; i < n; ++i) AddThreadLocked(node.get());
     }
     nodes_.push_back(std::move(node));
   }
+}
+
+void ReaderPool::AddThreadLocked(Node* node) {
+  const bool pin = pinned_;
+  node->threads.emplace_back([node, pin] {
+    current_node_ = node;
+    if (pin) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : node->cpus) CPU_SET(c, &set);
+      // Best effort: an unpinned reader still works.
+      (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
+    pthread_setname_np(pthread_self(), "mentat-reader");
+    node->context.run();
+  });
+  thread_count_.fetch_add(1);
+}
+
+ReaderPool::Parked::Parked() : node_(current_node_) {
+  if (node_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(node_->mu);
+  node_->parked++;
+  const int runnable = static_cast<int>(node_->threads.size()) - node_->parked;
+  if (runnable < node_->target_threads && !node_->pool->stopped_.load()) {
+    node_->pool->AddThreadLocked(node_);
+  }
+}
+
+ReaderPool::Parked::~Parked() {
+  if (node_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(node_->mu);
+  node_->parked--;
 }
 
 ReaderPool::~ReaderPool() { Stop(); }
@@ -83,8 +108,17 @@ ReaderPool::~ReaderPool() { Stop(); }
 void ReaderPool::Stop() {
   if (stopped_.exchange(true)) return;
   for (auto& node : nodes_) node->guard.reset();
+  // A parked task may start a thread while others are joined.
   for (auto& node : nodes_) {
-    for (std::thread& t : node->threads) t.join();
+    for (;;) {
+      std::vector<std::thread> threads;
+      {
+        std::lock_guard<std::mutex> lock(node->mu);
+        threads.swap(node->threads);
+      }
+      if (threads.empty()) break;
+      for (std::thread& t : threads) t.join();
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -20,6 +21,8 @@ namespace mentat::server {
 //
 // Thread-safe: Post from any thread. Tasks must not throw.
 class ReaderPool {
+  struct Node;
+
  public:
   struct Options {
     // Threads per node; 0: one per CPU of the node, at least 2.
@@ -50,8 +53,27 @@ class ReaderPool {
   // after Stop began may not run.
   void Stop();
 
+  // Marks the calling thread, for the scope's lifetime, as parked: blocked
+  // on something other than the CPU (a query waiting for its slow client
+  // to read). If that leaves its node fewer runnable threads than it was
+  // built with, the node gets one more thread, so clients that never read
+  // cannot hold every reader and starve the others. Threads are kept once
+  // started: a node has at most its threads plus the most tasks ever parked
+  // at once (bounded by --max-concurrent-queries). No effect on a thread
+  // that is not a reader.
+  class Parked {
+   public:
+    Parked();
+    ~Parked();
+    Parked(const Parked&) = delete;
+    Parked& operator=(const Parked&) = delete;
+
+   private:
+    Node* node_;
+  };
+
   int nodes() const { return static_cast<int>(nodes_.size()); }
-  int threads() const { return thread_count_; }
+  int threads() const { return thread_count_.load(); }
   // Tasks waiting for a thread.
   int64_t queue_depth() const {
     return queued_.load(std::memory_order_relaxed);
@@ -61,16 +83,24 @@ class ReaderPool {
 
  private:
   struct Node {
+    ReaderPool* pool = nullptr;
+    int target_threads = 0;
+    std::mutex mu;
+    int parked = 0;  // guarded by mu
     boost::asio::io_context context;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
         guard{context.get_executor()};
     std::vector<int> cpus;
-    std::vector<std::thread> threads;
+    std::vector<std::thread> threads;  // guarded by mu
   };
+  // The node whose pool runs the calling thread; null off the pool.
+  static thread_local Node* current_node_;
+  // Starts one more thread on `node`; node->mu held.
+  void AddThreadLocked(Node* node);
   std::vector<std::unique_ptr<Node>> nodes_;
   std::atomic<uint64_t> next_{0};
   std::atomic<int64_t> queued_{0};
-  int thread_count_ = 0;
+  std::atomic<int> thread_count_{0};
   bool pinned_ = false;
   std::atomic<bool> stopped_{false};
 };

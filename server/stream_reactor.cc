@@ -1,6 +1,9 @@
 #include "stream_reactor.h"
 
+#include <optional>
+
 #include "call.h"
+#include "reader_pool.h"
 
 namespace mentat::server {
 
@@ -83,7 +86,11 @@ absl::Status StreamReactor::PushBlocking(grpc::ByteBuffer message) {
   Action action;
   {
     absl::MutexLock lock(&mu_);
+    // While it waits for the client, the reader thread counts as parked
+    // (the pool keeps others running).
+    std::optional<ReaderPool::Parked> parked;
     while (queue_.size() >= kMaxQueued && !broken_ && !cancelled()) {
+      if (!parked) parked.emplace();
       if (deadline_ == std::chrono::steady_clock::time_point::max()) {
         room_.Wait(&mu_);
       } else {
