@@ -32,6 +32,8 @@ const std::vector<CommandSpec>& AllCommands() {
           {"use", "DB", "switch to database DB"},
           {"create", "DB", "create database DB"},
           {"drop", "DB", "delete database DB and all its data"},
+          {"backup", "DIR",
+           "back up the database online into DIR on the server"},
           {"stats", "", "show database statistics"},
           {"log", "FROM [TO]", "show transactions from tx FROM to TO"},
           {"watch", "", "follow transactions as they commit (Ctrl-C stops)"},

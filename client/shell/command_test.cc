@@ -30,7 +30,7 @@ TEST_CASE("command: parse names and arguments") {
        {"help",   "q",       "t",      "pull",    "schema", "as-of",
         "since",  "history", "latest", "explain", "timer",  "format",
         "output", "import",  "export", "dbs",     "use",    "create",
-        "stats",  "log",     "watch",  "read",    "quit"}) {
+        "stats",  "log",     "watch",  "read",    "quit",   "backup"}) {
     CHECK_MESSAGE(FindCommand(name) != nullptr, name);
   }
 }

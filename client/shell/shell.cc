@@ -297,6 +297,7 @@ absl::Status Shell::RunCommand(const std::string& name, std::string_view args,
   if (name == "use") return RunUse(args);
   if (name == "create") return RunCreate(args);
   if (name == "drop") return RunDrop(args);
+  if (name == "backup") return RunBackup(args);
   if (name == "log") return RunLog(args);
   if (name == "watch") return RunWatch(args);
   if (name == "import") return RunImport(args);

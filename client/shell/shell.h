@@ -91,6 +91,7 @@ class Shell {
   absl::Status RunUse(std::string_view args);
   absl::Status RunCreate(std::string_view args);
   absl::Status RunDrop(std::string_view args);
+  absl::Status RunBackup(std::string_view args);
   absl::Status RunLog(std::string_view args);
   absl::Status RunWatch(std::string_view args);
   absl::Status RunImport(std::string_view args);

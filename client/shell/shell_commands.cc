@@ -255,6 +255,31 @@ absl::Status Shell::RunDrop(std::string_view args) {
   return absl::OkStatus();
 }
 
+absl::Status Shell::RunBackup(std::string_view args) {
+  const std::vector<std::string> words = SplitWords(args);
+  if (words.size() != 1 || words[0].empty() || words[0][0] != '/') {
+    return absl::InvalidArgumentError(
+        ".backup takes DIR: a new directory on the server, as an absolute "
+        "path");
+  }
+  v1::BackupRequest request;
+  request.set_database(options_.database);
+  request.set_destination(words[0]);
+  absl::StatusOr<v1::BackupResponse> backup = client_->Backup(request, Call());
+  if (!backup.ok()) return backup.status();
+  std::unique_ptr<OutputSink> sink = NewSink();
+  WriteTable(
+      sink.get(), options_.style,
+      {"database", "destination", "t", "basis tx", "files", "bytes", "ms"},
+      {{Cell::String(options_.database), Cell::String(words[0]),
+        Cell::Long(backup->basis_tx() & kTxCounterMask),
+        Cell::Ref(backup->basis_tx()), Cell::Long(backup->files()),
+        Cell::Long(backup->bytes()),
+        Cell::Long(backup->elapsed_micros() / 1000)}});
+  sink->Finish();
+  return absl::OkStatus();
+}
+
 absl::Status Shell::RunLog(std::string_view args) {
   const std::vector<std::string> words = SplitWords(args);
   if (words.empty() || words.size() > 2) {

@@ -406,6 +406,64 @@ class AuthTest(unittest.TestCase):
             self.assertEqual(r.stdout, "10\n")
 
 
+class BackupTest(unittest.TestCase):
+    """.backup DIR, a restore from it, and `mentat-cli health`."""
+
+    def test_backup_restore_and_health(self):
+        tmp = tempfile.mkdtemp(prefix="mentat-cli-backup-")
+        backups = os.path.join(tmp, "backups")
+        os.makedirs(backups)
+        try:
+            with harness.Server(["--backup-dir=" + backups]) as server:
+                r = cli(server, "health")
+                self.assertEqual((r.returncode, r.stdout), (0, "SERVING\n"),
+                                 r.stderr)
+                r = cli(server,
+                        "-c", ".t [{:db/ident :b/n :db/valueType "
+                        ":db.type/long :db/cardinality :db.cardinality/one}]",
+                        "-c", ".t [{:b/n 1} {:b/n 2}]")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                dest = os.path.join(backups, "b1")
+                r = cli(server, "--format", "csv", "-c", ".backup " + dest)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                rows = list(csv.reader(io.StringIO(r.stdout)))
+                self.assertEqual(rows[0], ["database", "destination", "t",
+                                           "basis tx", "files", "bytes", "ms"])
+                self.assertEqual(rows[1][:2], ["default", dest])
+                basis_t = int(rows[1][2])
+                self.assertTrue(os.path.exists(os.path.join(dest, "CURRENT")))
+                # Written after the backup: not in it.
+                self.assertEqual(cli(server, "-c", ".t [{:b/n 3}]").returncode,
+                                 0)
+                r = cli(server, "-c", ".backup " + dest)
+                self.assertEqual(r.returncode, 1)
+                self.assertIn("already exists", r.stderr)
+                r = cli(server, "-c", ".backup relative/dir")
+                self.assertEqual(r.returncode, 1)
+                self.assertIn("absolute path", r.stderr)
+                r = cli(server, "-c", ".backup " + os.path.join(tmp, "out"))
+                self.assertEqual(r.returncode, 1)
+                self.assertIn("outside the server's --backup-dir", r.stderr)
+            r = cli(server, "health")
+            self.assertEqual(r.returncode, 1)
+
+            # Restore: the backup copied into a stopped server's data dir
+            # under the database's name.
+            restored = harness.Server()
+            shutil.copytree(dest, os.path.join(restored.dir, "data", "copy"))
+            with restored:
+                r = cli(restored, "--db", "copy", "--format", "csv", "-t",
+                        "-c", "[:find ?n :where [_ :b/n ?n]]")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertEqual(sorted(r.stdout.split()), ["1", "2"])
+                r = cli(restored, "--format", "csv", "-t", "-c", ".dbs")
+                t = {row[1]: int(row[2])
+                     for row in csv.reader(io.StringIO(r.stdout))}
+                self.assertEqual(t["copy"], basis_t)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def read(path):
     with open(path) as f:
         return f.read()
