@@ -90,6 +90,20 @@ Flags ParseFlags(int argc, char** argv, int from) {
   return f;
 }
 
+// The first line `command` prints, or "".
+std::string FirstLineOf(const std::string& command) {
+  std::string out;
+  if (std::FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[256];
+    if (std::fgets(buf, sizeof(buf), p) != nullptr) out = buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
+    out.pop_back();
+  }
+  return out;
+}
+
 // The server to talk to: one the benchmark starts (--mentatd) or a running
 // one (--address).
 struct Target {
@@ -114,7 +128,11 @@ absl::StatusOr<Target> Connect(const Flags& f) {
     absl::Status s = t.server->Start();
     if (!s.ok()) return s;
     options.address = t.server->address();
-    t.description = "started by mentat-bench: " + t.server->command_line() +
+    t.description = "started by mentat-bench (" +
+                    FirstLineOf("'" + f.Get("mentatd") + "' --version") +
+                    ", source " +
+                    FirstLineOf("git rev-parse --short HEAD 2>/dev/null") +
+                    "): " + t.server->command_line() +
                     (cpus.empty() ? "(unpinned: fewer than 4 CPUs, pinning "
                                     "would halve the server)"
                                   : "");
