@@ -190,6 +190,24 @@ TEST_CASE("bad input: transactions") {
   Transact(t, kPeopleSchema);
   Transact(t, R"([{:db/id "ann" :person/name "Ann" :person/age 30}])");
 
+  Expect("malformed EDN in tx-data",
+         TransactStatus(t, "[[:db/add \"x\" :person/name]\n  {:a"),
+         grpc::StatusCode::INVALID_ARGUMENT, "line 2");
+  Expect("unknown attribute in tx-data",
+         TransactStatus(t, "[[:db/add \"x\" :no/such 1]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "no/such");
+  Expect("a value of the wrong type",
+         TransactStatus(t, "[[:db/add \"x\" :person/age \"old\"]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "person/age");
+  Expect("invalid UTF-8 in tx-data",
+         TransactStatus(t, "[[:db/add \"x\" :person/name \"\xff\xfe\"]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "UTF-8");
+  Expect("a unique value asserted by two entities",
+         TransactStatus(t,
+                        "[{:person/email \"a@x\"} {:person/email "
+                        "\"a@x\" :person/name \"Zed\"}]"),
+         grpc::StatusCode::FAILED_PRECONDITION, "");
+
   Expect("a giant string over the message limit",
          TransactStatus(
              t, "[{:person/name \"" + std::string(70 << 20, 'x') + "\"}]"),
@@ -242,6 +260,47 @@ TEST_CASE("bad input: transactions") {
          TransactStatus(t, "{:person/name \"x\"}"),
          grpc::StatusCode::INVALID_ARGUMENT, "");
   StillServes(t);
+}
+
+TEST_CASE("bad input: deleted databases and bad auth") {
+  {
+    TestServer t;
+    pb::CreateDatabaseRequest create;
+    create.set_name("sales");
+    pb::CreateDatabaseResponse created;
+    auto ctx = Ctx();
+    REQUIRE(t.stub().CreateDatabase(ctx.get(), create, &created).ok());
+    Transact(t, kPeopleSchema, "sales");
+    pb::DeleteDatabaseRequest del;
+    del.set_name("sales");
+    pb::DeleteDatabaseResponse deleted;
+    auto ctx2 = Ctx();
+    REQUIRE(t.stub().DeleteDatabase(ctx2.get(), del, &deleted).ok());
+    Expect("a write to a deleted database",
+           TransactStatus(t, People(0, 1), "sales"),
+           grpc::StatusCode::NOT_FOUND, "sales");
+    pb::QueryRequest q;
+    q.set_database("sales");
+    q.set_query("[:find ?e :where [?e :person/name _]]");
+    Expect("a read of a deleted database", RunQuery(t.stub(), q).status,
+           grpc::StatusCode::NOT_FOUND, "sales");
+  }
+  {
+    TestServer t([](ServerConfig* c) { c->auth_token = "s3cret"; });
+    Expect("no token", TransactStatus(t, kPeopleSchema),
+           grpc::StatusCode::UNAUTHENTICATED, "");
+    pb::TransactRequest req;
+    req.set_tx_data(kPeopleSchema);
+    pb::TransactResponse resp;
+    grpc::ClientContext wrong;
+    wrong.AddMetadata("authorization", "Bearer nope");
+    Expect("a wrong token", t.stub().Transact(&wrong, req, &resp),
+           grpc::StatusCode::UNAUTHENTICATED, "");
+    grpc::ClientContext malformed;
+    malformed.AddMetadata("authorization", "s3cret");
+    Expect("a token without Bearer", t.stub().Transact(&malformed, req, &resp),
+           grpc::StatusCode::UNAUTHENTICATED, "");
+  }
 }
 
 }  // namespace
