@@ -9,7 +9,8 @@
 # futexes inside libabsl_synchronization.so; Debian's build of it is not
 # instrumented, so TSan sees none of the happens-before edges they create
 # and reports every access they guard (in our code and in gRPC's) as a
-# race. Abseil annotates its primitives for TSan when built with
+# race. The same holds for absl::Status's reference count (its last Unref
+# is out of line, in libabsl_status.so). Abseil annotates its primitives for TSan when built with
 # -fsanitize=thread, so an instrumented build of the same version fixes
 # that at run time without relinking anything.
 #
@@ -19,7 +20,7 @@
 set -euo pipefail
 out=$(realpath -m "${1:-build-tsan/absl-tsan}")
 jobs=${JOBS:-2}
-if compgen -G "$out/lib/libabsl_synchronization.so.*" >/dev/null; then
+if compgen -G "$out/lib/libabsl_status.so.*" >/dev/null; then
   echo "absl-tsan: $out/lib is already built"
   exit 0
 fi
@@ -43,8 +44,10 @@ cmake -S "$src" -B "$out/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DBUILD_SHARED_LIBS=ON \
   -DABSL_ENABLE_INSTALL=ON -DBUILD_TESTING=OFF
 # The synchronisation primitives and what they depend on (base,
-# spinlock_wait, time, stacktrace, symbolize, ...).
-cmake --build "$out/build" -j "$jobs" --target synchronization
+# spinlock_wait, time, stacktrace, symbolize, ...), and absl::Status, whose
+# out-of-line Unref is an atomic TSan must see (it is shared across threads
+# by every future that carries a Status).
+cmake --build "$out/build" -j "$jobs" --target synchronization status statusor
 mkdir -p "$out/lib"
 find "$out/build" -name 'libabsl_*.so.*' -exec cp -a {} "$out/lib/" \;
 echo "absl-tsan: $(ls "$out/lib" | wc -l) files in $out/lib"
