@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "mentat/query/edn/edn_inst.h"
+#include "mentat/query/edn/edn_tokens.h"
 #include "mentat/query/edn/edn_uuid.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
@@ -87,14 +88,38 @@ class JsonReader {
     return absl::InvalidArgumentError(StrCat(where_, " (JSON): ", message));
   }
 
-  static EdnValue StringValue(std::string_view s) {
+  absl::StatusOr<EdnValue> StringValue(std::string_view s) const {
     if (s.size() >= 2 && s[0] == ':' && s[1] == ':') {
       return EdnValue::String(std::string(s.substr(1)));
     }
     if (s.size() >= 2 && s[0] == ':') {
+      if (absl::Status bad = CheckName(s.substr(1), true); !bad.ok()) {
+        return Error(StrCat(bad.message(),
+                            " (write \"::...\" for a string that starts "
+                            "with ':')"));
+      }
       return EdnValue::Keyword(std::string(s.substr(1)));
     }
     return EdnValue::String(std::string(s));
+  }
+
+  // A keyword or symbol must be one the EDN reader would read back: its
+  // rules (edn_tokens.h) and only the characters of EDN tokens.
+  static absl::Status CheckName(std::string_view text, bool keyword) {
+    for (char c : text) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      (c >= '0' && c <= '9') ||
+                      static_cast<unsigned char>(c) >= 0x80 ||
+                      std::string_view(".*+!-_?$%&=<>/:#").find(c) !=
+                          std::string_view::npos;
+      if (!ok) {
+        return absl::InvalidArgumentError(StrCat(
+            "invalid ", keyword ? "keyword :" : "symbol ", text,
+            ": EDN names cannot contain '", std::string_view(&c, 1), "'"));
+      }
+    }
+    return keyword ? edn::CheckEdnKeywordName(text)
+                   : edn::CheckEdnSymbolName(text);
   }
 
   absl::StatusOr<EdnValue> Object(simdjson::dom::object obj, int depth) {
@@ -105,7 +130,9 @@ class JsonReader {
     }
     std::vector<EdnValue> items;
     for (auto field : obj) {
-      items.push_back(StringValue(field.key));
+      auto k = StringValue(field.key);
+      if (!k.ok()) return k.status();
+      items.push_back(*std::move(k));
       auto v = Read(field.value, depth + 1);
       if (!v.ok()) return v.status();
       items.push_back(*std::move(v));
@@ -177,8 +204,16 @@ class JsonReader {
         return Error(
             StrCat(tag, " \"", text, "\": ", parsed.status().message()));
       }
-      return tag == "#bigint" ? EdnValue::BigInt(parsed->text())
-                              : EdnValue::BigDec(text);
+      if (tag == "#bigint") return EdnValue::BigInt(parsed->text());
+      // Kept as written (the scale counts), so it must also be an EDN
+      // decimal literal ("01.5" is not).
+      EdnValue dec;
+      if (!edn::IsEdnNumberToken(text) ||
+          !edn::ParseEdnNumber(StrCat(text, "M"), &dec).ok() ||
+          !dec.is_bigdec()) {
+        return Error(StrCat(tag, " \"", text, "\": not an EDN decimal"));
+      }
+      return dec;
     }
     if (tag == "#keyword" || tag == "#symbol" || tag == "#string") {
       auto s = TagString(tag, v);
@@ -187,10 +222,16 @@ class JsonReader {
       if (tag == "#keyword") {
         if (text.starts_with(":")) text.erase(0, 1);
         if (text.empty()) return Error("empty #keyword");
+        if (absl::Status bad = CheckName(text, true); !bad.ok()) {
+          return Error(std::string(bad.message()));
+        }
         return EdnValue::Keyword(std::move(text));
       }
       if (tag == "#symbol") {
         if (text.empty()) return Error("empty #symbol");
+        if (absl::Status bad = CheckName(text, false); !bad.ok()) {
+          return Error(std::string(bad.message()));
+        }
         return EdnValue::Symbol(std::move(text));
       }
       return EdnValue::String(std::move(text));

@@ -48,6 +48,11 @@ TEST_CASE("json input: errors") {
   CHECK(JsonAsEdn("[1,").starts_with("error: input 1 (JSON)"));
   CHECK(JsonAsEdn(R"({"#inst": "yesterday"})").starts_with("error"));
   CHECK(JsonAsEdn(R"({"#uuid": 1})").starts_with("error"));
+  // A keyword must read back as EDN (json_input_fuzz regression).
+  CHECK(JsonAsEdn(R"(":p/a{{ge")").find("cannot contain '{'") !=
+        std::string::npos);
+  CHECK(JsonAsEdn(R"({"#bigdec": "01.50"})").find("not an EDN decimal") !=
+        std::string::npos);
   CHECK(JsonAsEdn(R"({"#nope": 1})").find("unknown tag") != std::string::npos);
   CHECK(JsonAsEdn(R"({"#set": [1, 1]})").find("duplicate") !=
         std::string::npos);
