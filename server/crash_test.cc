@@ -24,82 +24,11 @@
 #include <sstream>
 #include <thread>
 
+#include "mentatd_process.h"
 #include "test_support.h"
-
-extern char** environ;
 
 namespace mentat::server::testing {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A mentatd child process serving `data_dir`, its output in `log_path`.
-class CrashDaemon {
- public:
-  CrashDaemon(const std::string& data_dir, const std::string& log_path)
-      : log_path_(log_path) {
-    std::vector<std::string> argv_s = {
-        MENTATD_BINARY,       "--data-dir", data_dir, "--listen",
-        "127.0.0.1:0",        "--http",     "",       "--sync-commits=true",
-        "--readers-per-node", "2"};
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string_view(*e).starts_with("MENTATD_")) continue;
-      env_s.push_back(*e);
-    }
-    std::vector<char*> envp;
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    REQUIRE(posix_spawn(&pid_, MENTATD_BINARY, &actions, nullptr, argv.data(),
-                        envp.data()) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~CrashDaemon() { Kill(); }
-
-  // The gRPC port from the startup line; 0 if the process exited or did
-  // not start within 20 seconds.
-  int WaitForPort() {
-    static const std::regex kPort(R"(serving gRPC on \S+ \(port (\d+)\))");
-    for (int i = 0; i < 2000; ++i) {
-      std::smatch m;
-      const std::string log = ReadFile(log_path_);
-      if (std::regex_search(log, m, kPort)) return std::stoi(m[1]);
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = 0;
-        return 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return 0;
-  }
-  // SIGKILL, and reap. Idempotent.
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    int status;
-    waitpid(pid_, &status, 0);
-    pid_ = 0;
-  }
-  std::string log() const { return ReadFile(log_path_); }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = 0;
-};
 
 constexpr char kCrashSchema[] = R"([
   {:db/ident :crash/seq :db/valueType :db.type/long
@@ -246,8 +175,11 @@ TEST_CASE("mentatd: kill -9 under a transact load, restart, verify") {
 
   for (int i = 0; i <= iterations; ++i) {
     CAPTURE(i);
-    CrashDaemon daemon(data, log);
-    const int port = daemon.WaitForPort();
+    MentatdProcess daemon(
+        {"--data-dir", data, "--listen", "127.0.0.1:0", "--http", "",
+         "--sync-commits=true", "--readers-per-node", "2"},
+        {}, log);
+    const int port = daemon.WaitForPort(std::chrono::seconds(20));
     REQUIRE_MESSAGE(port > 0, daemon.log());
     const std::string address = "127.0.0.1:" + std::to_string(port);
     auto stub = pb::Mentat::NewStub(
