@@ -24,6 +24,7 @@
 #include "mentat/query/query_engine.h"
 #include "stats_util.h"
 #include "truth.h"
+#include "workload_queries.h"
 
 namespace mentat::bench {
 namespace {
@@ -33,32 +34,12 @@ using edn::EdnValue;
 using query::QueryEngine;
 using storage::Basis;
 
-// The workload's queries (../shared/workload/queries).
-constexpr char kQ1[] =
-    "[:find ?e ?name :in $ ?email :where [?e :user/email ?email] "
-    "[?e :user/name ?name]]";
-constexpr char kQ2[] =
-    "[:find ?i ?title ?state :in $ ?email :where [?u :user/email ?email] "
-    "[?i :issue/assignee ?u] [?i :issue/title ?title] [?i :issue/state "
-    "?state]]";
 // q2 with its clauses in the reverse order: the planner must find the
 // same plan.
 constexpr char kQ2Reversed[] =
     "[:find ?i ?title ?state :in $ ?email :where [?i :issue/state ?state] "
     "[?i :issue/title ?title] [?i :issue/assignee ?u] "
     "[?u :user/email ?email]]";
-constexpr char kQ3[] =
-    "[:find ?state (count ?i) :where [?i :issue/state ?state]]";
-constexpr char kQ4[] =
-    "[:find ?i ?title ?priority :in $ ?min :where [?i :issue/state "
-    ":state/open] [?i :issue/priority ?priority] [?i :issue/title ?title] "
-    "[(>= ?priority ?min)]]";
-constexpr char kPull[] =
-    "[:find (pull ?e [*]) . :in $ ?e :where [?e :issue/title _]]";
-constexpr char kSince[] = "[:find ?i :where [?i :issue/state _]]";
-constexpr char kInputs[] =
-    "[:find ?e ?name :in $ [?email ...] :where [?e :user/email ?email] "
-    "[?e :user/name ?name]]";
 
 struct Args {
   std::string scale = "s";

@@ -23,31 +23,12 @@
 #include "suite/dataset.h"
 #include "suite/server_process.h"
 #include "suite/suite.h"
+#include "workload_queries.h"
 
 namespace mentat::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr char kQ1[] =
-    "[:find ?e ?name :in $ ?email :where [?e :user/email ?email] "
-    "[?e :user/name ?name]]";
-constexpr char kQ2[] =
-    "[:find ?i ?title ?state :in $ ?email :where [?u :user/email ?email] "
-    "[?i :issue/assignee ?u] [?i :issue/title ?title] [?i :issue/state "
-    "?state]]";
-constexpr char kQ3[] =
-    "[:find ?state (count ?i) :where [?i :issue/state ?state]]";
-constexpr char kQ4[] =
-    "[:find ?i ?title ?priority :in $ ?min :where [?i :issue/state "
-    ":state/open] [?i :issue/priority ?priority] [?i :issue/title ?title] "
-    "[(>= ?priority ?min)]]";
-constexpr char kPull[] =
-    "[:find (pull ?e [*]) . :in $ ?e :where [?e :issue/title _]]";
-constexpr char kSince[] = "[:find ?i :where [?i :issue/state _]]";
-constexpr char kInputs[] =
-    "[:find ?e ?name :in $ [?email ...] :where [?e :user/email ?email] "
-    "[?e :user/name ?name]]";
 
 const char* const kAllScenarios[] = {
     "bulk_load",      "point_lookup", "ref_traversal", "aggregate",
