@@ -50,26 +50,10 @@ class Mentatd:
         that succeeds). Retries on another port if the port was taken."""
         for _ in range(5):
             self.addr = "127.0.0.1:%d" % free_port()
-            args = [ARGS.mentatd,
-                    "--data-dir=" + os.path.join(self.dir, "data"),
-                    "--listen=" + self.addr, "--readers-per-node=2"]
             if self.http:
                 self.http_addr = "127.0.0.1:%d" % free_port()
-                args.append("--http=" + self.http_addr)
-            else:
-                args.append("--http=")
-            self.log = open(os.path.join(self.dir, "mentatd.log"), "ab")
-            self.proc = subprocess.Popen(args + self.extra_args,
-                                         stdout=self.log,
-                                         stderr=subprocess.STDOUT)
-            deadline = time.time() + 30
-            while time.time() < deadline and self.proc.poll() is None:
-                try:
-                    if ready(self.addr):
-                        return self
-                except Exception:  # not listening yet
-                    pass
-                time.sleep(0.1)
+            if self._spawn_and_wait(ready):
+                return self
             self.stop()
         raise RuntimeError("mentatd did not start; log in " + self.dir)
 
@@ -83,6 +67,13 @@ class Mentatd:
 
     def restart(self, ready):
         """Starts it again on the same address and data dir."""
+        if self._spawn_and_wait(ready):
+            return self
+        raise RuntimeError("mentatd did not restart; log in " + self.dir)
+
+    def _spawn_and_wait(self, ready):
+        """Runs mentatd on self.addr (and self.http_addr, if any); true once
+        ready(addr) returns true, false if it exits or 30 s pass first."""
         args = [ARGS.mentatd, "--data-dir=" + os.path.join(self.dir, "data"),
                 "--listen=" + self.addr, "--readers-per-node=2",
                 "--http=" + (self.http_addr or "")]
@@ -93,11 +84,11 @@ class Mentatd:
         while time.time() < deadline and self.proc.poll() is None:
             try:
                 if ready(self.addr):
-                    return self
+                    return True
             except Exception:  # not listening yet
                 pass
             time.sleep(0.1)
-        raise RuntimeError("mentatd did not restart; log in " + self.dir)
+        return False
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:
