@@ -3,7 +3,7 @@
 // computed from the generator.
 //
 //   query-bench --scale s --dir DIR [--seconds 2] [--only q2,q4]
-//               [--explain 1]
+//               [--explain 1] [--entity-cache-mb N]
 //
 // Loads the workload into DIR the first time (then reuses it), runs q1,
 // pull, q2, q2 with its clauses reversed, as_of q2, input bindings, since,
@@ -47,6 +47,8 @@ struct Args {
   double seconds = 2;
   std::string only;  // comma-separated scenario names; empty: all
   bool explain = false;
+  // StoreOptions::entity_cache_bytes in MiB; negative: the default.
+  int64_t entity_cache_mb = -1;
 };
 
 // True if `name` is among the comma-separated `only` (or `only` is empty).
@@ -97,7 +99,12 @@ int Run(const Args& args) {
     std::fprintf(stderr, "unknown scale %s\n", args.scale.c_str());
     return 2;
   }
-  auto opened = storage::Store::Open(args.dir);
+  storage::StoreOptions options;
+  if (args.entity_cache_mb >= 0) {
+    options.entity_cache_bytes = static_cast<size_t>(args.entity_cache_mb)
+                                 << 20;
+  }
+  auto opened = storage::Store::Open(args.dir, options);
   if (!opened.ok()) {
     std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
     return 1;
@@ -275,6 +282,12 @@ int Run(const Args& args) {
     }
     return true;
   });
+  const auto cache = store->entity_cache_counters();
+  std::printf(
+      "entity cache: %llu hits, %llu misses, %llu records in %.1f MB\n",
+      static_cast<unsigned long long>(cache.hits),
+      static_cast<unsigned long long>(cache.misses),
+      static_cast<unsigned long long>(cache.records), cache.bytes / 1e6);
   std::printf("checks: %s\n", failures == 0 ? "all passed" : "FAILED");
   return failures == 0 ? 0 : 1;
 }
@@ -295,12 +308,14 @@ int main(int argc, char** argv) {
       args.only = argv[i + 1];
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       args.explain = std::atoi(argv[i + 1]) != 0;
+    } else if (std::strcmp(argv[i], "--entity-cache-mb") == 0) {
+      args.entity_cache_mb = std::atoll(argv[i + 1]);
     } else {
       std::fprintf(
           stderr,
           "usage: query-bench [--scale xs|s|m] [--dir DIR] [--seconds N] "
           "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
-          "q3_scan,q4] [--explain 0|1]\n");
+          "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N]\n");
       return 2;
     }
   }

@@ -93,6 +93,7 @@ absl::Status ServerImpl::Start() {
   DatabaseOptions db_options;
   db_options.store.sync_commits = config.sync_commits;
   db_options.store.block_cache_bytes = config.block_cache_bytes;
+  db_options.store.entity_cache_bytes = config.entity_cache_bytes;
   db_options.store.queue_capacity = config.transactor_queue;
   db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
@@ -207,6 +208,10 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       f.block_cache_hits = store.RocksDbTicker(rocksdb::BLOCK_CACHE_HIT);
       f.block_cache_misses = store.RocksDbTicker(rocksdb::BLOCK_CACHE_MISS);
       f.block_cache_usage = store.RocksDbProperty("rocksdb.block-cache-usage");
+      const auto entities = store.entity_cache_counters();
+      f.entity_cache_hits = entities.hits;
+      f.entity_cache_misses = entities.misses;
+      f.entity_cache_bytes = entities.bytes;
       f.compaction_pending_bytes =
           store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes");
       f.running_compactions =

@@ -14,18 +14,29 @@ namespace {
 class FamilyStream {
  public:
   FamilyStream(const Db& db, IndexOrder order, bool history)
-      : order_(order), history_(history) {
-    rocksdb::ReadOptions ro;
-    ro.snapshot = db.snapshot();
-    // The store never writes range tombstones (no DeleteRange), so the
-    // iterator need not track them on every Seek and Next.
-    ro.ignore_range_deletions = true;
-    Cf cf = history ? HistoryCf(order) : CurrentCf(order);
-    it_.reset(db.core().db->NewIterator(ro, db.core().cf(cf)));
+      : db_(db), order_(order), history_(history) {
+    cf_ = history ? HistoryCf(order) : CurrentCf(order);
   }
 
   void Seek(std::string_view prefix, std::string_view target) {
     prefix_.assign(prefix);
+    // A prefix that names an entity seeks in prefix mode, where the
+    // entity-prefix bloom filters skip the files that hold nothing of it;
+    // a shorter one needs a total-order iterator. Each is made once.
+    const bool by_entity =
+        HasEntityPrefixFilter(cf_) && prefix.size() >= kEntityPrefixBytes;
+    std::unique_ptr<rocksdb::Iterator>& it = by_entity ? prefix_it_ : total_it_;
+    if (!it) {
+      rocksdb::ReadOptions ro;
+      ro.snapshot = db_.snapshot();
+      // The store never writes range tombstones (no DeleteRange), so the
+      // iterator need not track them on every Seek and Next.
+      ro.ignore_range_deletions = true;
+      ro.total_order_seek = !by_entity;
+      ro.prefix_same_as_start = by_entity;
+      it.reset(db_.core().db->NewIterator(ro, db_.core().cf(cf_)));
+    }
+    it_ = it.get();
     it_->Seek(rocksdb::Slice(target.data(), target.size()));
     Load();
   }
@@ -72,9 +83,13 @@ class FamilyStream {
     valid_ = true;
   }
 
+  const Db& db_;
   IndexOrder order_;
   bool history_;
-  std::unique_ptr<rocksdb::Iterator> it_;
+  Cf cf_;
+  std::unique_ptr<rocksdb::Iterator> prefix_it_;
+  std::unique_ptr<rocksdb::Iterator> total_it_;
+  rocksdb::Iterator* it_ = nullptr;  // the one of the last Seek
   std::string prefix_;
   std::string_view key_;
   EntityId asserted_ = 0;

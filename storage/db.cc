@@ -88,10 +88,20 @@ DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
 }
 
 std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
+  const bool cached =
+      order == IndexOrder::kEavt && db_->core().entity_cache != nullptr;
   switch (basis_.kind) {
     case BasisKind::kCurrent:
+      if (cached) {
+        return internal::NewEntityCachedCursor(
+            *db_, db_->basis_tx(), internal::NewCurrentCursor(*db_, order));
+      }
       return internal::NewCurrentCursor(*db_, order);
     case BasisKind::kAsOf:
+      if (cached) {
+        return internal::NewEntityCachedCursor(
+            *db_, basis_.t, internal::NewAsOfCursor(*db_, order, basis_.t));
+      }
       return internal::NewAsOfCursor(*db_, order, basis_.t);
     case BasisKind::kSince: {
       std::call_once(since_->once, [&] {

@@ -48,7 +48,30 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
   cv_.notify_one();
 }
 
+void Transactor::InvalidateCached(
+    const std::vector<absl::StatusOr<TxReport>>& results) {
+  internal::EntityCache* cache = core_->entity_cache.get();
+  if (cache == nullptr) return;
+  // Before the write and the publish: no reader of the new basis can find
+  // a record from before it, and no reader of an older basis can insert
+  // one (EntityCache::Insert).
+  for (const auto& r : results) {
+    if (!r.ok()) continue;
+    EntityId last = 0;
+    for (const Datom& d : r->datoms) {
+      if (d.e == last) continue;
+      last = d.e;
+      cache->Invalidate(d.e, state_.basis_tx);
+    }
+  }
+}
+
 void Transactor::Publish(std::shared_ptr<Statistics> stats) {
+  // A bulk import ingests files under every entity it touches: drop
+  // everything cached before the state that holds them is published.
+  if (importing_ && core_->entity_cache != nullptr) {
+    core_->entity_cache->InvalidateAll(state_.basis_tx);
+  }
   stats_ = stats;
   const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
   std::shared_ptr<internal::StoreCore> core = core_;
@@ -71,7 +94,17 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
       refused = absl::UnavailableError("the store is closing");
     } else {
       Pending job;
-      job.exclusive = [&] { done.set_value(ImportOnThread(source, options)); };
+      job.exclusive = [&] {
+        importing_ = true;
+        absl::StatusOr<ImportReport> report = ImportOnThread(source, options);
+        importing_ = false;
+        // A failed chunk may have ingested files that no published state
+        // holds yet: nothing read before the next commit may be kept.
+        if (core_->entity_cache != nullptr) {
+          core_->entity_cache->InvalidateAll(state_.basis_tx + 1);
+        }
+        done.set_value(std::move(report));
+      };
       queue_.push_back(std::move(job));
     }
   }
@@ -203,6 +236,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
       }
     }
     internal::WriteStatsMeta(*stats, dirty, meta, batch.batch());
+    InvalidateCached(results);
     rocksdb::WriteOptions wo;
     wo.sync = core_->options.sync_commits;
     rocksdb::Status s = core_->db->Write(wo, batch.batch());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "internal/entity_cache.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/store_options.h"
 #include "rocksdb/compaction_filter.h"
@@ -36,6 +37,26 @@ inline Cf CurrentCf(IndexOrder order) {
 }
 inline Cf HistoryCf(IndexOrder order) {
   return static_cast<Cf>(static_cast<int>(order) + 4);
+}
+
+// Families whose keys start with an entity id (EAVT: e, VAET: the ref v,
+// current and history) carry a bloom filter of that 8-byte prefix: a seek
+// for one entity skips every file (L0 files, levels, history) that holds
+// nothing of it. The other families start with the attribute, which every
+// file holds, so a filter there would only cost memory.
+inline constexpr size_t kEntityPrefixBytes = 8;
+inline bool HasEntityPrefixFilter(Cf cf) {
+  return cf == Cf::kEavt || cf == Cf::kVaet || cf == Cf::kEavtHist ||
+         cf == Cf::kVaetHist;
+}
+
+// Read options for iterators that may cross an entity prefix (scans of a
+// whole family or attribute, SeekForPrev): total order, because with a
+// prefix extractor RocksDB otherwise defines Seek only within one prefix.
+inline rocksdb::ReadOptions TotalOrderReadOptions() {
+  rocksdb::ReadOptions ro;
+  ro.total_order_seek = true;
+  return ro;
 }
 
 // The retention horizons the history compaction filter applies: a
@@ -85,6 +106,8 @@ struct StoreCore {
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::shared_ptr<rocksdb::Statistics> statistics;
+  // Null when StoreOptions::entity_cache_bytes is 0.
+  std::unique_ptr<EntityCache> entity_cache;
   // Declared before `db` is opened and destroyed after it closes: the
   // compaction filters point into it.
   std::unique_ptr<RetentionState> retention =

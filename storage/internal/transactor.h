@@ -59,6 +59,9 @@ class Transactor {
                                               const ImportOptions& options);
   // Takes a snapshot and publishes the current state as the latest Db.
   void Publish(std::shared_ptr<Statistics> stats);
+  // Drops the cached records of every entity the committed transactions
+  // of a group touched.
+  void InvalidateCached(const std::vector<absl::StatusOr<TxReport>>& results);
 
   std::shared_ptr<internal::StoreCore> core_;
   // Owned by the transactor thread.
@@ -68,6 +71,8 @@ class Transactor {
   // writes until DB::Resume succeeds (or the store reopens). Transactor
   // thread only.
   absl::Status write_error_;
+  // True while a bulk import runs (transactor thread only).
+  bool importing_ = false;
 
   std::atomic<std::shared_ptr<const Db>> latest_;
 

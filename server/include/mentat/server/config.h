@@ -43,6 +43,8 @@ struct ServerConfig {
 
   // Storage (per database).
   size_t block_cache_bytes = size_t{512} << 20;
+  // Decoded entities in front of RocksDB (StoreOptions::entity_cache_bytes).
+  size_t entity_cache_bytes = size_t{512} << 20;
   bool sync_commits = true;
   size_t transactor_queue = 10000;
 

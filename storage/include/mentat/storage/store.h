@@ -36,6 +36,12 @@ struct ImportOptions {
   // in-memory index shallow; larger ones mean fewer, larger files.
   // Default: 4 million.
   size_t chunk_keys = 4000000;
+  // Memory for the import's filter of the (attribute, value) pairs that
+  // earlier chunks wrote, which spares most reads of the DB (a value no
+  // entity holds yet needs no seek). About 10 bits per pair keep false
+  // positives near 2%, so the default serves some 25 million pairs (past
+  // that, more misses read the DB); 0 turns the filter off.
+  size_t filter_bytes = size_t{32} << 20;
 };
 
 struct ImportReport {
@@ -118,6 +124,17 @@ class Store {
   // "rocksdb.block-cache-usage" summed over column families, or a ticker.
   uint64_t RocksDbProperty(const std::string& name) const;
   uint64_t RocksDbTicker(uint32_t ticker) const;
+
+  // The entity cache (StoreOptions::entity_cache_bytes) since the store
+  // opened: lookups that found an entity and that had to read it, and what
+  // it holds now. All zero when the cache is off.
+  struct EntityCacheCounters {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t bytes = 0;
+    uint64_t records = 0;
+  };
+  EntityCacheCounters entity_cache_counters() const;
 
   // Counters of the transactor since the store opened (for metrics and
   // benchmarks): groups committed, transactions committed and failed,

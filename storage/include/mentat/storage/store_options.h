@@ -22,6 +22,12 @@ struct StoreOptions {
   bool sync_commits = true;
   // RocksDB block cache shared by every column family. Default: 512 MiB.
   size_t block_cache_bytes = size_t{512} << 20;
+  // Cache of entities' EAVT datoms (current and retracted) shared by every
+  // reader, in front of RocksDB for reads of one entity (fetching an
+  // entity's attributes, pull): a hash probe instead of a seek. Measured
+  // at scale m, about 400 bytes per entity of the workload. 0 turns it
+  // off. Default: 512 MiB.
+  size_t entity_cache_bytes = size_t{512} << 20;
   // Most transactions the transactor applies in one group commit.
   // Default: 1024.
   int max_group_transactions = 1024;

@@ -1,0 +1,273 @@
+// The entity cache (internal/entity_cache.h) behind EAVT reads of one
+// entity: what it answers must be exactly what RocksDB answers, at every
+// basis, whoever filled it and whenever.
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "internal/store_core.h"
+#include "mentat/storage/store.h"
+#include "mentat/storage/str_cat.h"
+#include "test_support.h"
+
+namespace mentat::storage {
+namespace {
+
+using testing::Add;
+using testing::AddRef;
+using testing::Attr;
+using testing::E;
+using testing::Retract;
+using testing::TempDir;
+using testing::Tx;
+using testing::ValuesOf;
+
+std::vector<TxOp> SchemaOps() {
+  std::vector<TxOp> ops;
+  for (auto attr :
+       {Attr("m/one", "db.type/long"), Attr("m/many", "db.type/long", true),
+        Attr("m/ref", "db.type/ref", true),
+        Attr("m/name", "db.type/string")}) {
+    ops.insert(ops.end(), attr.begin(), attr.end());
+  }
+  return ops;
+}
+
+EntityId NewEntity(Store& store, int64_t one) {
+  auto r = store.Transact(Tx({Add(E("x"), "m/one", Value::Long(one))})).get();
+  REQUIRE(r.ok());
+  return r->tempids.at("x");
+}
+
+void SetOne(Store& store, EntityId e, int64_t v) {
+  REQUIRE(store.Transact(Tx({Add(E(e), "m/one", Value::Long(v))})).get().ok());
+}
+
+TEST_CASE("a reader of an older basis never puts a stale entity back") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  const EntityId e = NewEntity(*store, 1);
+  auto before = store->Latest();
+  SetOne(*store, e, 2);
+  auto after = store->Latest();
+
+  SUBCASE("the old reader loads first") {
+    // Loaded from the old snapshot after the commit: it must not be kept.
+    CHECK(ValuesOf(before->View(Basis::Current()), e, "m/one") ==
+          std::vector<Value>{Value::Long(1)});
+    CHECK(ValuesOf(after->View(Basis::Current()), e, "m/one") ==
+          std::vector<Value>{Value::Long(2)});
+  }
+  SUBCASE("the new reader loads first") {
+    // The record read at the later basis answers the older reader too,
+    // filtered to what was true at its basis.
+    CHECK(ValuesOf(after->View(Basis::Current()), e, "m/one") ==
+          std::vector<Value>{Value::Long(2)});
+    CHECK(ValuesOf(before->View(Basis::Current()), e, "m/one") ==
+          std::vector<Value>{Value::Long(1)});
+    CHECK(ValuesOf(after->View(Basis::AsOf(before->basis_tx())), e,
+                   "m/one") == std::vector<Value>{Value::Long(1)});
+  }
+  // A later commit drops the record: the next read sees it.
+  SetOne(*store, e, 3);
+  CHECK(ValuesOf(store->Latest()->View(Basis::Current()), e, "m/one") ==
+        std::vector<Value>{Value::Long(3)});
+  // And it is kept: a second read finds it.
+  const uint64_t hits = store->entity_cache_counters().hits;
+  CHECK(ValuesOf(store->Latest()->View(Basis::Current()), e, "m/one") ==
+        std::vector<Value>{Value::Long(3)});
+  CHECK(store->entity_cache_counters().hits == hits + 1);
+}
+
+// Every datom of the entity (and of each of its attributes, and from a
+// SeekWithin) at `view`, as a comparable list.
+std::vector<std::string> Read(const DbView& view, EntityId e,
+                              const std::vector<EntityId>& attrs) {
+  std::vector<std::string> out;
+  auto cursor = view.NewCursor(IndexOrder::kEavt);
+  auto dump = [&](const char* what) {
+    for (; cursor->Valid(); cursor->Next()) {
+      const Datom& d = cursor->datom();
+      out.push_back(StrCat(what, " ", d.e, " ", d.a, " ", d.v.DebugString(),
+                           " ", d.tx, " ", d.added));
+    }
+    REQUIRE(cursor->status().ok());
+  };
+  std::string prefix;
+  EavtKey::EncodePrefix(e, &prefix);
+  cursor->Seek(prefix);
+  dump("entity");
+  for (EntityId a : attrs) {
+    std::string ea;
+    EavtKey::EncodePrefix(e, a, &ea);
+    cursor->Seek(ea);
+    dump("attribute");
+    cursor->Seek(prefix);
+    cursor->SeekWithin(ea);
+    dump("within");
+  }
+  return out;
+}
+
+TEST_CASE("cached reads equal RocksDB's at every basis") {
+  // 1 byte: nothing fits, every read loads; 4 KB: records are evicted
+  // all the time; 64 MB: everything stays.
+  for (const size_t capacity : {size_t{1}, size_t{4096}, size_t{64} << 20}) {
+    CAPTURE(capacity);
+    TempDir plain_dir, cached_dir;
+    StoreOptions plain_options, cached_options;
+    plain_options.entity_cache_bytes = 0;
+    cached_options.entity_cache_bytes = capacity;
+    auto plain = *Store::Open(plain_dir.path(), plain_options);
+    auto cached = *Store::Open(cached_dir.path(), cached_options);
+    std::mt19937 rng(static_cast<uint32_t>(capacity) + 7);
+    auto pick = [&](int n) {
+      return std::uniform_int_distribution<int>(0, n - 1)(rng);
+    };
+    std::vector<EntityId> entities, txs;
+    auto both = [&](std::vector<TxOp> ops) {
+      auto a = plain->Transact(Tx(ops)).get();
+      auto b = cached->Transact(Tx(ops)).get();
+      REQUIRE(a.ok());
+      REQUIRE(b.ok());
+      REQUIRE(a->tx == b->tx);
+      txs.push_back(a->tx);
+      return *a;
+    };
+    both(SchemaOps());
+    for (int i = 0; i < 20; ++i) {
+      auto r = both({Add(E("x"), "m/one", Value::Long(i)),
+                     Add(E("x"), "m/name", Value::String("n" + std::to_string(i)))});
+      entities.push_back(r.tempids.at("x"));
+    }
+    const Schema& schema = cached->Latest()->schema();
+    std::vector<EntityId> attrs;
+    for (const char* a : {"m/one", "m/many", "m/ref", "m/name"}) {
+      attrs.push_back(schema.FindAttribute(a)->id);
+    }
+    for (int round = 0; round < 120; ++round) {
+      std::vector<TxOp> ops;
+      const EntityId e = entities[pick(static_cast<int>(entities.size()))];
+      switch (pick(4)) {
+        case 0:
+          ops.push_back(Add(E(e), "m/one", Value::Long(pick(5))));
+          break;
+        case 1:
+          ops.push_back(Add(E(e), "m/many", Value::Long(pick(4))));
+          break;
+        case 2:
+          ops.push_back(Retract(E(e), "m/many", Value::Long(pick(4))));
+          break;
+        default:
+          ops.push_back(AddRef(
+              E(e), "m/ref",
+              E(entities[pick(static_cast<int>(entities.size()))])));
+      }
+      // A retraction of a value that is not there is a no-op either way.
+      auto a = plain->Transact(Tx(ops)).get();
+      auto b = cached->Transact(Tx(ops)).get();
+      REQUIRE(a.ok() == b.ok());
+      if (a.ok()) txs.push_back(a->tx);
+      // Reads at the latest basis and as of a random earlier one, through
+      // the cache in whichever order the rounds fill it.
+      const EntityId probe = entities[pick(static_cast<int>(entities.size()))];
+      const EntityId t = txs[pick(static_cast<int>(txs.size()))];
+      for (const Basis basis : {Basis::Current(), Basis::AsOf(t)}) {
+        CAPTURE(round);
+        CHECK(Read(cached->Latest()->View(basis), probe, attrs) ==
+              Read(plain->Latest()->View(basis), probe, attrs));
+      }
+    }
+  }
+}
+
+TEST_CASE("an entity too big for the cache reads from RocksDB") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  const EntityId e = NewEntity(*store, 1);
+  std::vector<TxOp> ops;
+  for (int i = 0; i < 3000; ++i) {
+    ops.push_back(Add(E(e), "m/many", Value::Long(i)));
+  }
+  REQUIRE(store->Transact(Tx(ops)).get().ok());
+  for (int pass = 0; pass < 2; ++pass) {
+    auto values = ValuesOf(store->Latest()->View(Basis::Current()), e, "m/many");
+    REQUIRE(values.size() == 3000);
+    CHECK(values.front() == Value::Long(0));
+    CHECK(values.back() == Value::Long(2999));
+  }
+}
+
+TEST_CASE("an entity changed more often than a record keeps reads right") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  const EntityId e = NewEntity(*store, 0);
+  std::vector<EntityId> txs;
+  for (int64_t v = 1; v <= 100; ++v) {
+    auto r = store->Transact(Tx({Add(E(e), "m/one", Value::Long(v))})).get();
+    REQUIRE(r.ok());
+    txs.push_back(r->tx);
+  }
+  auto latest = store->Latest();
+  for (int pass = 0; pass < 2; ++pass) {
+    CHECK(ValuesOf(latest->View(Basis::Current()), e, "m/one") ==
+          std::vector<Value>{Value::Long(100)});
+    for (size_t i : {size_t{0}, size_t{41}, size_t{98}}) {
+      CHECK(ValuesOf(latest->View(Basis::AsOf(txs[i])), e, "m/one") ==
+            std::vector<Value>{Value::Long(static_cast<int64_t>(i) + 1)});
+    }
+  }
+}
+
+TEST_CASE("readers racing a writer always see the value of their basis") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  const EntityId e = NewEntity(*store, 0);
+  std::mutex mu;
+  std::map<EntityId, int64_t> value_at;  // tx -> the value it wrote
+  value_at[store->Latest()->basis_tx()] = 0;
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0}, reads{0};
+  auto reader = [&] {
+    while (!stop.load()) {
+      auto db = store->Latest();
+      auto values = ValuesOf(db->View(Basis::Current()), e, "m/one");
+      // The writer records a tx after the commit is published: wait for it.
+      int64_t expected = -1;
+      for (;;) {
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = value_at.upper_bound(db->basis_tx());
+        if (it != value_at.end() || value_at.rbegin()->first == db->basis_tx()) {
+          expected = std::prev(it)->second;
+          break;
+        }
+      }
+      if (values.size() != 1 || values[0] != Value::Long(expected)) wrong++;
+      reads++;
+    }
+  };
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 3; ++i) readers.emplace_back(reader);
+  for (int64_t v = 1; v <= 300; ++v) {
+    auto r = store->Transact(Tx({Add(E(e), "m/one", Value::Long(v))})).get();
+    REQUIRE(r.ok());
+    std::lock_guard<std::mutex> lock(mu);
+    value_at[r->tx] = v;
+  }
+  stop = true;
+  for (std::thread& t : readers) t.join();
+  CHECK(reads.load() > 0);
+  CHECK(wrong.load() == 0);
+}
+
+}  // namespace
+}  // namespace mentat::storage
