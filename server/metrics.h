@@ -48,6 +48,9 @@ struct DatabaseFigures {
   uint64_t entity_cache_hits = 0;
   uint64_t entity_cache_misses = 0;
   uint64_t entity_cache_bytes = 0;
+  uint64_t value_cache_hits = 0;
+  uint64_t value_cache_misses = 0;
+  uint64_t value_cache_bytes = 0;
   uint64_t compaction_pending_bytes = 0;
   uint64_t running_compactions = 0;
   uint64_t memtable_bytes = 0;

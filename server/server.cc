@@ -94,6 +94,7 @@ absl::Status ServerImpl::Start() {
   db_options.store.sync_commits = config.sync_commits;
   db_options.store.block_cache_bytes = config.block_cache_bytes;
   db_options.store.entity_cache_bytes = config.entity_cache_bytes;
+  db_options.store.value_cache_bytes = config.value_cache_bytes;
   db_options.store.queue_capacity = config.transactor_queue;
   db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
@@ -212,6 +213,10 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       f.entity_cache_hits = entities.hits;
       f.entity_cache_misses = entities.misses;
       f.entity_cache_bytes = entities.bytes;
+      const auto values = store.value_cache_counters();
+      f.value_cache_hits = values.hits;
+      f.value_cache_misses = values.misses;
+      f.value_cache_bytes = values.bytes;
       f.compaction_pending_bytes =
           store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes");
       f.running_compactions =

@@ -88,19 +88,20 @@ DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
 }
 
 std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
-  const bool cached =
-      order == IndexOrder::kEavt && db_->core().entity_cache != nullptr;
+  internal::RecordCache* cache = db_->core().cache(order);
   switch (basis_.kind) {
     case BasisKind::kCurrent:
-      if (cached) {
-        return internal::NewEntityCachedCursor(
-            *db_, db_->basis_tx(), internal::NewCurrentCursor(*db_, order));
+      if (cache != nullptr) {
+        return internal::NewCachedCursor(
+            *db_, order, cache, db_->basis_tx(),
+            internal::NewCurrentCursor(*db_, order));
       }
       return internal::NewCurrentCursor(*db_, order);
     case BasisKind::kAsOf:
-      if (cached) {
-        return internal::NewEntityCachedCursor(
-            *db_, basis_.t, internal::NewAsOfCursor(*db_, order, basis_.t));
+      if (cache != nullptr) {
+        return internal::NewCachedCursor(
+            *db_, order, cache, basis_.t,
+            internal::NewAsOfCursor(*db_, order, basis_.t));
       }
       return internal::NewAsOfCursor(*db_, order, basis_.t);
     case BasisKind::kSince: {

@@ -50,7 +50,7 @@ TEST_CASE("10,000 changes leave an entity's current read as cheap as new") {
   StoreOptions options;
   options.sync_commits = false;  // 10,000 fsyncs would only slow the test
   // What is measured is the RocksDB layout (SingleDelete), not the entity
-  // cache in front of it (entity_cache_test.cc covers busy entities).
+  // cache in front of it (record_cache_test.cc covers busy entities).
   options.entity_cache_bytes = 0;
   auto store = *Store::Open(dir.path(), options);
   auto schema = Attr("h/n", "db.type/long");

@@ -273,7 +273,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   core->options = options;
   if (options.entity_cache_bytes > 0) {
     core->entity_cache =
-        std::make_unique<internal::EntityCache>(options.entity_cache_bytes);
+        std::make_unique<internal::RecordCache>(options.entity_cache_bytes);
+  }
+  if (options.value_cache_bytes > 0) {
+    core->value_cache =
+        std::make_unique<internal::RecordCache>(options.value_cache_bytes);
   }
   core->path = path;
 
@@ -418,15 +422,25 @@ uint64_t Store::RocksDbTicker(uint32_t ticker) const {
   return core_->statistics ? core_->statistics->getTickerCount(ticker) : 0;
 }
 
-Store::EntityCacheCounters Store::entity_cache_counters() const {
-  EntityCacheCounters out;
-  if (core_->entity_cache == nullptr) return out;
-  const auto c = core_->entity_cache->counters();
+namespace {
+Store::CacheCounters CountersOf(const internal::RecordCache* cache) {
+  Store::CacheCounters out;
+  if (cache == nullptr) return out;
+  const auto c = cache->counters();
   out.hits = c.hits;
   out.misses = c.misses;
   out.bytes = c.bytes;
   out.records = c.records;
   return out;
+}
+}  // namespace
+
+Store::CacheCounters Store::entity_cache_counters() const {
+  return CountersOf(core_->entity_cache.get());
+}
+
+Store::CacheCounters Store::value_cache_counters() const {
+  return CountersOf(core_->value_cache.get());
 }
 
 uint64_t Store::DiskSizeBytes() const {

@@ -50,18 +50,27 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
 
 void Transactor::InvalidateCached(
     const std::vector<absl::StatusOr<TxReport>>& results) {
-  internal::EntityCache* cache = core_->entity_cache.get();
-  if (cache == nullptr) return;
+  internal::RecordCache* entities = core_->entity_cache.get();
+  internal::RecordCache* values = core_->value_cache.get();
   // Before the write and the publish: no reader of the new basis can find
   // a record from before it, and no reader of an older basis can insert
-  // one (EntityCache::Insert).
+  // one (RecordCache::Insert).
+  std::string prefix;
   for (const auto& r : results) {
     if (!r.ok()) continue;
     EntityId last = 0;
     for (const Datom& d : r->datoms) {
-      if (d.e == last) continue;
-      last = d.e;
-      cache->Invalidate(d.e, state_.basis_tx);
+      if (entities != nullptr && d.e != last) {
+        last = d.e;
+        prefix.clear();
+        EavtKey::EncodePrefix(d.e, &prefix);
+        entities->Invalidate(prefix, state_.basis_tx);
+      }
+      if (values != nullptr) {
+        prefix.clear();
+        AvetKey::EncodePrefix(d.a, d.v, &prefix);
+        values->Invalidate(prefix, state_.basis_tx);
+      }
     }
   }
 }
@@ -69,8 +78,10 @@ void Transactor::InvalidateCached(
 void Transactor::Publish(std::shared_ptr<Statistics> stats) {
   // A bulk import ingests files under every entity it touches: drop
   // everything cached before the state that holds them is published.
-  if (importing_ && core_->entity_cache != nullptr) {
-    core_->entity_cache->InvalidateAll(state_.basis_tx);
+  if (importing_) {
+    for (auto* cache : {core_->entity_cache.get(), core_->value_cache.get()}) {
+      if (cache != nullptr) cache->InvalidateAll(state_.basis_tx);
+    }
   }
   stats_ = stats;
   const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
@@ -100,8 +111,9 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
         importing_ = false;
         // A failed chunk may have ingested files that no published state
         // holds yet: nothing read before the next commit may be kept.
-        if (core_->entity_cache != nullptr) {
-          core_->entity_cache->InvalidateAll(state_.basis_tx + 1);
+        for (auto* cache :
+             {core_->entity_cache.get(), core_->value_cache.get()}) {
+          if (cache != nullptr) cache->InvalidateAll(state_.basis_tx + 1);
         }
         done.set_value(std::move(report));
       };

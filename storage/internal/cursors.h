@@ -21,13 +21,15 @@ std::unique_ptr<DatomCursor> NewSinceCursor(const Db& db, IndexOrder order,
                                             EntityId t);
 // Every assertion and retraction, per key in tx order.
 std::unique_ptr<DatomCursor> NewHistoryCursor(const Db& db, IndexOrder order);
-// EAVT datoms visible at `t` (asserted at or before it and not retracted
-// by it; t <= the Db's basis), served per entity from the store's
-// EntityCache (db.core().entity_cache, which must exist). Seeks with a
-// prefix shorter than an entity id, and entities too big for the cache, go
-// to `fallback`, the ordinary cursor of the same view.
-std::unique_ptr<DatomCursor> NewEntityCachedCursor(
-    const Db& db, EntityId t, std::unique_ptr<DatomCursor> fallback);
+// EAVT or AVET datoms visible at `t` (asserted at or before it and not
+// retracted by it; t <= the Db's basis), served from `cache` per entity
+// (EAVT) or per attribute and value (AVET). Seeks under any other prefix,
+// and prefixes too big for the cache, go to `fallback`, the ordinary
+// cursor of the same view.
+class RecordCache;
+std::unique_ptr<DatomCursor> NewCachedCursor(
+    const Db& db, IndexOrder order, RecordCache* cache, EntityId t,
+    std::unique_ptr<DatomCursor> fallback);
 
 }  // namespace mentat::storage::internal
 

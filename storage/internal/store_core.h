@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "internal/entity_cache.h"
+#include "internal/record_cache.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/store_options.h"
 #include "rocksdb/compaction_filter.h"
@@ -106,8 +106,15 @@ struct StoreCore {
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::shared_ptr<rocksdb::Statistics> statistics;
-  // Null when StoreOptions::entity_cache_bytes is 0.
-  std::unique_ptr<EntityCache> entity_cache;
+  // EAVT records per entity and AVET records per attribute and value;
+  // null when StoreOptions::entity_cache_bytes / value_cache_bytes is 0.
+  std::unique_ptr<RecordCache> entity_cache;
+  std::unique_ptr<RecordCache> value_cache;
+  RecordCache* cache(IndexOrder order) const {
+    if (order == IndexOrder::kEavt) return entity_cache.get();
+    if (order == IndexOrder::kAvet) return value_cache.get();
+    return nullptr;
+  }
   // Declared before `db` is opened and destroyed after it closes: the
   // compaction filters point into it.
   std::unique_ptr<RetentionState> retention =

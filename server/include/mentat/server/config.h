@@ -45,6 +45,8 @@ struct ServerConfig {
   size_t block_cache_bytes = size_t{512} << 20;
   // Decoded entities in front of RocksDB (StoreOptions::entity_cache_bytes).
   size_t entity_cache_bytes = size_t{512} << 20;
+  // Attribute-and-value lookups (StoreOptions::value_cache_bytes).
+  size_t value_cache_bytes = size_t{128} << 20;
   bool sync_commits = true;
   size_t transactor_queue = 10000;
 

@@ -125,16 +125,18 @@ class Store {
   uint64_t RocksDbProperty(const std::string& name) const;
   uint64_t RocksDbTicker(uint32_t ticker) const;
 
-  // The entity cache (StoreOptions::entity_cache_bytes) since the store
-  // opened: lookups that found an entity and that had to read it, and what
-  // it holds now. All zero when the cache is off.
-  struct EntityCacheCounters {
+  // The entity and value caches (StoreOptions::entity_cache_bytes,
+  // value_cache_bytes) since the store opened: lookups that found a record
+  // and that had to read one, and what they hold now. All zero when a cache
+  // is off.
+  struct CacheCounters {
     uint64_t hits = 0;
     uint64_t misses = 0;
     uint64_t bytes = 0;
     uint64_t records = 0;
   };
-  EntityCacheCounters entity_cache_counters() const;
+  CacheCounters entity_cache_counters() const;
+  CacheCounters value_cache_counters() const;
 
   // Counters of the transactor since the store opened (for metrics and
   // benchmarks): groups committed, transactions committed and failed,

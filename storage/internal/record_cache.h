@@ -1,5 +1,5 @@
-#ifndef MENTAT_STORAGE_INTERNAL_ENTITY_CACHE_H_
-#define MENTAT_STORAGE_INTERNAL_ENTITY_CACHE_H_
+#ifndef MENTAT_STORAGE_INTERNAL_RECORD_CACHE_H_
+#define MENTAT_STORAGE_INTERNAL_RECORD_CACHE_H_
 
 #include <array>
 #include <atomic>
@@ -12,14 +12,16 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "mentat/storage/datom.h"
 
 namespace mentat::storage::internal {
 
-// Every EAVT key of one entity, current and retracted, as read from one
-// snapshot: enough to answer the entity's datoms at any basis up to the
-// snapshot's (current, or as of an earlier t).
-struct EntityRecord {
+// Every key under one prefix of an index (EAVT: one entity; AVET: one
+// attribute and value), current and retracted, as read from one snapshot:
+// enough to answer the prefix's datoms at any basis up to the snapshot's
+// (current, or as of an earlier t).
+struct IndexRecord {
   struct Entry {
     uint32_t key_offset;  // into keys
     uint32_t key_size;
@@ -32,11 +34,11 @@ struct EntityRecord {
   std::vector<Entry> entries;
   // The basis of the snapshot the record was read from.
   EntityId read_at = 0;
-  // False when the entity has more retracted datoms than a record keeps:
+  // False when the prefix has more retracted datoms than a record keeps:
   // then entries hold its current datoms only, which answer reads at
   // read_at or later, and earlier reads go to RocksDB.
   bool history_complete = true;
-  // Set when the entity has more current datoms than a record keeps:
+  // Set when the prefix has more current datoms than a record keeps:
   // readers go to RocksDB for it (and the record holds no entries).
   bool oversized = false;
 
@@ -45,37 +47,39 @@ struct EntityRecord {
   }
   // Memory charged against the cache's capacity.
   size_t charge() const {
-    return sizeof(EntityRecord) + keys.capacity() +
+    return sizeof(IndexRecord) + keys.capacity() +
            entries.capacity() * sizeof(Entry) + 64;
   }
 };
 
-// A cache of EntityRecords shared by every reader of a store, so that
-// looking up an entity's attributes (EAVT with e bound: entity fetches,
-// pull, joins on a bound entity) costs a hash probe instead of a RocksDB
-// seek through every level. Datomic's peers keep the same kind of cache.
+// A cache of IndexRecords shared by every reader of a store, so that
+// reading one entity's attributes (EAVT with e bound: entity fetches, pull,
+// joins on a bound entity) or finding the entities of one value (AVET with
+// a and v bound: unique lookups, input bindings) costs a hash probe instead
+// of a RocksDB seek through every level. Datomic's peers keep the same
+// kind of cache.
 //
-// Records never go stale: the transactor calls Invalidate for every entity
+// Records never go stale: the transactor calls Invalidate for every prefix
 // a commit touches before it publishes the commit, and a record read at a
 // basis older than an invalidation of its shard is not kept (Insert), so a
-// reader that loaded an entity just before a commit cannot put back what
+// reader that loaded a prefix just before a commit cannot put back what
 // the commit changed. Least recently used records go first once the
 // charges pass the capacity.
 //
 // Thread-safe (one mutex per shard).
-class EntityCache {
+class RecordCache {
  public:
-  explicit EntityCache(size_t capacity_bytes);
+  explicit RecordCache(size_t capacity_bytes);
 
-  // The record of `e`, or null.
-  std::shared_ptr<const EntityRecord> Find(EntityId e);
+  // The record of `prefix`, or null.
+  std::shared_ptr<const IndexRecord> Find(std::string_view prefix);
   // Keeps `record`, read from a snapshot at `read_at`, unless a commit
-  // after read_at invalidated anything in e's shard.
-  void Insert(EntityId e, EntityId read_at,
-              std::shared_ptr<const EntityRecord> record);
-  // Transactor: drops e's record; reads older than `tx` can no longer
-  // insert into its shard.
-  void Invalidate(EntityId e, EntityId tx);
+  // after read_at invalidated anything in the prefix's shard.
+  void Insert(std::string_view prefix, EntityId read_at,
+              std::shared_ptr<const IndexRecord> record);
+  // Transactor: drops the prefix's record; reads older than `tx` can no
+  // longer insert into its shard.
+  void Invalidate(std::string_view prefix, EntityId tx);
   // Transactor: drops every record (bulk import).
   void InvalidateAll(EntityId tx);
 
@@ -90,23 +94,21 @@ class EntityCache {
  private:
   static constexpr int kShards = 32;
   struct Node {
-    std::shared_ptr<const EntityRecord> record;
-    std::list<EntityId>::iterator lru;
+    std::shared_ptr<const IndexRecord> record;
+    std::list<std::string>::iterator lru;
     size_t charge;
+    uint64_t touched;  // the shard's tick when last moved to the front
   };
   struct Shard {
     mutable std::mutex mu;
-    absl::flat_hash_map<EntityId, Node> map;
-    std::list<EntityId> lru;  // front: most recently used
+    absl::flat_hash_map<std::string, Node> map;
+    std::list<std::string> lru;  // front: most recently used
     size_t bytes = 0;
+    uint64_t tick = 0;  // counts moves to the front
     EntityId floor = 0;  // the last tx that invalidated anything here
   };
-  Shard& ShardOf(EntityId e) {
-    // Entity ids are sequential: mix the bits so neighbours spread.
-    const uint64_t h = static_cast<uint64_t>(e) * 0x9E3779B97F4A7C15ull;
-    return shards_[h >> 59];
-  }
-  void EraseLocked(Shard& shard, EntityId e);
+  Shard& ShardOf(std::string_view prefix);
+  void EraseLocked(Shard& shard, std::string_view prefix);
 
   const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
@@ -116,4 +118,4 @@ class EntityCache {
 
 }  // namespace mentat::storage::internal
 
-#endif  // MENTAT_STORAGE_INTERNAL_ENTITY_CACHE_H_
+#endif  // MENTAT_STORAGE_INTERNAL_RECORD_CACHE_H_

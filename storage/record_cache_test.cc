@@ -1,6 +1,6 @@
-// The entity cache (internal/entity_cache.h) behind EAVT reads of one
-// entity: what it answers must be exactly what RocksDB answers, at every
-// basis, whoever filled it and whenever.
+// The record caches (internal/record_cache.h) behind EAVT reads of one
+// entity and AVET reads of one value: what they answer must be exactly
+// what RocksDB answers, at every basis, whoever filled them and whenever.
 
 #include <doctest/doctest.h>
 
@@ -74,10 +74,28 @@ TEST_CASE("a reader of an older basis never puts a stale entity back") {
     CHECK(ValuesOf(after->View(Basis::AsOf(before->basis_tx())), e,
                    "m/one") == std::vector<Value>{Value::Long(1)});
   }
+  // The value cache: the entity found by its old value at the old basis
+  // only.
+  const EntityId one = after->schema().FindAttribute("m/one")->id;
+  for (int pass = 0; pass < 2; ++pass) {
+    auto found = after->View(Basis::Current()).LookupUnique(one, Value::Long(1));
+    REQUIRE(found.ok());
+    CHECK(!found->has_value());
+    found = before->View(Basis::Current()).LookupUnique(one, Value::Long(1));
+    REQUIRE(found.ok());
+    CHECK(*found == std::optional<EntityId>(e));
+    found = after->View(Basis::Current()).LookupUnique(one, Value::Long(2));
+    REQUIRE(found.ok());
+    CHECK(*found == std::optional<EntityId>(e));
+  }
   // A later commit drops the record: the next read sees it.
   SetOne(*store, e, 3);
   CHECK(ValuesOf(store->Latest()->View(Basis::Current()), e, "m/one") ==
         std::vector<Value>{Value::Long(3)});
+  auto by_value =
+      store->Latest()->View(Basis::Current()).LookupUnique(one, Value::Long(2));
+  REQUIRE(by_value.ok());
+  CHECK(!by_value->has_value());
   // And it is kept: a second read finds it.
   const uint64_t hits = store->entity_cache_counters().hits;
   CHECK(ValuesOf(store->Latest()->View(Basis::Current()), e, "m/one") ==
@@ -115,6 +133,22 @@ std::vector<std::string> Read(const DbView& view, EntityId e,
   return out;
 }
 
+// Every datom of each value of m/one (AVET under attribute and value).
+std::vector<std::string> ReadValues(const DbView& view, EntityId attr) {
+  std::vector<std::string> out;
+  auto cursor = view.NewCursor(IndexOrder::kAvet);
+  for (int64_t v = 0; v < 5; ++v) {
+    std::string prefix;
+    AvetKey::EncodePrefix(attr, Value::Long(v), &prefix);
+    for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+      const Datom& d = cursor->datom();
+      out.push_back(StrCat(v, ": ", d.e, " ", d.tx));
+    }
+    REQUIRE(cursor->status().ok());
+  }
+  return out;
+}
+
 TEST_CASE("cached reads equal RocksDB's at every basis") {
   // 1 byte: nothing fits, every read loads; 4 KB: records are evicted
   // all the time; 64 MB: everything stays.
@@ -123,7 +157,9 @@ TEST_CASE("cached reads equal RocksDB's at every basis") {
     TempDir plain_dir, cached_dir;
     StoreOptions plain_options, cached_options;
     plain_options.entity_cache_bytes = 0;
+    plain_options.value_cache_bytes = 0;
     cached_options.entity_cache_bytes = capacity;
+    cached_options.value_cache_bytes = capacity;
     auto plain = *Store::Open(plain_dir.path(), plain_options);
     auto cached = *Store::Open(cached_dir.path(), cached_options);
     std::mt19937 rng(static_cast<uint32_t>(capacity) + 7);
@@ -182,6 +218,8 @@ TEST_CASE("cached reads equal RocksDB's at every basis") {
         CAPTURE(round);
         CHECK(Read(cached->Latest()->View(basis), probe, attrs) ==
               Read(plain->Latest()->View(basis), probe, attrs));
+        CHECK(ReadValues(cached->Latest()->View(basis), attrs[0]) ==
+              ReadValues(plain->Latest()->View(basis), attrs[0]));
       }
     }
   }

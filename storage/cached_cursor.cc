@@ -1,46 +1,68 @@
-// EAVT reads of one entity served from the EntityCache (see
-// internal/entity_cache.h): the first seek into an entity reads all its
-// keys, current and retracted, from the Db's snapshot; later seeks, by any
-// reader, probe the cache instead of RocksDB.
+// Reads of one entity (EAVT) or of one attribute and value (AVET) served
+// from a RecordCache (internal/record_cache.h): the first seek under such a
+// prefix reads all its keys, current and retracted, from the Db's snapshot;
+// later seeks, by any reader, probe the cache instead of RocksDB.
 
 #include <algorithm>
 
 #include "internal/coding.h"
 #include "internal/cursors.h"
-#include "internal/entity_cache.h"
+#include "internal/record_cache.h"
+#include "mentat/storage/value_codec.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {
 
-// Entities with more current keys than this are read from RocksDB each
-// time: one read of a huge cardinality-many attribute should not flush the
-// cache.
-constexpr size_t kMaxRecordEntries = 1024;
+// Prefixes with more current keys than this are read from RocksDB each
+// time: one read of a huge cardinality-many attribute (EAVT) or of a value
+// thousands of entities share (AVET: an enum) should not flush the cache.
+constexpr size_t kMaxEntityEntries = 1024;
+constexpr size_t kMaxValueEntries = 64;
 // A record keeps at most this many retracted datoms. An entity changed
 // more often than that (a counter) keeps only its current datoms, so that
 // reading it after each change does not read its whole history again.
 constexpr size_t kMaxHistoryEntries = 64;
 
-class EntityCachedCursor : public DatomCursor {
+// The cache key of a seek prefix: EAVT, the entity id it starts with;
+// AVET, the prefix itself when it is exactly an attribute and a whole
+// value. False: the seek is not under one cacheable prefix.
+bool CacheKey(IndexOrder order, std::string_view prefix,
+              std::string_view* key) {
+  if (prefix.size() < kEntityPrefixBytes) return false;
+  if (order == IndexOrder::kEavt) {
+    *key = prefix.substr(0, kEntityPrefixBytes);
+    return true;
+  }
+  std::string_view rest = prefix.substr(kEntityPrefixBytes);
+  Value v;
+  if (rest.empty() || !DecodeValue(&rest, &v).ok() || !rest.empty()) {
+    return false;
+  }
+  *key = prefix;
+  return true;
+}
+
+class CachedCursor : public DatomCursor {
  public:
-  EntityCachedCursor(const Db& db, EntityCache* cache, EntityId t,
-                     std::unique_ptr<DatomCursor> fallback)
-      : db_(db), cache_(cache), t_(t), fallback_(std::move(fallback)) {}
+  CachedCursor(const Db& db, IndexOrder order, RecordCache* cache, EntityId t,
+               std::unique_ptr<DatomCursor> fallback)
+      : db_(db),
+        order_(order),
+        cache_(cache),
+        t_(t),
+        fallback_(std::move(fallback)) {}
 
   void Seek(std::string_view prefix) override {
     valid_ = false;
     record_.reset();
-    if (prefix.size() < kEntityPrefixBytes) {
-      return UseFallback(prefix);
-    }
-    const EntityId e = static_cast<EntityId>(
-        DecodeFixed64BE(prefix.substr(0, kEntityPrefixBytes)));
-    std::shared_ptr<const EntityRecord> record = cache_->Find(e);
+    std::string_view key;
+    if (!CacheKey(order_, prefix, &key)) return UseFallback(prefix);
+    std::shared_ptr<const IndexRecord> record = cache_->Find(key);
     if (!record) {
-      record = Load(e, prefix);
+      record = Load(key);
       if (!record) return;  // an error, in status_
-      cache_->Insert(e, db_.basis_tx(), record);
+      cache_->Insert(key, db_.basis_tx(), record);
     }
     if (record->oversized ||
         (!record->history_complete && t_ < record->read_at)) {
@@ -92,7 +114,7 @@ class EntityCachedCursor : public DatomCursor {
     const auto& entries = record_->entries;
     auto it = std::lower_bound(
         entries.begin(), entries.end(), target,
-        [&](const EntityRecord::Entry& entry, std::string_view t) {
+        [&](const IndexRecord::Entry& entry, std::string_view t) {
           return record_->key(entry) < t;
         });
     pos_ = static_cast<size_t>(it - entries.begin());
@@ -105,14 +127,14 @@ class EntityCachedCursor : public DatomCursor {
     valid_ = false;
     const auto& entries = record_->entries;
     for (; pos_ < entries.size(); ++pos_) {
-      const EntityRecord::Entry& entry = entries[pos_];
+      const IndexRecord::Entry& entry = entries[pos_];
       const std::string_view k = record_->key(entry);
       if (!k.starts_with(prefix_)) return;
       if (entry.asserted > t_ || (entry.retracted != 0 && entry.retracted <= t_))
         continue;
       key_ = k;
       if (!keys_only_) {
-        absl::Status s = DecodeKey(IndexOrder::kEavt, k, &datom_);
+        absl::Status s = DecodeKey(order_, k, &datom_);
         if (!s.ok()) {
           status_ = s;
           return;
@@ -130,37 +152,45 @@ class EntityCachedCursor : public DatomCursor {
       rocksdb::ReadOptions ro;
       ro.snapshot = db_.snapshot();
       ro.ignore_range_deletions = true;
-      ro.prefix_same_as_start = true;
+      ro.prefix_same_as_start = HasEntityPrefixFilter(cf);
+      ro.total_order_seek = !HasEntityPrefixFilter(cf);
       it->reset(db_.core().db->NewIterator(ro, db_.core().cf(cf)));
     }
     return it->get();
   }
 
-  // Reads every key of entity e (current and history) from the snapshot.
+  // Reads every key under `key` (current and history) from the snapshot.
   // Null on an error (status_ says which).
-  std::shared_ptr<const EntityRecord> Load(EntityId e,
-                                           std::string_view prefix) {
-    auto record = std::make_shared<EntityRecord>();
+  std::shared_ptr<const IndexRecord> Load(std::string_view key) {
+    auto record = std::make_shared<IndexRecord>();
     record->read_at = db_.basis_tx();
-    const std::string_view eprefix = prefix.substr(0, kEntityPrefixBytes);
+    const std::string_view eprefix = key;
     const rocksdb::Slice seek(eprefix.data(), eprefix.size());
+    const size_t max_entries = order_ == IndexOrder::kEavt ? kMaxEntityEntries
+                                                           : kMaxValueEntries;
+    // AVET history has no prefix filter (its keys do not start with an
+    // entity), so reading it would double the cost of a miss: AVET records
+    // hold current datoms only and answer reads at read_at or later.
+    const bool with_history = order_ == IndexOrder::kEavt;
+    if (!with_history) record->history_complete = false;
     for (const bool history : {false, true}) {
+      if (history && !with_history) break;
       size_t kept = 0;
       rocksdb::Iterator* it =
-          history ? Iterator(Cf::kEavtHist, &history_it_)
-                  : Iterator(Cf::kEavt, &current_it_);
+          history ? Iterator(HistoryCf(order_), &history_it_)
+                  : Iterator(CurrentCf(order_), &current_it_);
       for (it->Seek(seek); it->Valid(); it->Next()) {
         std::string_view k(it->key().data(), it->key().size());
         if (!k.starts_with(eprefix)) break;
         std::string_view v(it->value().data(), it->value().size());
         if (v.size() != 8 || (history && k.size() < kEntityPrefixBytes + 8)) {
-          status_ = absl::DataLossError(StrCat(
-              "malformed entry in eavt", history ? " history" : "",
-              " of entity ", e));
+          status_ = absl::DataLossError(
+              StrCat("malformed entry in ", IndexOrderName(order_),
+                     history ? " history" : ""));
           return nullptr;
         }
-        if (!history && kept == kMaxRecordEntries) {
-          auto oversized = std::make_shared<EntityRecord>();
+        if (!history && kept == max_entries) {
+          auto oversized = std::make_shared<IndexRecord>();
           oversized->oversized = true;
           return oversized;
         }
@@ -173,7 +203,7 @@ class EntityCachedCursor : public DatomCursor {
           break;
         }
         ++kept;
-        EntityRecord::Entry entry;
+        IndexRecord::Entry entry;
         entry.key_offset = static_cast<uint32_t>(record->keys.size());
         if (history) {
           const std::string_view key = k.substr(0, k.size() - 8);
@@ -192,15 +222,15 @@ class EntityCachedCursor : public DatomCursor {
       }
       if (!it->status().ok()) {
         status_ = absl::UnavailableError(
-            StrCat("reading eavt", history ? " history" : "", " of entity ", e,
-                   ": ", it->status().ToString()));
+            StrCat("reading ", IndexOrderName(order_),
+                   history ? " history" : "", ": ", it->status().ToString()));
         return nullptr;
       }
     }
     // Key order; for one key, its intervals by assertion, which puts the
     // current assertion (later than every retraction of it) last.
     std::sort(record->entries.begin(), record->entries.end(),
-              [&](const EntityRecord::Entry& a, const EntityRecord::Entry& b) {
+              [&](const IndexRecord::Entry& a, const IndexRecord::Entry& b) {
                 const std::string_view ka = record->key(a), kb = record->key(b);
                 if (ka != kb) return ka < kb;
                 return a.asserted < b.asserted;
@@ -211,13 +241,14 @@ class EntityCachedCursor : public DatomCursor {
   }
 
   const Db& db_;
-  EntityCache* cache_;
+  IndexOrder order_;
+  RecordCache* cache_;
   EntityId t_;  // entries asserted at or before t_ and not retracted by it
   std::unique_ptr<DatomCursor> fallback_;
   bool fallback_mode_ = false;
   std::unique_ptr<rocksdb::Iterator> current_it_;
   std::unique_ptr<rocksdb::Iterator> history_it_;
-  std::shared_ptr<const EntityRecord> record_;
+  std::shared_ptr<const IndexRecord> record_;
   std::string prefix_;
   size_t pos_ = 0;
   Datom datom_;
@@ -229,10 +260,11 @@ class EntityCachedCursor : public DatomCursor {
 
 }  // namespace
 
-std::unique_ptr<DatomCursor> NewEntityCachedCursor(
-    const Db& db, EntityId t, std::unique_ptr<DatomCursor> fallback) {
-  return std::make_unique<EntityCachedCursor>(db, db.core().entity_cache.get(),
-                                              t, std::move(fallback));
+std::unique_ptr<DatomCursor> NewCachedCursor(
+    const Db& db, IndexOrder order, RecordCache* cache, EntityId t,
+    std::unique_ptr<DatomCursor> fallback) {
+  return std::make_unique<CachedCursor>(db, order, cache, t,
+                                        std::move(fallback));
 }
 
 }  // namespace mentat::storage::internal
