@@ -7,8 +7,18 @@
 
 namespace mentat::storage::internal {
 
-GroupBatch::GroupBatch(const StoreCore* core, bool collect_runs)
-    : core_(core), collect_runs_(collect_runs) {}
+GroupBatch::GroupBatch(const StoreCore* core, bool collect_runs,
+                       size_t filter_bytes)
+    : core_(core), collect_runs_(collect_runs) {
+  // Whole 512-bit blocks, a power of two of them.
+  size_t words = 8;
+  while (words * 2 * 8 <= filter_bytes) words *= 2;
+  if (!collect_runs || filter_bytes < 64) {
+    filter_state_ = FilterState::kOff;
+  } else {
+    filter_.assign(words, 0);
+  }
+}
 
 std::string_view GroupBatch::Intern(std::string_view bytes) {
   constexpr size_t kBlock = size_t{1} << 20;
@@ -33,6 +43,7 @@ void GroupBatch::Clear() {
     run.shrink_to_fit();
   }
   undo_.clear();
+  index_.Clear();
   arena_.clear();
   arena_used_ = arena_size_ = 0;
 }
@@ -47,6 +58,7 @@ GroupBatch::~GroupBatch() = default;
 
 void GroupBatch::Record(IndexOrder order, std::string_view key, EntityId tx) {
   if (!Readable(order)) return;
+  if (collect_runs_) return index_.Add(order, Intern(key), tx);
   auto& map = overlay_[static_cast<int>(order)];
   auto it = map.find(key);
   const bool inserted = it == map.end();
@@ -112,6 +124,7 @@ void GroupBatch::SetSavePoint() {
   std::array<size_t, static_cast<int>(Cf::kCount)> marks;
   for (size_t i = 0; i < marks.size(); ++i) marks[i] = runs_[i].size();
   run_marks_.push_back(marks);
+  if (collect_runs_) index_marks_.push_back(index_.marks());
 }
 
 void GroupBatch::RollbackToSavePoint() {
@@ -121,6 +134,10 @@ void GroupBatch::RollbackToSavePoint() {
   for (size_t i = 0; i < runs_.size(); ++i)
     runs_[i].resize(run_marks_.back()[i]);
   run_marks_.pop_back();
+  if (collect_runs_) {
+    index_.Truncate(index_marks_.back());
+    index_marks_.pop_back();
+  }
   while (undo_.size() > mark) {
     Undo& u = undo_.back();
     auto& map = overlay_[u.order];
@@ -137,16 +154,25 @@ void GroupBatch::PopSavePoint() {
   batch_.PopSavePoint().PermitUncheckedError();
   save_points_.pop_back();
   run_marks_.pop_back();
+  if (collect_runs_) index_marks_.pop_back();
   if (save_points_.empty()) undo_.clear();
 }
 
 absl::StatusOr<std::optional<EntityId>> GroupBatch::Get(IndexOrder order,
                                                         std::string_view key) {
-  const auto& map = overlay_[static_cast<int>(order)];
-  auto it = map.find(key);
-  if (it != map.end()) {
-    if (it->second == kDeleted) return std::optional<EntityId>();
-    return std::optional<EntityId>(it->second);
+  if (collect_runs_) {
+    const std::optional<EntityId> written = index_.Find(order, key);
+    if (written) {
+      if (*written == kDeleted) return std::optional<EntityId>();
+      return written;
+    }
+  } else {
+    const auto& map = overlay_[static_cast<int>(order)];
+    auto it = map.find(key);
+    if (it != map.end()) {
+      if (it->second == kDeleted) return std::optional<EntityId>();
+      return std::optional<EntityId>(it->second);
+    }
   }
   std::string value;
   rocksdb::Status s =
@@ -166,6 +192,7 @@ absl::StatusOr<std::optional<EntityId>> GroupBatch::Get(IndexOrder order,
 
 absl::Status GroupBatch::Scan(IndexOrder order, std::string_view prefix,
                               const std::function<bool(const Datom&)>& fn) {
+  if (collect_runs_) return ImportScan(order, prefix, fn);
   const int o = static_cast<int>(order);
   auto& it = db_iterators_[o];
   if (!it) {

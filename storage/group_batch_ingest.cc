@@ -1,10 +1,16 @@
-// GroupBatch's bulk-import half: collected writes become one sorted SST
-// file per column family, ingested into RocksDB (no memtable, no WAL).
+// GroupBatch's bulk-import half: reads over the chunk's ImportIndex and the
+// DB, and the chunk written as sorted SST files and ingested into RocksDB
+// (no memtable, no WAL).
 
-#include <algorithm>
+#include <array>
+#include <atomic>
 #include <filesystem>
+#include <iterator>
+#include <thread>
 
+#include "internal/coding.h"
 #include "internal/group_batch.h"
+#include "mentat/storage/entity_ids.h"
 #include "mentat/storage/str_cat.h"
 #include "rocksdb/sst_file_writer.h"
 
@@ -16,55 +22,380 @@ absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
 }
 
-// Writes one SST file of `cf` from sorted, unique keys.
+// At most this many of the DB's keys are loaded into the import's filter
+// at its start; a larger store imports without the filter.
+constexpr size_t kMaxFilterPreload = 1 << 20;
+// DB ranges of at most this many keys are cached; at most kMaxCached
+// ranges are.
+constexpr size_t kMaxCachedRange = 8;
+constexpr size_t kMaxCached = 1 << 18;
+// Scans of prefixes at least this long seek in prefix mode (the entity
+// families' prefix extractor is 8 bytes); shorter ones in total order.
+constexpr size_t kPrefixSeekBytes = 8;
+
+// Writes the SST files of `cf` from sorted, unique keys. With
+// `split_by_partition`, a new file starts where the partition of the
+// key's first 8 bytes (an entity id) changes: the files of fresh entities
+// then lie above everything ingested before, and RocksDB places them in
+// the last level instead of L0.
 class SstRun {
  public:
-  SstRun(const StoreCore* core, Cf cf, const std::string& path)
-      : core_(core), cf_(cf), path_(path) {}
+  SstRun(const StoreCore* core, Cf cf, std::string path,
+         bool split_by_partition)
+      : core_(core),
+        cf_(cf),
+        path_(std::move(path)),
+        split_(split_by_partition) {}
 
   absl::Status Add(std::string_view key, std::string_view value, bool deleted) {
+    if (split_ && key.size() >= 8) {
+      const int partition =
+          PartitionIndex(static_cast<EntityId>(DecodeFixed64BE(key)));
+      if (writer_ && partition != partition_) {
+        absl::Status s = FinishFile();
+        if (!s.ok()) return s;
+      }
+      partition_ = partition;
+    }
     if (!writer_) {
       rocksdb::Options options(core_->db->GetDBOptions(),
                                core_->db->GetOptions(core_->cf(cf_)));
       writer_ = std::make_unique<rocksdb::SstFileWriter>(
           rocksdb::EnvOptions(), options, core_->cf(cf_));
-      absl::Status s = FromRocks(writer_->Open(path_), "opening " + path_);
+      files_.push_back(StrCat(path_, "-", files_.size(), ".sst"));
+      absl::Status s =
+          FromRocks(writer_->Open(files_.back()), "opening " + files_.back());
       if (!s.ok()) return s;
     }
     const rocksdb::Slice k(key.data(), key.size());
     return FromRocks(
         deleted ? writer_->Delete(k)
                 : writer_->Put(k, rocksdb::Slice(value.data(), value.size())),
-        "writing " + path_);
+        "writing " + files_.back());
   }
 
-  // Finishes the file and adds it to `args` (nothing if it stayed empty).
+  // Finishes the files and adds them to `args` (nothing if there are
+  // none).
   absl::Status Finish(std::vector<rocksdb::IngestExternalFileArg>* args) {
-    if (!writer_) return absl::OkStatus();
-    absl::Status s = FromRocks(writer_->Finish(), "finishing " + path_);
-    if (!s.ok()) return s;
+    absl::Status s = FinishFile();
+    if (!s.ok() || files_.empty()) return s;
     rocksdb::IngestExternalFileArg arg;
     arg.column_family = core_->cf(cf_);
-    arg.external_files = {path_};
+    arg.external_files = files_;
     arg.options.move_files = true;
     args->push_back(std::move(arg));
     return absl::OkStatus();
   }
 
  private:
+  absl::Status FinishFile() {
+    if (!writer_) return absl::OkStatus();
+    absl::Status s = FromRocks(writer_->Finish(), "finishing " + files_.back());
+    writer_.reset();
+    return s;
+  }
+
   const StoreCore* core_;
   Cf cf_;
   std::string path_;
+  bool split_;
+  int partition_ = -1;
+  std::vector<std::string> files_;
   std::unique_ptr<rocksdb::SstFileWriter> writer_;
+};
+
+void EncodeTx(EntityId tx, char* out) {
+  uint64_t v = static_cast<uint64_t>(tx);
+  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<char>(v & 0xff);
+}
+
+// The DB side of a scan: the cached first keys of the range, then (if
+// the range has more and the caller wants them) an iterator.
+class DbRange {
+ public:
+  using Cached = std::vector<std::pair<std::string, EntityId>>;
+  DbRange() = default;
+  DbRange(const Cached* cached, bool more, std::string_view prefix)
+      : cached_(cached), more_(more), prefix_(prefix) {}
+  DbRange(rocksdb::Iterator* it, std::string_view prefix)
+      : it_(it), prefix_(prefix) {}
+
+  // True when the cached keys are used up and an iterator must go on.
+  bool NeedsIterator() const {
+    return cached_ != nullptr && next_ == cached_->size() && more_;
+  }
+  // Goes on from the last cached key with `it`.
+  void Continue(rocksdb::Iterator* it) {
+    const std::string& last = cached_->back().first;
+    it->Seek(rocksdb::Slice(last.data(), last.size()));
+    if (it->Valid() && it->key() == rocksdb::Slice(last)) it->Next();
+    cached_ = nullptr;
+    it_ = it;
+  }
+
+  // Whether there is a current key; false with *status set on a bad
+  // value.
+  bool Valid(absl::Status* status, IndexOrder order) {
+    if (cached_ != nullptr) return next_ < cached_->size();
+    if (it_ == nullptr || !it_->Valid()) return false;
+    key_ = std::string_view(it_->key().data(), it_->key().size());
+    if (!key_.starts_with(prefix_)) return false;
+    const rocksdb::Slice v = it_->value();
+    if (v.size() != 8) {
+      *status = absl::DataLossError(
+          StrCat("bad tx under a key of ", IndexOrderName(order)));
+      return false;
+    }
+    tx_ = static_cast<EntityId>(DecodeFixed64BE(std::string_view(v.data(), 8)));
+    return true;
+  }
+  std::string_view key() const {
+    return cached_ != nullptr ? std::string_view((*cached_)[next_].first)
+                              : key_;
+  }
+  EntityId tx() const {
+    return cached_ != nullptr ? (*cached_)[next_].second : tx_;
+  }
+  void Next() {
+    if (cached_ != nullptr) {
+      ++next_;
+    } else {
+      it_->Next();
+    }
+  }
+
+ private:
+  const Cached* cached_ = nullptr;
+  bool more_ = false;
+  size_t next_ = 0;
+  rocksdb::Iterator* it_ = nullptr;
+  std::string_view prefix_;
+  std::string_view key_;
+  EntityId tx_ = 0;
 };
 
 }  // namespace
 
 size_t GroupBatch::collected_keys() const {
-  size_t n = 0;
+  size_t n = index_.size();
   for (const auto& map : overlay_) n += map.size();
   for (const auto& run : runs_) n += run.size();
   return n;
+}
+
+void GroupBatch::FilterAdd(uint64_t hash) {
+  const size_t blocks = filter_.size() / 8;
+  uint64_t* block = &filter_[((hash >> 40) & (blocks - 1)) * 8];
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t bit = (hash >> (9 * i)) & 511;
+    block[bit >> 6] |= uint64_t{1} << (bit & 63);
+  }
+}
+
+bool GroupBatch::FilterMayHold(uint64_t hash) const {
+  const size_t blocks = filter_.size() / 8;
+  const uint64_t* block = &filter_[((hash >> 40) & (blocks - 1)) * 8];
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t bit = (hash >> (9 * i)) & 511;
+    if ((block[bit >> 6] & (uint64_t{1} << (bit & 63))) == 0) return false;
+  }
+  return true;
+}
+
+absl::Status GroupBatch::LoadFilter() {
+  rocksdb::ReadOptions ro;
+  ro.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(
+      core_->db->NewIterator(ro, core_->cf(Cf::kAvet)));
+  std::vector<uint64_t> hashes;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (hashes.size() == kMaxFilterPreload) {
+      filter_state_ = FilterState::kOff;
+      filter_ = {};
+      return absl::OkStatus();
+    }
+    const std::string_view key(it->key().data(), it->key().size());
+    hashes.push_back(ImportIndex::GroupHash(
+        key.substr(0, ImportIndex::GroupLength(IndexOrder::kAvet, key))));
+  }
+  if (!it->status().ok()) {
+    return FromRocks(it->status(), "reading avet for the import's filter");
+  }
+  for (uint64_t h : hashes) FilterAdd(h);
+  filter_state_ = FilterState::kOn;
+  return absl::OkStatus();
+}
+
+bool GroupBatch::DbMayHold(IndexOrder order, std::string_view prefix) {
+  if (order != IndexOrder::kAvet || filter_state_ != FilterState::kOn) {
+    return true;
+  }
+  if (ImportIndex::ScanLevel(order, prefix) != 1) return true;
+  return FilterMayHold(ImportIndex::GroupHash(prefix));
+}
+
+rocksdb::Iterator* GroupBatch::DbIterator(
+    IndexOrder order, std::string_view prefix,
+    std::unique_ptr<rocksdb::Iterator>* local) {
+  if (prefix.size() >= kPrefixSeekBytes) {
+    // A prefix seek: where the family has a prefix extractor, its filters
+    // skip files. One iterator per order serves the whole chunk (the DB
+    // changes only when the chunk is ingested).
+    auto& shared = db_iterators_[static_cast<int>(order)];
+    if (!shared) {
+      shared.reset(core_->db->NewIterator(rocksdb::ReadOptions(),
+                                          core_->cf(CurrentCf(order))));
+    }
+    return shared.get();
+  }
+  rocksdb::ReadOptions ro;
+  ro.total_order_seek = true;
+  local->reset(core_->db->NewIterator(ro, core_->cf(CurrentCf(order))));
+  return local->get();
+}
+
+absl::StatusOr<const GroupBatch::CachedRange*> GroupBatch::CachedDbRange(
+    IndexOrder order, std::string_view prefix) {
+  std::string cache_key;
+  cache_key.reserve(prefix.size() + 1);
+  cache_key.push_back(static_cast<char>(order));
+  cache_key.append(prefix);
+  auto found = db_cache_.find(cache_key);
+  if (found != db_cache_.end()) return &found->second;
+  if (db_cache_.size() >= kMaxCached) return nullptr;
+  CachedRange range;
+  std::unique_ptr<rocksdb::Iterator> local;
+  rocksdb::Iterator* it = DbIterator(order, prefix, &local);
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid();
+       it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    if (!key.starts_with(prefix)) break;
+    if (range.keys.size() == kMaxCachedRange) {
+      range.more = true;
+      break;
+    }
+    const rocksdb::Slice v = it->value();
+    if (v.size() != 8) {
+      return absl::DataLossError(
+          StrCat("bad tx under a key of ", IndexOrderName(order)));
+    }
+    range.keys.emplace_back(
+        std::string(key),
+        static_cast<EntityId>(DecodeFixed64BE(std::string_view(v.data(), 8))));
+  }
+  if (!it->status().ok()) {
+    return absl::UnavailableError(StrCat("scanning ", IndexOrderName(order),
+                                         ": ", it->status().ToString()));
+  }
+  auto [slot, inserted] =
+      db_cache_.emplace(std::move(cache_key), std::move(range));
+  return &slot->second;
+}
+
+absl::Status GroupBatch::ImportScan(
+    IndexOrder order, std::string_view prefix,
+    const std::function<bool(const Datom&)>& fn) {
+  if (filter_state_ == FilterState::kUnloaded) {
+    absl::Status s = LoadFilter();
+    if (!s.ok()) return s;
+  }
+  // The chunk's writes under the prefix.
+  ImportIndex::Cursor mine;
+  index_.Scan(order, prefix, &mine);
+  DbRange db;
+  rocksdb::Iterator* it = nullptr;
+  std::unique_ptr<rocksdb::Iterator> total_order;
+  if (DbMayHold(order, prefix)) {
+    auto cached = CachedDbRange(order, prefix);
+    if (!cached.ok()) return cached.status();
+    if (*cached != nullptr) {
+      db = DbRange(&(*cached)->keys, (*cached)->more, prefix);
+    } else {
+      it = DbIterator(order, prefix, &total_order);
+      it->Seek(rocksdb::Slice(prefix.data(), prefix.size()));
+      db = DbRange(it, prefix);
+    }
+  }
+  absl::Status status;
+  Datom d;
+  for (;;) {
+    if (db.NeedsIterator()) {
+      it = DbIterator(order, prefix, &total_order);
+      db.Continue(it);
+    }
+    const bool db_valid = db.Valid(&status, order);
+    if (!status.ok()) break;
+    const bool ov_valid = mine.Valid();
+    if (!db_valid && !ov_valid) break;
+    if (ov_valid && (!db_valid || mine.key() <= db.key())) {
+      // The chunk's write shadows the DB's key.
+      if (db_valid && mine.key() == db.key()) db.Next();
+      const std::string_view key = mine.key();
+      const EntityId tx = mine.tx();
+      mine.Next();
+      if (tx == kDeleted) continue;
+      status = DecodeKey(order, key, &d);
+      if (!status.ok()) break;
+      d.tx = tx;
+    } else {
+      // Decoded before Next: the key's bytes belong to the iterator.
+      status = DecodeKey(order, db.key(), &d);
+      if (!status.ok()) break;
+      d.tx = db.tx();
+      db.Next();
+    }
+    d.added = true;
+    if (!fn(d)) break;
+  }
+  if (status.ok() && it != nullptr && !it->status().ok()) {
+    return absl::UnavailableError(StrCat("scanning ", IndexOrderName(order),
+                                         ": ", it->status().ToString()));
+  }
+  return status;
+}
+
+absl::Status GroupBatch::WriteCfFiles(
+    Cf cf, const std::string& dir,
+    std::vector<rocksdb::IngestExternalFileArg>* args) {
+  const int c = static_cast<int>(cf);
+  SstRun run(core_, cf, StrCat(dir, "/", CfName(cf)),
+             cf == Cf::kEavt || cf == Cf::kEavtHist);
+  absl::Status s;
+  if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
+    const IndexOrder order = static_cast<IndexOrder>(c);
+    const bool filter =
+        order == IndexOrder::kAvet && filter_state_ == FilterState::kOn;
+    std::vector<std::pair<std::string_view, EntityId>> sorted;
+    index_.SortedKeys(order, &sorted);
+    char value[8];
+    std::string_view last_group;
+    for (const auto& [key, tx] : sorted) {
+      EncodeTx(tx, value);
+      s = run.Add(key, std::string_view(value, 8), tx == kDeleted);
+      if (!s.ok()) return s;
+      if (filter && tx != kDeleted) {
+        const std::string_view group =
+            key.substr(0, ImportIndex::GroupLength(order, key));
+        if (group != last_group) FilterAdd(ImportIndex::GroupHash(group));
+        last_group = group;
+      }
+    }
+  } else {
+    const auto& entries = runs_[c];
+    const std::vector<uint32_t> order =
+        SortedByKey(static_cast<uint32_t>(entries.size()),
+                    [&](uint32_t i) { return entries[i].key; });
+    std::string_view last;
+    for (size_t i = 0; i < order.size(); ++i) {
+      // The last write of a key (sorted first) wins.
+      const RunEntry& e = entries[order[i]];
+      if (i > 0 && e.key == last) continue;
+      last = e.key;
+      s = run.Add(e.key, e.value, e.deleted);
+      if (!s.ok()) return s;
+    }
+  }
+  return run.Finish(args);
 }
 
 absl::Status GroupBatch::IngestRuns(const std::string& dir) {
@@ -76,38 +407,30 @@ absl::Status GroupBatch::IngestRuns(const std::string& dir) {
   }
   // Iterators over the DB must not outlive what ingestion replaces.
   for (auto& it : db_iterators_) it.reset();
-  std::vector<rocksdb::IngestExternalFileArg> args;
-  for (int c = 0; c < static_cast<int>(Cf::kCount); ++c) {
-    const Cf cf = static_cast<Cf>(c);
-    SstRun run(core_, cf, StrCat(dir, "/", CfName(cf), ".sst"));
-    absl::Status s;
-    if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
-      // The overlay holds the final state of every key, already sorted.
-      char value[8];
-      for (const auto& [key, tx] : overlay_[c]) {
-        uint64_t v = static_cast<uint64_t>(tx);
-        for (int i = 7; i >= 0; --i, v >>= 8) {
-          value[i] = static_cast<char>(v & 0xff);
-        }
-        s = run.Add(key, std::string_view(value, 8), tx == kDeleted);
-        if (!s.ok()) return s;
-      }
-    } else {
-      auto& entries = runs_[c];
-      std::stable_sort(
-          entries.begin(), entries.end(),
-          [](const RunEntry& a, const RunEntry& b) { return a.key < b.key; });
-      for (size_t i = 0; i < entries.size(); ++i) {
-        // The last write of a key wins.
-        if (i + 1 < entries.size() && entries[i + 1].key == entries[i].key) {
-          continue;
-        }
-        s = run.Add(entries[i].key, entries[i].value, entries[i].deleted);
-        if (!s.ok()) return s;
-      }
+  // The families are sorted and written by two threads (the transactor
+  // and a helper), the costliest first; each thread touches only its own
+  // family's data (and the AVET task the filter).
+  constexpr Cf kByCost[] = {
+      Cf::kEavt,     Cf::kAevt,     Cf::kAvet,     Cf::kLog,      Cf::kVaet,
+      Cf::kEavtHist, Cf::kAevtHist, Cf::kAvetHist, Cf::kVaetHist, Cf::kMeta};
+  constexpr int kFamilies = static_cast<int>(Cf::kCount);
+  static_assert(std::size(kByCost) == kFamilies);
+  std::array<std::vector<rocksdb::IngestExternalFileArg>, kFamilies> per_cf;
+  std::array<absl::Status, kFamilies> statuses;
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i = next++; i < kFamilies; i = next++) {
+      const int c = static_cast<int>(kByCost[i]);
+      statuses[c] = WriteCfFiles(kByCost[i], dir, &per_cf[c]);
     }
-    s = run.Finish(&args);
-    if (!s.ok()) return s;
+  };
+  std::thread helper(work);
+  work();
+  helper.join();
+  std::vector<rocksdb::IngestExternalFileArg> args;
+  for (int c = 0; c < kFamilies; ++c) {
+    if (!statuses[c].ok()) return statuses[c];
+    for (auto& arg : per_cf[c]) args.push_back(std::move(arg));
   }
   // One call for every family: the ingestion is atomic across them.
   if (!args.empty()) {
@@ -115,6 +438,7 @@ absl::Status GroupBatch::IngestRuns(const std::string& dir) {
                                "ingesting imported data");
     if (!s.ok()) return s;
   }
+  db_cache_.clear();
   Clear();
   std::filesystem::remove_all(dir, ec);
   return absl::OkStatus();

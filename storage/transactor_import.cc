@@ -14,11 +14,51 @@ namespace mentat::storage {
 using internal::Cf;
 using internal::Fixed64BE;
 
+namespace {
+
+// Pauses automatic compactions of the data families while it lives. The
+// chunks of AEVT, AVET and VAET overlap each other (every chunk holds every
+// attribute) and land in L0; compacting them chunk by chunk would rewrite
+// the growing lower level once per chunk. Once the import ends, RocksDB
+// compacts the L0 files in one pass, in the background. (Ingestion does
+// not stall on L0 files while compactions are off.)
+class CompactionPause {
+ public:
+  explicit CompactionPause(const internal::StoreCore* core) : core_(core) {
+    for (int c = 0; c < static_cast<int>(Cf::kCount); ++c) {
+      rocksdb::ColumnFamilyHandle* cf = core_->cf(static_cast<Cf>(c));
+      if (static_cast<Cf>(c) == Cf::kMeta ||
+          core_->db->GetOptions(cf).disable_auto_compactions) {
+        continue;
+      }
+      if (core_->db->SetOptions(cf, {{"disable_auto_compactions", "true"}})
+              .ok()) {
+        paused_.push_back(cf);
+      }
+    }
+  }
+  ~CompactionPause() {
+    for (rocksdb::ColumnFamilyHandle* cf : paused_) {
+      // Best effort: a store reopened later starts with them on anyway.
+      core_->db->SetOptions(cf, {{"disable_auto_compactions", "false"}})
+          .PermitUncheckedError();
+    }
+  }
+
+ private:
+  const internal::StoreCore* core_;
+  std::vector<rocksdb::ColumnFamilyHandle*> paused_;
+};
+
+}  // namespace
+
 absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
-  internal::GroupBatch batch(core_.get(), /*collect_runs=*/true);
+  internal::GroupBatch batch(core_.get(), /*collect_runs=*/true,
+                             options.filter_bytes);
+  CompactionPause pause(core_.get());
   internal::TxState chunk_start = state_;
   ImportReport report;
   const std::string tmp_dir = core_->path + "/import-tmp";

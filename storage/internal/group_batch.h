@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
+#include "internal/import_index.h"
 #include "internal/store_core.h"
 #include "mentat/storage/datom.h"
 #include "mentat/storage/keys.h"
+#include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
 
 namespace mentat::storage::internal {
@@ -29,11 +32,21 @@ namespace mentat::storage::internal {
 // storage-bench load xs), a third of the whole load. The overlay is a
 // btree of the EAVT, AVET and VAET keys the group wrote (the only orders
 // read back); everything goes into one plain WriteBatch for the commit.
+//
+// Bulk import (collect_runs) keeps a chunk of up to millions of keys
+// instead of one group, so it trades the btree for an ImportIndex (append
+// now, sort once at ingestion), and reads of the DB, which then holds the
+// earlier chunks, go through a filter of the AVET groups (a, v) the DB
+// may hold (most scans of an import ask for values nobody holds yet) and a
+// cache of small results (lookup refs name the same few entities again and
+// again).
 class GroupBatch {
  public:
   // With `collect_runs`, writes are not put in a WriteBatch but collected
-  // per column family, for bulk import through SST files (WriteRunsToSst).
-  explicit GroupBatch(const StoreCore* core, bool collect_runs = false);
+  // per column family, for bulk import through SST files (IngestRuns);
+  // `filter_bytes` sizes the import's filter of AVET groups (0: none).
+  explicit GroupBatch(const StoreCore* core, bool collect_runs = false,
+                      size_t filter_bytes = 0);
   ~GroupBatch();
 
   // Writes a current-state key (tx is the value) or removes one.
@@ -66,8 +79,10 @@ class GroupBatch {
   // Keys collected so far in collect_runs mode (current state included).
   size_t collected_keys() const;
 
-  // Collect-runs mode: writes everything collected as one sorted SST file
-  // per column family under `dir`, ingests them, and starts empty again
+  // Collect-runs mode: writes everything collected as sorted SST files
+  // under `dir` (one per column family; EAVT's split where the entity's
+  // partition changes, so that each lies above the earlier chunks' files
+  // and goes to the last level), ingests them, and starts empty again
   // (reads then go to the DB, which now holds the data).
   absl::Status IngestRuns(const std::string& dir);
 
@@ -95,6 +110,30 @@ class GroupBatch {
   void Collect(Cf cf, std::string_view key, std::string_view value,
                bool deleted);
 
+  // Collect-runs mode reads (group_batch_ingest.cc).
+  absl::Status ImportScan(IndexOrder order, std::string_view prefix,
+                          const std::function<bool(const Datom&)>& fn);
+  // False if the DB surely holds no key of `order` under `prefix`.
+  bool DbMayHold(IndexOrder order, std::string_view prefix);
+  // Adds the AVET groups of the DB's keys to the filter, if they are few
+  // (an import into an empty store); otherwise the filter stays off.
+  absl::Status LoadFilter();
+  void FilterAdd(uint64_t hash);
+  bool FilterMayHold(uint64_t hash) const;
+  // Sorts and writes the chunk's keys of `cf` as SST files; adds what
+  // ingests them to `args`. Threads may write different families at once.
+  absl::Status WriteCfFiles(Cf cf, const std::string& dir,
+                            std::vector<rocksdb::IngestExternalFileArg>* args);
+  // An iterator over the DB for a scan of `prefix`: the order's shared
+  // one, or (short prefixes) a total-order one in *local.
+  rocksdb::Iterator* DbIterator(IndexOrder order, std::string_view prefix,
+                                std::unique_ptr<rocksdb::Iterator>* local);
+  // The first keys of the DB under `prefix` (cached until the next
+  // ingestion), or null if the cache is full: then scan the DB.
+  struct CachedRange;
+  absl::StatusOr<const CachedRange*> CachedDbRange(IndexOrder order,
+                                                   std::string_view prefix);
+
   const StoreCore* core_;
   const bool collect_runs_;
   rocksdb::WriteBatch batch_;
@@ -107,6 +146,22 @@ class GroupBatch {
   size_t arena_used_ = 0;
   size_t arena_size_ = 0;
   std::array<absl::btree_map<std::string_view, EntityId>, 4> overlay_;
+  // collect_runs mode: the readable orders' writes of this chunk.
+  ImportIndex index_;
+  std::vector<ImportIndex::Marks> index_marks_;
+  // The filter of AVET groups the DB may hold: a blocked bloom filter
+  // (512-bit blocks), in use once filter_state_ is kOn.
+  enum class FilterState { kUnloaded, kOn, kOff };
+  FilterState filter_state_ = FilterState::kUnloaded;
+  std::vector<uint64_t> filter_;
+  // The first keys of DB ranges by order and prefix (cleared at each
+  // ingestion): most scans want one key or only a few.
+  struct CachedRange {
+    bool more = false;  // the range holds more keys than these
+    std::vector<std::pair<std::string, EntityId>> keys;
+  };
+  // Node-based: a scan keeps a pointer to its range while fn may scan.
+  absl::node_hash_map<std::string, CachedRange> db_cache_;
   std::vector<Undo> undo_;
   std::vector<size_t> save_points_;
   // Iterators over the committed DB; valid for the whole group, since only
