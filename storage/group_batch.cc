@@ -8,8 +8,8 @@
 namespace mentat::storage::internal {
 
 GroupBatch::GroupBatch(const StoreCore* core, bool collect_runs,
-                       size_t filter_bytes)
-    : core_(core), collect_runs_(collect_runs) {
+                       size_t filter_bytes, size_t summary_groups)
+    : core_(core), collect_runs_(collect_runs), summary_limit_(summary_groups) {
   // Whole 512-bit blocks, a power of two of them.
   size_t words = 8;
   while (words * 2 * 8 <= filter_bytes) words *= 2;

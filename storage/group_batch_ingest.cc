@@ -124,11 +124,15 @@ class DbRange {
   bool NeedsIterator() const {
     return cached_ != nullptr && next_ == cached_->size() && more_;
   }
-  // Goes on from the last cached key with `it`.
+  // Goes on from the last cached key (or the prefix) with `it`.
   void Continue(rocksdb::Iterator* it) {
-    const std::string& last = cached_->back().first;
-    it->Seek(rocksdb::Slice(last.data(), last.size()));
-    if (it->Valid() && it->key() == rocksdb::Slice(last)) it->Next();
+    if (cached_->empty()) {
+      it->Seek(rocksdb::Slice(prefix_.data(), prefix_.size()));
+    } else {
+      const std::string& last = cached_->back().first;
+      it->Seek(rocksdb::Slice(last.data(), last.size()));
+      if (it->Valid() && it->key() == rocksdb::Slice(last)) it->Next();
+    }
     cached_ = nullptr;
     it_ = it;
   }
@@ -226,6 +230,76 @@ absl::Status GroupBatch::LoadFilter() {
   return absl::OkStatus();
 }
 
+uint64_t SummaryCheck(std::string_view group) {
+  return std::hash<std::string_view>{}(group);
+}
+
+const GroupBatch::GroupSummary* GroupBatch::FindSummary(
+    std::string_view group) const {
+  auto it = summary_.find(ImportIndex::GroupHash(group));
+  if (it == summary_.end() || it->second.check != SummaryCheck(group)) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void GroupBatch::Summarize(std::string_view group,
+                           const std::pair<std::string_view, EntityId>* writes,
+                           size_t n) {
+  const uint64_t hash = ImportIndex::GroupHash(group);
+  const uint64_t check = SummaryCheck(group);
+  auto it = summary_.find(hash);
+  GroupSummary summary;
+  if (it != summary_.end()) {
+    if (it->second.check != check) {
+      // Two groups share the hash: both go unsummarized from now on (the
+      // filter holds both, so neither is summarized again).
+      summary_.erase(it);
+      return;
+    }
+    summary = it->second;
+  } else if (FilterMayHold(hash) || summary_.size() >= summary_limit_) {
+    // The DB may hold keys of the group that the summary would not know.
+    return;
+  }
+  summary.check = check;
+  // Keys of one group differ only in their last 8 bytes, the entity, so
+  // the entity orders them.
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view key = writes[i].first;
+    const uint64_t e = DecodeFixed64BE(key.substr(key.size() - 8));
+    if (writes[i].second == kDeleted) {
+      if (summary.has_first && e == summary.first_e) {
+        if (summary.more) {
+          // What comes after the first key is unknown.
+          if (it != summary_.end()) summary_.erase(it);
+          return;
+        }
+        summary.has_first = false;
+      }
+      continue;
+    }
+    if (!summary.has_first) {
+      summary.has_first = true;
+      summary.first_e = e;
+      summary.first_tx = writes[i].second;
+    } else if (e == summary.first_e) {
+      summary.first_tx = writes[i].second;
+    } else {
+      summary.more = true;
+      if (e < summary.first_e) {
+        summary.first_e = e;
+        summary.first_tx = writes[i].second;
+      }
+    }
+  }
+  if (it != summary_.end()) {
+    it->second = summary;
+  } else {
+    summary_.emplace(hash, summary);
+  }
+}
+
 bool GroupBatch::DbMayHold(IndexOrder order, std::string_view prefix) {
   if (order != IndexOrder::kAvet || filter_state_ != FilterState::kOn) {
     return true;
@@ -305,7 +379,20 @@ absl::Status GroupBatch::ImportScan(
   DbRange db;
   rocksdb::Iterator* it = nullptr;
   std::unique_ptr<rocksdb::Iterator> total_order;
-  if (DbMayHold(order, prefix)) {
+  const GroupSummary* summary = nullptr;
+  if (order == IndexOrder::kAvet && filter_state_ == FilterState::kOn &&
+      ImportIndex::ScanLevel(order, prefix) == 1) {
+    summary = FindSummary(prefix);
+  }
+  DbRange::Cached first;
+  if (summary != nullptr) {
+    if (summary->has_first) {
+      std::string key(prefix);
+      PutFixed64BE(summary->first_e, &key);
+      first.emplace_back(std::move(key), summary->first_tx);
+    }
+    db = DbRange(&first, summary->more, prefix);
+  } else if (DbMayHold(order, prefix)) {
     auto cached = CachedDbRange(order, prefix);
     if (!cached.ok()) return cached.status();
     if (*cached != nullptr) {
@@ -368,17 +455,31 @@ absl::Status GroupBatch::WriteCfFiles(
     std::vector<std::pair<std::string_view, EntityId>> sorted;
     index_.SortedKeys(order, &sorted);
     char value[8];
-    std::string_view last_group;
-    for (const auto& [key, tx] : sorted) {
+    size_t group_start = 0;
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      const auto& [key, tx] = sorted[i];
       EncodeTx(tx, value);
       s = run.Add(key, std::string_view(value, 8), tx == kDeleted);
       if (!s.ok()) return s;
-      if (filter && tx != kDeleted) {
-        const std::string_view group =
-            key.substr(0, ImportIndex::GroupLength(order, key));
-        if (group != last_group) FilterAdd(ImportIndex::GroupHash(group));
-        last_group = group;
+      if (!filter) continue;
+      // At the last key of a group: summarize it, then add it to the
+      // filter.
+      const std::string_view group =
+          key.substr(0, ImportIndex::GroupLength(order, key));
+      if (i + 1 < sorted.size() && sorted[i + 1].first.starts_with(group) &&
+          ImportIndex::GroupLength(order, sorted[i + 1].first) ==
+              group.size()) {
+        continue;
       }
+      bool written = false;
+      for (size_t j = group_start; j <= i; ++j) {
+        written |= sorted[j].second != kDeleted;
+      }
+      if (summary_limit_ > 0) {
+        Summarize(group, &sorted[group_start], i + 1 - group_start);
+      }
+      if (written) FilterAdd(ImportIndex::GroupHash(group));
+      group_start = i + 1;
     }
   } else {
     const auto& entries = runs_[c];

@@ -57,7 +57,7 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
   internal::GroupBatch batch(core_.get(), /*collect_runs=*/true,
-                             options.filter_bytes);
+                             options.filter_bytes, options.summary_groups);
   CompactionPause pause(core_.get());
   internal::TxState chunk_start = state_;
   ImportReport report;

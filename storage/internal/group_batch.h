@@ -37,16 +37,17 @@ namespace mentat::storage::internal {
 // instead of one group, so it trades the btree for an ImportIndex (append
 // now, sort once at ingestion), and reads of the DB, which then holds the
 // earlier chunks, go through a filter of the AVET groups (a, v) the DB
-// may hold (most scans of an import ask for values nobody holds yet) and a
-// cache of small results (lookup refs name the same few entities again and
-// again).
+// may hold (most scans of an import ask for values nobody holds yet), a
+// summary of the groups the import wrote (their first entity: enough for
+// most scans, which count up to one or look up a unique value) and a
+// cache of the first keys of other DB ranges.
 class GroupBatch {
  public:
   // With `collect_runs`, writes are not put in a WriteBatch but collected
   // per column family, for bulk import through SST files (IngestRuns);
   // `filter_bytes` sizes the import's filter of AVET groups (0: none).
   explicit GroupBatch(const StoreCore* core, bool collect_runs = false,
-                      size_t filter_bytes = 0);
+                      size_t filter_bytes = 0, size_t summary_groups = 0);
   ~GroupBatch();
 
   // Writes a current-state key (tx is the value) or removes one.
@@ -154,6 +155,27 @@ class GroupBatch {
   enum class FilterState { kUnloaded, kOn, kOff };
   FilterState filter_state_ = FilterState::kUnloaded;
   std::vector<uint64_t> filter_;
+  // What the DB holds of an AVET group (a, v) that the import's chunks
+  // wrote (groups absent from the filter when a chunk first wrote them,
+  // so the DB held nothing else of them): the first key's entity and tx,
+  // and whether more keys may follow. By GroupHash, with a second hash to
+  // tell groups of equal GroupHash apart.
+  struct GroupSummary {
+    uint64_t check = 0;
+    uint64_t first_e = 0;
+    EntityId first_tx = 0;
+    bool has_first = false;
+    bool more = false;
+  };
+  absl::flat_hash_map<uint64_t, GroupSummary> summary_;
+  size_t summary_limit_ = 0;
+  // The summary of `group`, or null if there is none.
+  const GroupSummary* FindSummary(std::string_view group) const;
+  // Folds one AVET group's writes of the chunk being ingested (sorted, the
+  // latest write of each key) into its summary. Before the group is added
+  // to the filter.
+  void Summarize(std::string_view group,
+                 const std::pair<std::string_view, EntityId>* writes, size_t n);
   // The first keys of DB ranges by order and prefix (cleared at each
   // ingestion): most scans want one key or only a few.
   struct CachedRange {

@@ -42,6 +42,12 @@ struct ImportOptions {
   // positives near 2%, so the default serves some 25 million pairs (past
   // that, more misses read the DB); 0 turns the filter off.
   size_t filter_bytes = size_t{32} << 20;
+  // How many (attribute, value) pairs the import remembers the first
+  // entity of (about 50 bytes each), so that later chunks read none of
+  // them from the DB: each counts, looks up or checks the values earlier
+  // chunks wrote (the same assignee, the same instant) without a seek.
+  // Needs the filter; 0 turns it off.
+  size_t summary_groups = size_t{4} << 20;
 };
 
 struct ImportReport {
