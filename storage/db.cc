@@ -106,10 +106,14 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
       return internal::NewAsOfCursor(*db_, order, basis_.t);
     case BasisKind::kSince: {
       std::call_once(since_->once, [&] {
+        internal::SinceCache& cache = *db_->core().since_cache;
+        since_->index = cache.Find(db_->basis_tx(), basis_.t);
+        if (since_->index) return;
         auto built = internal::SinceIndex::Build(
             *db_, basis_.t, db_->core().options.since_log_limit);
         if (built.ok()) {
           since_->index = *built;
+          if (*built) cache.Insert(db_->basis_tx(), basis_.t, *built);
         } else {
           since_->status = built.status();
         }

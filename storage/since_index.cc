@@ -84,27 +84,55 @@ absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Build(
         StrCat("reading the log: ", it->status().ToString()));
   }
   auto index = std::make_shared<SinceIndex>();
-  const Schema& schema = db.schema();
-  for (auto& [k, d] : live) {
-    const Attribute* attr = schema.FindAttribute(d.a);
-    const bool is_ref = attr != nullptr && attr->is_ref();
-    for (int i = 0; i < 4; ++i) {
-      if (i == static_cast<int>(IndexOrder::kVaet) && !is_ref) continue;
-      Entry entry;
-      EncodeKey(static_cast<IndexOrder>(i), d, &entry.key);
-      entry.datom = d;
-      index->by_order_[i].push_back(std::move(entry));
-    }
-  }
-  for (auto& entries : index->by_order_) {
-    std::sort(entries.begin(), entries.end(),
-              [](const Entry& a, const Entry& b) { return a.key < b.key; });
-  }
+  index->schema_ = db.schema_ptr();
+  index->live_.reserve(live.size());
+  for (auto& [k, d] : live) index->live_.push_back(std::move(d));
   return std::shared_ptr<const SinceIndex>(std::move(index));
 }
 
 std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
-  return std::make_unique<SinceCursor>(&by_order_[static_cast<int>(order)]);
+  const int o = static_cast<int>(order);
+  std::call_once(sorted_[o], [&] {
+    std::vector<Entry>& entries = by_order_[o];
+    entries.reserve(live_.size());
+    for (const Datom& d : live_) {
+      if (order == IndexOrder::kVaet) {
+        const Attribute* attr = schema_->FindAttribute(d.a);
+        if (attr == nullptr || !attr->is_ref()) continue;
+      }
+      Entry entry;
+      EncodeKey(order, d, &entry.key);
+      entry.datom = d;
+      entries.push_back(std::move(entry));
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  });
+  return std::make_unique<SinceCursor>(&by_order_[o]);
+}
+
+std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis,
+                                                   EntityId t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Slot& slot : slots_) {
+    if (slot.basis == basis && slot.t == t) return slot.index;
+  }
+  return nullptr;
+}
+
+void SinceCache::Insert(EntityId basis, EntityId t,
+                        std::shared_ptr<const SinceIndex> index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Slot& slot : slots_) {
+    if (slot.basis == basis && slot.t == t) return;
+  }
+  slots_.push_back(Slot{basis, t, std::move(index)});
+  size_t total = 0;
+  for (const Slot& slot : slots_) total += slot.index->size();
+  while (!slots_.empty() && (slots_.size() > 4 || total > limit_)) {
+    total -= slots_.front().index->size();
+    slots_.erase(slots_.begin());
+  }
 }
 
 }  // namespace mentat::storage::internal

@@ -275,6 +275,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     core->entity_cache =
         std::make_unique<internal::RecordCache>(options.entity_cache_bytes);
   }
+  core->since_cache =
+      std::make_unique<internal::SinceCache>(options.since_log_limit);
   if (options.value_cache_bytes > 0) {
     core->value_cache =
         std::make_unique<internal::RecordCache>(options.value_cache_bytes);

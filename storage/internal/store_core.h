@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "internal/record_cache.h"
+#include "internal/since_index.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/store_options.h"
 #include "rocksdb/compaction_filter.h"
@@ -110,6 +111,8 @@ struct StoreCore {
   // null when StoreOptions::entity_cache_bytes / value_cache_bytes is 0.
   std::unique_ptr<RecordCache> entity_cache;
   std::unique_ptr<RecordCache> value_cache;
+  // since() indexes shared across views (internal/since_index.h).
+  std::unique_ptr<SinceCache> since_cache;
   RecordCache* cache(IndexOrder order) const {
     if (order == IndexOrder::kEavt) return entity_cache.get();
     if (order == IndexOrder::kAvet) return value_cache.get();
