@@ -230,13 +230,17 @@ absl::Status GroupBatch::LoadFilter() {
   return absl::OkStatus();
 }
 
+namespace {
+
 uint64_t SummaryCheck(std::string_view group) {
   return std::hash<std::string_view>{}(group);
 }
 
-const GroupBatch::GroupSummary* GroupBatch::FindSummary(
-    std::string_view group) const {
-  auto it = summary_.find(ImportIndex::GroupHash(group));
+}  // namespace
+
+const GroupBatch::GroupSummary* GroupBatch::FindSummary(std::string_view group,
+                                                        uint64_t hash) const {
+  auto it = summary_.find(hash);
   if (it == summary_.end() || it->second.check != SummaryCheck(group)) {
     return nullptr;
   }
@@ -298,14 +302,6 @@ void GroupBatch::Summarize(std::string_view group,
   } else {
     summary_.emplace(hash, summary);
   }
-}
-
-bool GroupBatch::DbMayHold(IndexOrder order, std::string_view prefix) {
-  if (order != IndexOrder::kAvet || filter_state_ != FilterState::kOn) {
-    return true;
-  }
-  if (ImportIndex::ScanLevel(order, prefix) != 1) return true;
-  return FilterMayHold(ImportIndex::GroupHash(prefix));
 }
 
 rocksdb::Iterator* GroupBatch::DbIterator(
@@ -379,11 +375,13 @@ absl::Status GroupBatch::ImportScan(
   DbRange db;
   rocksdb::Iterator* it = nullptr;
   std::unique_ptr<rocksdb::Iterator> total_order;
-  const GroupSummary* summary = nullptr;
-  if (order == IndexOrder::kAvet && filter_state_ == FilterState::kOn &&
-      ImportIndex::ScanLevel(order, prefix) == 1) {
-    summary = FindSummary(prefix);
-  }
+  // A scan of one AVET group (a, v) consults the summary and the filter.
+  const bool grouped = order == IndexOrder::kAvet &&
+                       filter_state_ == FilterState::kOn &&
+                       ImportIndex::ScanLevel(order, prefix) == 1;
+  const uint64_t group_hash = grouped ? ImportIndex::GroupHash(prefix) : 0;
+  const GroupSummary* summary =
+      grouped ? FindSummary(prefix, group_hash) : nullptr;
   DbRange::Cached first;
   if (summary != nullptr) {
     if (summary->has_first) {
@@ -392,7 +390,7 @@ absl::Status GroupBatch::ImportScan(
       first.emplace_back(std::move(key), summary->first_tx);
     }
     db = DbRange(&first, summary->more, prefix);
-  } else if (DbMayHold(order, prefix)) {
+  } else if (!grouped || FilterMayHold(group_hash)) {
     auto cached = CachedDbRange(order, prefix);
     if (!cached.ok()) return cached.status();
     if (*cached != nullptr) {

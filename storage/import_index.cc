@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "internal/coding.h"
 #include "mentat/storage/value.h"
@@ -298,7 +299,7 @@ void ImportIndex::Scan(IndexOrder order, std::string_view prefix,
     }
   }
   // Matches, newest first.
-  std::vector<uint32_t> found;
+  absl::InlinedVector<uint32_t, 8> found;
   if (level >= 0 || prefix.size() >= 8) {
     // The prefix is the chain's bytes (level 1: a whole group).
     const int l = level >= 0 ? level : 0;
@@ -313,6 +314,11 @@ void ImportIndex::Scan(IndexOrder order, std::string_view prefix,
     for (uint32_t i = static_cast<uint32_t>(slot.entries.size()); i > 0; --i) {
       if (slot.entries[i - 1].key().starts_with(prefix)) found.push_back(i);
     }
+  }
+  if (found.size() == 1) {
+    const Entry& e = slot.entries[found[0] - 1];
+    cursor->items_.emplace_back(e.key(), e.tx);
+    return;
   }
   // Oldest first, so that SortedByKey puts the latest of equal keys first.
   std::reverse(found.begin(), found.end());

@@ -114,8 +114,6 @@ class GroupBatch {
   // Collect-runs mode reads (group_batch_ingest.cc).
   absl::Status ImportScan(IndexOrder order, std::string_view prefix,
                           const std::function<bool(const Datom&)>& fn);
-  // False if the DB surely holds no key of `order` under `prefix`.
-  bool DbMayHold(IndexOrder order, std::string_view prefix);
   // Adds the AVET groups of the DB's keys to the filter, if they are few
   // (an import into an empty store); otherwise the filter stays off.
   absl::Status LoadFilter();
@@ -169,8 +167,9 @@ class GroupBatch {
   };
   absl::flat_hash_map<uint64_t, GroupSummary> summary_;
   size_t summary_limit_ = 0;
-  // The summary of `group`, or null if there is none.
-  const GroupSummary* FindSummary(std::string_view group) const;
+  // The summary of `group` (of GroupHash `hash`), or null if there is
+  // none.
+  const GroupSummary* FindSummary(std::string_view group, uint64_t hash) const;
   // Folds one AVET group's writes of the chunk being ingested (sorted, the
   // latest write of each key) into its summary. Before the group is added
   // to the filter.

@@ -11,6 +11,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "mentat/storage/datom.h"
 #include "mentat/storage/keys.h"
 
@@ -116,7 +117,7 @@ class ImportIndex {
     friend class ImportIndex;
     // Skips map entries not under prefix_ (another group of equal hash).
     void SkipForeign();
-    std::vector<std::pair<std::string_view, EntityId>> items_;
+    absl::InlinedVector<std::pair<std::string_view, EntityId>, 4> items_;
     size_t pos_ = 0;
     const std::vector<Entry>* entries_ = nullptr;
     const Latest* map_ = nullptr;
