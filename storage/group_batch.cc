@@ -36,25 +36,17 @@ std::string_view GroupBatch::Intern(std::string_view bytes) {
   return std::string_view(dst, bytes.size());
 }
 
-void GroupBatch::Clear() {
-  for (auto& map : overlay_) map.clear();
-  for (auto& run : runs_) {
-    run.clear();
-    run.shrink_to_fit();
-  }
-  undo_.clear();
-  index_.Clear();
-  arena_.clear();
-  arena_used_ = arena_size_ = 0;
-}
-
 void GroupBatch::Collect(Cf cf, std::string_view key, std::string_view value,
                          bool deleted) {
   runs_[static_cast<int>(cf)].push_back(
       RunEntry{Intern(key), Intern(value), deleted});
 }
 
-GroupBatch::~GroupBatch() = default;
+GroupBatch::~GroupBatch() {
+  // A chunk still being ingested (the import failed): let it finish; what
+  // it ingested stays, as with any chunk the import did not record.
+  if (frozen_ != nullptr) frozen_->worker.join();
+}
 
 void GroupBatch::Record(IndexOrder order, std::string_view key, EntityId tx) {
   if (!Readable(order)) return;
@@ -161,7 +153,10 @@ void GroupBatch::PopSavePoint() {
 absl::StatusOr<std::optional<EntityId>> GroupBatch::Get(IndexOrder order,
                                                         std::string_view key) {
   if (collect_runs_) {
-    const std::optional<EntityId> written = index_.Find(order, key);
+    std::optional<EntityId> written = index_.Find(order, key);
+    if (!written && frozen_ != nullptr) {
+      written = frozen_->index.Find(order, key);
+    }
     if (written) {
       if (*written == kDeleted) return std::optional<EntityId>();
       return written;

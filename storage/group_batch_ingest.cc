@@ -247,24 +247,20 @@ const GroupBatch::GroupSummary* GroupBatch::FindSummary(std::string_view group,
   return &it->second;
 }
 
-void GroupBatch::Summarize(std::string_view group,
-                           const std::pair<std::string_view, EntityId>* writes,
-                           size_t n) {
-  const uint64_t hash = ImportIndex::GroupHash(group);
+GroupBatch::SummaryChange GroupBatch::Summarize(
+    std::string_view group, const std::pair<std::string_view, EntityId>* writes,
+    size_t n, GroupSummary* out) const {
   const uint64_t check = SummaryCheck(group);
-  auto it = summary_.find(hash);
+  auto it = summary_.find(ImportIndex::GroupHash(group));
   GroupSummary summary;
   if (it != summary_.end()) {
-    if (it->second.check != check) {
-      // Two groups share the hash: both go unsummarized from now on (the
-      // filter holds both, so neither is summarized again).
-      summary_.erase(it);
-      return;
-    }
+    // Two groups of one hash: both go unsummarized from now on (the filter
+    // holds both, so neither is summarized again).
+    if (it->second.check != check) return SummaryChange::kErase;
     summary = it->second;
-  } else if (FilterMayHold(hash) || summary_.size() >= summary_limit_) {
+  } else if (FilterMayHold(ImportIndex::GroupHash(group))) {
     // The DB may hold keys of the group that the summary would not know.
-    return;
+    return SummaryChange::kNone;
   }
   summary.check = check;
   // Keys of one group differ only in their last 8 bytes, the entity, so
@@ -274,11 +270,8 @@ void GroupBatch::Summarize(std::string_view group,
     const uint64_t e = DecodeFixed64BE(key.substr(key.size() - 8));
     if (writes[i].second == kDeleted) {
       if (summary.has_first && e == summary.first_e) {
-        if (summary.more) {
-          // What comes after the first key is unknown.
-          if (it != summary_.end()) summary_.erase(it);
-          return;
-        }
+        // What comes after the first key is unknown.
+        if (summary.more) return SummaryChange::kErase;
         summary.has_first = false;
       }
       continue;
@@ -297,11 +290,8 @@ void GroupBatch::Summarize(std::string_view group,
       }
     }
   }
-  if (it != summary_.end()) {
-    it->second = summary;
-  } else {
-    summary_.emplace(hash, summary);
-  }
+  *out = summary;
+  return SummaryChange::kSet;
 }
 
 rocksdb::Iterator* GroupBatch::DbIterator(
@@ -369,9 +359,11 @@ absl::Status GroupBatch::ImportScan(
     absl::Status s = LoadFilter();
     if (!s.ok()) return s;
   }
-  // The chunk's writes under the prefix.
-  ImportIndex::Cursor mine;
+  // The chunk's writes under the prefix, then those of the chunk being
+  // ingested (it shadows the DB, which may or may not hold it yet).
+  ImportIndex::Cursor mine, ingesting;
   index_.Scan(order, prefix, &mine);
+  if (frozen_ != nullptr) frozen_->index.Scan(order, prefix, &ingesting);
   DbRange db;
   rocksdb::Iterator* it = nullptr;
   std::unique_ptr<rocksdb::Iterator> total_order;
@@ -410,26 +402,38 @@ absl::Status GroupBatch::ImportScan(
     }
     const bool db_valid = db.Valid(&status, order);
     if (!status.ok()) break;
-    const bool ov_valid = mine.Valid();
-    if (!db_valid && !ov_valid) break;
-    if (ov_valid && (!db_valid || mine.key() <= db.key())) {
-      // The chunk's write shadows the DB's key.
-      if (db_valid && mine.key() == db.key()) db.Next();
-      const std::string_view key = mine.key();
-      const EntityId tx = mine.tx();
-      mine.Next();
-      if (tx == kDeleted) continue;
+    const bool mine_valid = mine.Valid();
+    const bool ingesting_valid = ingesting.Valid();
+    if (!db_valid && !mine_valid && !ingesting_valid) break;
+    // The smallest key; of equal keys the newest write wins (this chunk,
+    // then the one being ingested, then the DB).
+    std::string_view key;
+    bool have = false;
+    for (const std::string_view k :
+         {mine_valid ? mine.key() : std::string_view(),
+          ingesting_valid ? ingesting.key() : std::string_view(),
+          db_valid ? db.key() : std::string_view()}) {
+      if (k.empty()) continue;  // keys are never empty
+      if (!have || k < key) key = k;
+      have = true;
+    }
+    const bool from_mine = mine_valid && mine.key() == key;
+    const bool from_ingesting = ingesting_valid && ingesting.key() == key;
+    const bool from_db = db_valid && db.key() == key;
+    const EntityId tx = from_mine        ? mine.tx()
+                        : from_ingesting ? ingesting.tx()
+                                         : db.tx();
+    if (tx != kDeleted) {
+      // Decoded before the DB side moves: the key may be its bytes.
       status = DecodeKey(order, key, &d);
       if (!status.ok()) break;
       d.tx = tx;
-    } else {
-      // Decoded before Next: the key's bytes belong to the iterator.
-      status = DecodeKey(order, db.key(), &d);
-      if (!status.ok()) break;
-      d.tx = db.tx();
-      db.Next();
+      d.added = true;
     }
-    d.added = true;
+    if (from_mine) mine.Next();
+    if (from_ingesting) ingesting.Next();
+    if (from_db) db.Next();
+    if (tx == kDeleted) continue;
     if (!fn(d)) break;
   }
   if (status.ok() && it != nullptr && !it->status().ok()) {
@@ -440,10 +444,9 @@ absl::Status GroupBatch::ImportScan(
 }
 
 absl::Status GroupBatch::WriteCfFiles(
-    Cf cf, const std::string& dir,
-    std::vector<rocksdb::IngestExternalFileArg>* args) {
+    Frozen* chunk, Cf cf, std::vector<rocksdb::IngestExternalFileArg>* args) {
   const int c = static_cast<int>(cf);
-  SstRun run(core_, cf, StrCat(dir, "/", CfName(cf)),
+  SstRun run(core_, cf, StrCat(chunk->dir, "/", CfName(cf)),
              cf == Cf::kEavt || cf == Cf::kEavtHist);
   absl::Status s;
   if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
@@ -451,7 +454,7 @@ absl::Status GroupBatch::WriteCfFiles(
     const bool filter =
         order == IndexOrder::kAvet && filter_state_ == FilterState::kOn;
     std::vector<std::pair<std::string_view, EntityId>> sorted;
-    index_.SortedKeys(order, &sorted);
+    chunk->index.SortedKeys(order, &sorted);
     char value[8];
     size_t group_start = 0;
     for (size_t i = 0; i < sorted.size(); ++i) {
@@ -460,8 +463,8 @@ absl::Status GroupBatch::WriteCfFiles(
       s = run.Add(key, std::string_view(value, 8), tx == kDeleted);
       if (!s.ok()) return s;
       if (!filter) continue;
-      // At the last key of a group: summarize it, then add it to the
-      // filter.
+      // At the last key of a group: its summary and its filter entry,
+      // applied by FinishIngest (the transactor reads both meanwhile).
       const std::string_view group =
           key.substr(0, ImportIndex::GroupLength(order, key));
       if (i + 1 < sorted.size() && sorted[i + 1].first.starts_with(group) &&
@@ -469,18 +472,24 @@ absl::Status GroupBatch::WriteCfFiles(
               group.size()) {
         continue;
       }
+      const uint64_t hash = ImportIndex::GroupHash(group);
       bool written = false;
       for (size_t j = group_start; j <= i; ++j) {
         written |= sorted[j].second != kDeleted;
       }
       if (summary_limit_ > 0) {
-        Summarize(group, &sorted[group_start], i + 1 - group_start);
+        GroupSummary summary;
+        const SummaryChange change = Summarize(group, &sorted[group_start],
+                                               i + 1 - group_start, &summary);
+        if (change != SummaryChange::kNone) {
+          chunk->summary_changes.push_back({hash, change, summary});
+        }
       }
-      if (written) FilterAdd(ImportIndex::GroupHash(group));
+      if (written) chunk->filter_adds.push_back(hash);
       group_start = i + 1;
     }
   } else {
-    const auto& entries = runs_[c];
+    const auto& entries = chunk->runs[c];
     const std::vector<uint32_t> order =
         SortedByKey(static_cast<uint32_t>(entries.size()),
                     [&](uint32_t i) { return entries[i].key; });
@@ -497,18 +506,9 @@ absl::Status GroupBatch::WriteCfFiles(
   return run.Finish(args);
 }
 
-absl::Status GroupBatch::IngestRuns(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return absl::UnavailableError(
-        StrCat("cannot create ", dir, ": ", ec.message()));
-  }
-  // Iterators over the DB must not outlive what ingestion replaces.
-  for (auto& it : db_iterators_) it.reset();
-  // The families are sorted and written by two threads (the transactor
-  // and a helper), the costliest first; each thread touches only its own
-  // family's data (and the AVET task the filter).
+absl::Status GroupBatch::WriteAndIngest(Frozen* chunk, int threads) {
+  // The families are sorted and written by `threads` threads, the
+  // costliest first; each touches only its own family's data.
   constexpr Cf kByCost[] = {
       Cf::kEavt,     Cf::kAevt,     Cf::kAvet,     Cf::kLog,      Cf::kVaet,
       Cf::kEavtHist, Cf::kAevtHist, Cf::kAvetHist, Cf::kVaetHist, Cf::kMeta};
@@ -520,27 +520,86 @@ absl::Status GroupBatch::IngestRuns(const std::string& dir) {
   auto work = [&] {
     for (int i = next++; i < kFamilies; i = next++) {
       const int c = static_cast<int>(kByCost[i]);
-      statuses[c] = WriteCfFiles(kByCost[i], dir, &per_cf[c]);
+      statuses[c] = WriteCfFiles(chunk, kByCost[i], &per_cf[c]);
     }
   };
-  std::thread helper(work);
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(work);
   work();
-  helper.join();
+  for (std::thread& t : helpers) t.join();
   std::vector<rocksdb::IngestExternalFileArg> args;
   for (int c = 0; c < kFamilies; ++c) {
     if (!statuses[c].ok()) return statuses[c];
     for (auto& arg : per_cf[c]) args.push_back(std::move(arg));
   }
   // One call for every family: the ingestion is atomic across them.
-  if (!args.empty()) {
-    absl::Status s = FromRocks(core_->db->IngestExternalFiles(args),
-                               "ingesting imported data");
+  if (args.empty()) return absl::OkStatus();
+  return FromRocks(core_->db->IngestExternalFiles(args),
+                   "ingesting imported data");
+}
+
+absl::Status GroupBatch::StartIngest(const std::string& dir, int threads) {
+  absl::Status s = FinishIngest();
+  if (!s.ok()) return s;
+  if (collected_keys() == 0) return absl::OkStatus();
+  // The worker reads the filter: load it now, never while it runs.
+  if (filter_state_ == FilterState::kUnloaded) {
+    s = LoadFilter();
     if (!s.ok()) return s;
   }
-  db_cache_.clear();
-  Clear();
-  std::filesystem::remove_all(dir, ec);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        StrCat("cannot create ", dir, ": ", ec.message()));
+  }
+  frozen_ = std::make_unique<Frozen>();
+  Frozen* chunk = frozen_.get();
+  chunk->dir = dir;
+  chunk->index = std::move(index_);
+  index_.Clear();
+  for (size_t c = 0; c < runs_.size(); ++c) {
+    chunk->runs[c] = std::move(runs_[c]);
+    runs_[c].clear();
+  }
+  chunk->arena = std::move(arena_);
+  arena_.clear();
+  arena_used_ = arena_size_ = 0;
+  chunk->worker = std::thread([this, chunk, threads] {
+    chunk->status = WriteAndIngest(chunk, threads);
+  });
   return absl::OkStatus();
+}
+
+absl::Status GroupBatch::FinishIngest() {
+  if (frozen_ == nullptr) return absl::OkStatus();
+  frozen_->worker.join();
+  absl::Status s = frozen_->status;
+  if (s.ok()) {
+    for (uint64_t hash : frozen_->filter_adds) FilterAdd(hash);
+    for (const SummaryChangeAt& change : frozen_->summary_changes) {
+      if (change.change == SummaryChange::kErase) {
+        summary_.erase(change.hash);
+      } else if (summary_.size() < summary_limit_ ||
+                 summary_.contains(change.hash)) {
+        summary_[change.hash] = change.summary;
+      }
+    }
+  }
+  // Reads see the chunk in the DB from now on: fresh iterators, no cached
+  // ranges from before.
+  for (auto& it : db_iterators_) it.reset();
+  db_cache_.clear();
+  std::error_code ec;
+  std::filesystem::remove_all(frozen_->dir, ec);
+  frozen_.reset();
+  return s;
+}
+
+absl::Status GroupBatch::IngestRuns(const std::string& dir) {
+  absl::Status s = StartIngest(dir, 2);
+  if (!s.ok()) return s;
+  return FinishIngest();
 }
 
 }  // namespace mentat::storage::internal

@@ -2,6 +2,8 @@
 // GroupBatch that collects writes for SST ingestion instead of a
 // WriteBatch.
 
+#include <optional>
+
 #include "internal/coding.h"
 #include "internal/group_batch.h"
 #include "internal/meta_keys.h"
@@ -63,26 +65,36 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
   ImportReport report;
   const std::string tmp_dir = core_->path + "/import-tmp";
 
-  // Ingests what was collected, then records counters, basis and
-  // statistics, and publishes the new state.
-  auto flush = [&]() -> absl::Status {
-    if (batch.collected_keys() == 0) return absl::OkStatus();
-    absl::Status s = batch.IngestRuns(tmp_dir);
+  // The chunk being written and ingested in the background while the
+  // next one is applied: what to record once its files are in.
+  struct Pending {
+    internal::TxState state;
+    std::shared_ptr<Statistics> stats;
+    internal::StatsDirty dirty;
+  };
+  std::optional<Pending> pending;
+  int chunk_number = 0;
+
+  // Waits for the chunk in the background, then records its counters,
+  // basis and statistics (synced), and publishes its state.
+  auto finish = [&]() -> absl::Status {
+    if (!pending) return absl::OkStatus();
+    absl::Status s = batch.FinishIngest();
     if (!s.ok()) return s;
+    const internal::TxState& done = pending->state;
     rocksdb::WriteBatch meta;
     rocksdb::ColumnFamilyHandle* meta_cf = core_->cf(Cf::kMeta);
-    meta.Put(meta_cf, internal::kMetaBasisKey, Fixed64BE(state_.basis_tx))
+    meta.Put(meta_cf, internal::kMetaBasisKey, Fixed64BE(done.basis_tx))
         .PermitUncheckedError();
     meta.Put(meta_cf, internal::kMetaTxInstantKey,
-             Fixed64BE(static_cast<uint64_t>(state_.last_tx_instant)))
+             Fixed64BE(static_cast<uint64_t>(done.last_tx_instant)))
         .PermitUncheckedError();
     for (int p : {0, 3, 4}) {
       meta.Put(meta_cf, internal::MetaPartitionKey(p),
-               Fixed64BE(state_.next_counter[p]))
+               Fixed64BE(done.next_counter[p]))
           .PermitUncheckedError();
     }
-    internal::WriteStatsMeta(*stats, dirty, meta_cf, &meta);
-    dirty = internal::StatsDirty();
+    internal::WriteStatsMeta(*pending->stats, pending->dirty, meta_cf, &meta);
     rocksdb::WriteOptions wo;
     wo.sync = true;
     rocksdb::Status w = core_->db->Write(wo, &meta);
@@ -91,10 +103,27 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
           StrCat("recording an imported chunk: ", w.ToString()));
     }
     report.chunks++;
-    chunk_start = state_;
-    Publish(std::make_shared<Statistics>(*stats));
-    stats = std::make_shared<Statistics>(*stats_);
+    chunk_start = done;
+    // Readers get the chunk's state, not the transactions applied since.
+    internal::TxState running = std::move(state_);
+    state_ = done;
+    Publish(pending->stats);
+    state_ = std::move(running);
+    pending.reset();
     return absl::OkStatus();
+  };
+  // Hands what was collected to a background thread (after the chunk
+  // before it is in); the last chunk is written by two threads and
+  // waited for.
+  auto flush = [&](bool last) -> absl::Status {
+    absl::Status s = finish();
+    if (!s.ok()) return s;
+    if (batch.collected_keys() == 0) return absl::OkStatus();
+    pending = Pending{state_, std::make_shared<Statistics>(*stats), dirty};
+    dirty = internal::StatsDirty();
+    s = batch.StartIngest(StrCat(tmp_dir, "-", chunk_number++), last ? 2 : 1);
+    if (!s.ok()) return s;
+    return last ? finish() : absl::OkStatus();
   };
 
   absl::Status error;
@@ -133,14 +162,14 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     datoms_.fetch_add(r->datoms.size(), std::memory_order_relaxed);
     source->OnReport(*r);
     if (batch.collected_keys() >= options.chunk_keys) {
-      absl::Status s = flush();
+      absl::Status s = flush(/*last=*/false);
       if (!s.ok()) {
         state_ = chunk_start;
         return s;
       }
     }
   }
-  absl::Status s = flush();
+  absl::Status s = flush(/*last=*/true);
   if (!s.ok()) {
     state_ = chunk_start;
     return s;

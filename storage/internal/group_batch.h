@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/container/btree_map.h"
@@ -87,6 +88,16 @@ class GroupBatch {
   // (reads then go to the DB, which now holds the data).
   absl::Status IngestRuns(const std::string& dir);
 
+  // The same in two halves, so that the transactor applies the next chunk
+  // while a background thread (`threads` of them) writes and ingests this
+  // one: StartIngest hands over everything collected and starts empty
+  // (reads still see the chunk handed over, whether or not the DB holds
+  // it yet); FinishIngest waits for the thread and returns its status. One
+  // chunk at a time: StartIngest finishes the one before. Between
+  // transactions only (no save point open).
+  absl::Status StartIngest(const std::string& dir, int threads);
+  absl::Status FinishIngest();
+
  private:
   static constexpr EntityId kDeleted = -1;
   static bool Readable(IndexOrder order) { return order != IndexOrder::kAevt; }
@@ -97,10 +108,9 @@ class GroupBatch {
     bool existed;
     EntityId previous;
   };
-  // Copies `bytes` into the arena; the view lives until Clear().
+  // Copies `bytes` into the arena; the view lives until the chunk is
+  // ingested (a group: until the batch is destroyed).
   std::string_view Intern(std::string_view bytes);
-  // Drops the overlay, the runs and the arena.
-  void Clear();
   void Record(IndexOrder order, std::string_view key, EntityId tx);
 
   struct RunEntry {
@@ -119,10 +129,16 @@ class GroupBatch {
   absl::Status LoadFilter();
   void FilterAdd(uint64_t hash);
   bool FilterMayHold(uint64_t hash) const;
+  // A chunk handed to StartIngest: its writes, and what its ingestion
+  // changes in the filter and the summary (applied by FinishIngest).
+  enum class SummaryChange { kNone, kSet, kErase };
+  struct Frozen;
   // Sorts and writes the chunk's keys of `cf` as SST files; adds what
   // ingests them to `args`. Threads may write different families at once.
-  absl::Status WriteCfFiles(Cf cf, const std::string& dir,
+  absl::Status WriteCfFiles(Frozen* chunk, Cf cf,
                             std::vector<rocksdb::IngestExternalFileArg>* args);
+  // The background thread's work: every family's files, then ingestion.
+  absl::Status WriteAndIngest(Frozen* chunk, int threads);
   // An iterator over the DB for a scan of `prefix`: the order's shared
   // one, or (short prefixes) a total-order one in *local.
   rocksdb::Iterator* DbIterator(IndexOrder order, std::string_view prefix,
@@ -170,11 +186,28 @@ class GroupBatch {
   // The summary of `group` (of GroupHash `hash`), or null if there is
   // none.
   const GroupSummary* FindSummary(std::string_view group, uint64_t hash) const;
-  // Folds one AVET group's writes of the chunk being ingested (sorted, the
-  // latest write of each key) into its summary. Before the group is added
-  // to the filter.
-  void Summarize(std::string_view group,
-                 const std::pair<std::string_view, EntityId>* writes, size_t n);
+  // What one AVET group's writes in a chunk being ingested (sorted, the
+  // latest write of each key) change in its summary (the new summary in
+  // *out for kSet). Against the filter and summary from before the chunk.
+  SummaryChange Summarize(std::string_view group,
+                          const std::pair<std::string_view, EntityId>* writes,
+                          size_t n, GroupSummary* out) const;
+  struct SummaryChangeAt {
+    uint64_t hash;
+    SummaryChange change;
+    GroupSummary summary;
+  };
+  struct Frozen {
+    std::string dir;
+    ImportIndex index;
+    std::array<std::vector<RunEntry>, static_cast<int>(Cf::kCount)> runs;
+    std::vector<std::unique_ptr<char[]>> arena;
+    std::vector<uint64_t> filter_adds;
+    std::vector<SummaryChangeAt> summary_changes;
+    absl::Status status;
+    std::thread worker;
+  };
+  std::unique_ptr<Frozen> frozen_;
   // The first keys of DB ranges by order and prefix (cleared at each
   // ingestion): most scans want one key or only a few.
   struct CachedRange {
