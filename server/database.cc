@@ -109,11 +109,14 @@ void Database::Transact(storage::TxRequest request, storage::TxCallback done) {
           absl::StatusOr<storage::TxReport> report) mutable {
         const bool committed = report.ok();
         done(std::move(report));
-        if (committed && listener_count_.load(std::memory_order_acquire) > 0) {
-          absl::MutexLock lock(&listeners_mu_);
-          for (CommitListener* l : listeners_) l->OnCommit();
-        }
+        if (committed) NotifyCommitted();
       });
+}
+
+void Database::NotifyCommitted() {
+  if (listener_count_.load(std::memory_order_acquire) == 0) return;
+  absl::MutexLock lock(&listeners_mu_);
+  for (CommitListener* l : listeners_) l->OnCommit();
 }
 
 void Database::AddListener(CommitListener* listener) {

@@ -77,6 +77,9 @@ class Database {
   // The commit feed.
   void AddListener(CommitListener* listener);
   void RemoveListener(CommitListener* listener);
+  // Wakes the listeners: commits happened outside Transact (a bulk
+  // import); they catch up from the log.
+  void NotifyCommitted();
 
   // Keeps `db` available (by its basis tx) for resuming streams, for the
   // resume window. Cheap when it is already kept.

@@ -331,6 +331,9 @@ Outcome RunIngest(ImportState* st) {
   out.response.set_method("ingest");
   QueueSource source(st, &out.response);
   auto report = st->database->store().Import(&source);
+  // Subscribe streams follow the log: wake them for what was ingested
+  // (failed or not, the chunks before the failure are in).
+  st->database->NotifyCommitted();
   if (!report.ok()) {
     out.status = report.status();
     return out;

@@ -24,10 +24,11 @@ absl::Status ExecContext::Charge(size_t bytes, std::string_view what) {
   held_ += bytes;
   if (held_ <= options_.memory_budget_bytes) return absl::OkStatus();
   return absl::ResourceExhaustedError(
-      StrCat("query needs more than ", options_.memory_budget_bytes,
-             " bytes of memory (budget ", options_.memory_budget_bytes,
-             "): it held ", held_, " bytes when ", what,
-             " grew past it; narrow the query, or raise the budget"));
+      StrCat("query exceeded its memory budget of ",
+             options_.memory_budget_bytes, " bytes: it held ", held_,
+             " bytes when ", what,
+             " grew past it; narrow the query, or raise the budget "
+             "(--query-memory)"));
 }
 
 }  // namespace mentat::query::execution
