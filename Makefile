@@ -53,11 +53,14 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_
 # ignore_noninstrumented_modules: what uninstrumented libraries (gRPC,
 # protobuf, RocksDB) read and write through intercepted calls (memcpy,
 # free, sendmsg) is not checked; their internal synchronisation is
-# invisible to TSan (tools/sanitizers/tsan.supp). The instrumented abseil
+# invisible to TSan (tools/sanitizers/tsan.supp). history_size=4: enough
+# history that the earlier access of a race between gRPC threads still
+# has its stack (else "failed to restore the stack", which no suppression
+# can match). The instrumented abseil
 # is on the executables' RPATH (the top-level CMakeLists.txt), so the
 # Python tests' uninstrumented interpreter keeps Debian's.
 TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
-TSAN_ENV = TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:second_deadlock_stack=1:print_suppressions=0:ignore_noninstrumented_modules=1:log_path=$(TSAN_REPORTS)/tsan
+TSAN_ENV = TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:second_deadlock_stack=1:print_suppressions=0:ignore_noninstrumented_modules=1:history_size=4:log_path=$(TSAN_REPORTS)/tsan
 
 .PHONY: check-asan check-tsan check-sanitizers fuzz
 
