@@ -142,6 +142,8 @@ Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
             store.RocksDbProperty("rocksdb.cur-size-all-mem-tables"));
         st->set_compactions_pending_bytes(
             store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes"));
+        st->set_entity_cache_bytes(store.entity_cache_counters().bytes);
+        st->set_value_cache_bytes(store.value_cache_counters().bytes);
         call.Finish(absl::OkStatus(), &response);
       });
 }

@@ -73,7 +73,10 @@ TEST_CASE("server: a query over its memory budget, others are served") {
       }
     }
   });
-  for (int i = 0; i < 5; ++i) {
+  // Refused queries fail fast: keep sending them until the other client
+  // has been served a few times meanwhile (on a loaded machine its first
+  // fsync can outlast five refusals).
+  for (int i = 0; i < 5 || (small_ok.load() < 3 && i < 2000); ++i) {
     QueryOutcome q = Query(t, big);
     CHECK(q.status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
     CHECK(q.status.error_message().find("memory") != std::string::npos);

@@ -412,6 +412,12 @@ Store::TransactorCounters Store::transactor_counters() const {
 }
 
 uint64_t Store::RocksDbProperty(const std::string& name) const {
+  // Every family shares one block cache: each would report all of it.
+  if (name.rfind("rocksdb.block-cache", 0) == 0) {
+    uint64_t v = 0;
+    core_->db->GetIntProperty(core_->cf(Cf::kEavt), name, &v);
+    return v;
+  }
   uint64_t total = 0;
   for (auto* h : core_->handles) {
     uint64_t v = 0;

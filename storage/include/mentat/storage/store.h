@@ -126,8 +126,10 @@ class Store {
   const std::string& path() const { return path_; }
   const StoreOptions& options() const { return options_; }
 
-  // RocksDB's statistics and properties, for metrics: a property like
-  // "rocksdb.block-cache-usage" summed over column families, or a ticker.
+  // RocksDB's statistics and properties, for metrics: a property summed
+  // over column families ("rocksdb.cur-size-all-mem-tables"), except the
+  // block cache's ("rocksdb.block-cache-usage"), which the families share;
+  // or a ticker.
   uint64_t RocksDbProperty(const std::string& name) const;
   uint64_t RocksDbTicker(uint32_t ticker) const;
 
