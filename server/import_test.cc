@@ -298,22 +298,29 @@ TEST_CASE("server: one import at a time per database") {
   TestServer t;
   CreateDatabase(t, "db");
   pb::ImportResponse first_resp;
-  auto first_ctx = Ctx(60000);
-  auto first = t.stub().Import(first_ctx.get(), &first_resp);
+  std::unique_ptr<grpc::ClientContext> first_ctx;
+  std::unique_ptr<grpc::ClientWriter<pb::ImportRequest>> first;
   pb::ImportRequest req;
-  req.set_database("db");
-  req.add_tx_data(kPeopleSchema);
-  REQUIRE(first->Write(req));
-
   // Once the first import's first message has arrived, a second import
-  // is refused. (Until then the second, which sends no transaction,
-  // imports nothing.)
+  // is refused. Whichever import's first message arrives first holds the
+  // database: if the probe (which sends no transaction and imports
+  // nothing) got there first, the first import was the one refused, and
+  // the round starts again.
   grpc::Status second;
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    Imported other = RunImport(t, "db", {}, 1);
-    second = other.status;
+  for (int round = 0; round < 20; ++round) {
+    first_ctx = Ctx(60000);
+    first = t.stub().Import(first_ctx.get(), &first_resp);
+    req.Clear();
+    req.set_database("db");
+    req.add_tx_data(kPeopleSchema);
+    REQUIRE(first->Write(req));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    second = RunImport(t, "db", {}, 1).status;
     if (second.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    first->WritesDone();
+    grpc::Status lost = first->Finish();
+    REQUIRE_MESSAGE(lost.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED,
+                    StatusText(lost));
   }
   CHECK(second.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
   CHECK(second.error_message().find("another import") != std::string::npos);
