@@ -8,6 +8,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "mentat/storage/str_cat.h"
+#include "tsan_handoff.h"
 
 namespace mentat::server {
 
@@ -150,10 +151,14 @@ class TrackedUnaryReactor : public grpc::ServerUnaryReactor {
   explicit TrackedUnaryReactor(ServiceContext* sc) : sc_(sc) {
     sc_->active_calls.fetch_add(1, std::memory_order_relaxed);
   }
+  // gRPC calls these on its threads (tsan_handoff.h).
   void OnCancel() override {
+    HandOffAcquire(static_cast<grpc::ServerUnaryReactor*>(this));
     cancelled_.store(true, std::memory_order_release);
+    HandOffRelease(static_cast<grpc::ServerUnaryReactor*>(this));
   }
   void OnDone() override {
+    HandOffAcquire(static_cast<grpc::ServerUnaryReactor*>(this));
     sc_->active_calls.fetch_sub(1, std::memory_order_release);
     delete this;
   }
@@ -196,6 +201,8 @@ void UnaryCall::Finish(const absl::Status& status,
   sc_->metrics.RecordRpc(method_, static_cast<int>(final_status.code()),
                          seconds);
   if (!final_status.ok()) LogCallError(method_, final_status, "");
+  // OnDone runs on a gRPC thread (tsan_handoff.h).
+  HandOffRelease(reactor_);
   reactor_->Finish(ToGrpcStatus(final_status));
 }
 

@@ -32,6 +32,7 @@
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "service.h"
+#include "tsan_handoff.h"
 
 namespace mentat::server {
 namespace {
@@ -125,20 +126,32 @@ class ImportReactor final : public Reader {
     }
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->reading = true;
+    HandOffRelease(handoff());
     StartRead(&state_->buffer);
   }
 
-  void OnReadDone(bool ok) override;
+  // gRPC calls these on its threads; each takes the reactor over from the
+  // thread before it and gives it back (tsan_handoff.h).
+  void OnReadDone(bool ok) override {
+    HandOffAcquire(handoff());
+    ReadDone(ok);
+    HandOffRelease(handoff());
+  }
 
   void OnCancel() override {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->abort.ok()) {
-      state_->abort = absl::CancelledError("the client cancelled the import");
+    HandOffAcquire(handoff());
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      if (state_->abort.ok()) {
+        state_->abort = absl::CancelledError("the client cancelled the import");
+      }
+      state_->changed.notify_all();
     }
-    state_->changed.notify_all();
+    HandOffRelease(handoff());
   }
 
   void OnDone() override {
+    HandOffAcquire(handoff());
     ServiceContext* sc = state_->sc;
     delete this;
     sc->active_calls.fetch_sub(1, std::memory_order_release);
@@ -155,7 +168,9 @@ class ImportReactor final : public Reader {
   static void MaybeRead(ImportState* st);
 
  private:
+  void ReadDone(bool ok);
   void OnFirstMessage(v1::ImportRequest request);
+  const void* handoff() const { return static_cast<const Reader*>(this); }
 
   std::shared_ptr<ImportState> state_;
   bool first_ = true;  // only gRPC's reactions touch it, one at a time
@@ -187,6 +202,7 @@ void ImportReactor::FinishWith(const std::shared_ptr<ImportState>& st,
                             static_cast<int>(final_status.code()), seconds);
   if (!final_status.ok()) LogCallError(Method::kImport, final_status, "");
   // Outside the lock: after Finish, gRPC may destroy the reactor.
+  HandOffRelease(reactor->handoff());
   reactor->Finish(ToGrpcStatus(final_status));
 }
 
@@ -198,6 +214,7 @@ void ImportReactor::MaybeRead(ImportState* st) {
   if (st->queue.size() >= kQueueTransactions) return;
   st->read_blocked = false;
   st->reading = true;
+  HandOffRelease(st->reactor->handoff());
   st->reactor->StartRead(&st->buffer);
 }
 
@@ -226,7 +243,7 @@ void ParseAndQueue(const std::shared_ptr<ImportState>& st,
   st->changed.notify_all();
 }
 
-void ImportReactor::OnReadDone(bool ok) {
+void ImportReactor::ReadDone(bool ok) {
   std::shared_ptr<ImportState> st = state_;
   if (!ok) {
     {

@@ -5,6 +5,7 @@
 
 #include "mentat/v1/mentat.grpc.pb.h"
 #include "service_context.h"
+#include "tsan_handoff.h"
 
 namespace mentat::server {
 
@@ -67,49 +68,49 @@ class MentatService final : public RawMentatService {
   explicit MentatService(ServiceContext& sc) : sc_(sc) {}
 
   Unary* Transact(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleTransact(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleTransact(sc_, ctx, req, resp));
   }
   Writer* Query(Ctx* ctx, const Buf* req) override {
-    return HandleQuery(sc_, ctx, req);
+    return HandedToGrpc(HandleQuery(sc_, ctx, req));
   }
   Unary* Pull(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandlePull(sc_, ctx, req, resp);
+    return HandedToGrpc(HandlePull(sc_, ctx, req, resp));
   }
   Unary* PullMany(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandlePullMany(sc_, ctx, req, resp);
+    return HandedToGrpc(HandlePullMany(sc_, ctx, req, resp));
   }
   Writer* Datoms(Ctx* ctx, const Buf* req) override {
-    return HandleDatoms(sc_, ctx, req);
+    return HandedToGrpc(HandleDatoms(sc_, ctx, req));
   }
   Writer* TxRange(Ctx* ctx, const Buf* req) override {
-    return HandleTxRange(sc_, ctx, req);
+    return HandedToGrpc(HandleTxRange(sc_, ctx, req));
   }
   Writer* Subscribe(Ctx* ctx, const Buf* req) override {
-    return HandleSubscribe(sc_, ctx, req);
+    return HandedToGrpc(HandleSubscribe(sc_, ctx, req));
   }
   Unary* Schema(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleSchema(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleSchema(sc_, ctx, req, resp));
   }
   Unary* Stats(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleStats(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleStats(sc_, ctx, req, resp));
   }
   Unary* Explain(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleExplain(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleExplain(sc_, ctx, req, resp));
   }
   Unary* CreateDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleCreateDatabase(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleCreateDatabase(sc_, ctx, req, resp));
   }
   Unary* ListDatabases(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleListDatabases(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleListDatabases(sc_, ctx, req, resp));
   }
   Unary* DeleteDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleDeleteDatabase(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleDeleteDatabase(sc_, ctx, req, resp));
   }
   Reader* Import(Ctx* ctx, Buf* resp) override {
-    return HandleImport(sc_, ctx, resp);
+    return HandedToGrpc(HandleImport(sc_, ctx, resp));
   }
   Unary* Backup(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandleBackup(sc_, ctx, req, resp);
+    return HandedToGrpc(HandleBackup(sc_, ctx, req, resp));
   }
 
  private:

@@ -4,6 +4,7 @@
 
 #include "call.h"
 #include "reader_pool.h"
+#include "tsan_handoff.h"
 
 namespace mentat::server {
 
@@ -21,7 +22,11 @@ StreamReactor::StreamReactor(ServiceContext& sc, Method method,
 StreamReactor::~StreamReactor() = default;
 
 void StreamReactor::Unref() {
-  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Everything gRPC's callbacks did happened before this delete.
+    HandOffAcquire(handoff());
+    delete this;
+  }
 }
 
 // What to do next, decided under mu_ and done outside it (gRPC may run a
@@ -66,6 +71,9 @@ StreamReactor::Action StreamReactor::DecideLocked() {
 }
 
 void StreamReactor::Act(const Action& a) {
+  if (a.kind == Action::kNone) return;
+  // The operation's completion runs on a gRPC thread.
+  HandOffRelease(handoff());
   switch (a.kind) {
     case Action::kNone:
       return;
@@ -141,6 +149,7 @@ void StreamReactor::Done(const absl::Status& status) {
 }
 
 void StreamReactor::OnWriteDone(bool ok) {
+  HandOffAcquire(handoff());
   Action action;
   bool room = false;
   {
@@ -159,18 +168,22 @@ void StreamReactor::OnWriteDone(bool ok) {
   }
   Act(action);
   if (room) OnRoom();
+  HandOffRelease(handoff());
 }
 
 void StreamReactor::OnCancel() {
+  HandOffAcquire(handoff());
   cancelled_.store(true, std::memory_order_release);
   {
     absl::MutexLock lock(&mu_);
     room_.SignalAll();
   }
   OnCancelled();
+  HandOffRelease(handoff());
 }
 
 void StreamReactor::OnDone() {
+  HandOffAcquire(handoff());
   absl::Status final_status;
   {
     absl::MutexLock lock(&mu_);
@@ -186,6 +199,7 @@ void StreamReactor::OnDone() {
   sc_.metrics.open_streams.fetch_sub(1, std::memory_order_relaxed);
   OnStreamDone();
   sc_.active_calls.fetch_sub(1, std::memory_order_release);
+  HandOffRelease(handoff());
   Unref();
 }
 

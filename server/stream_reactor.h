@@ -81,6 +81,10 @@ class StreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Decides, under mu_, what to do next; Act does it outside the lock.
   Action DecideLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Act(const Action& action);
+  // The address ThreadSanitizer's hand-over edges use (tsan_handoff.h).
+  const void* handoff() const {
+    return static_cast<const grpc::ServerWriteReactor<grpc::ByteBuffer>*>(this);
+  }
 
   ServiceContext& sc_;
   const Method method_;
