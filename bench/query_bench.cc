@@ -4,6 +4,7 @@
 //
 //   query-bench --scale s --dir DIR [--seconds 2] [--only q2,q4]
 //               [--explain 1] [--entity-cache-mb N] [--value-cache-mb N]
+//               [--column-cache-mb N]
 //
 // Loads the workload into DIR the first time (then reuses it), runs q1,
 // pull, q2, q2 with its clauses reversed, as_of q2, input bindings, since,
@@ -50,6 +51,7 @@ struct Args {
   // StoreOptions::entity_cache_bytes in MiB; negative: the default.
   int64_t entity_cache_mb = -1;
   int64_t value_cache_mb = -1;
+  int64_t column_cache_mb = -1;
 };
 
 // True if `name` is among the comma-separated `only` (or `only` is empty).
@@ -107,6 +109,10 @@ int Run(const Args& args) {
   }
   if (args.value_cache_mb >= 0) {
     options.value_cache_bytes = static_cast<size_t>(args.value_cache_mb) << 20;
+  }
+  if (args.column_cache_mb >= 0) {
+    options.column_cache_bytes = static_cast<size_t>(args.column_cache_mb)
+                                 << 20;
   }
   auto opened = storage::Store::Open(args.dir, options);
   if (!opened.ok()) {
@@ -288,11 +294,12 @@ int Run(const Args& args) {
   });
   for (const auto& [name, cache] :
        {std::pair{"entity", store->entity_cache_counters()},
-        std::pair{"value", store->value_cache_counters()}}) {
-    std::printf("%s cache: %llu hits, %llu misses, %llu records in %.1f MB\n",
+        std::pair{"value", store->value_cache_counters()},
+        std::pair{"column", store->column_cache_counters()}}) {
+    std::printf("%s cache: %llu hits, %llu misses, %llu entries in %.1f MB\n",
                 name, static_cast<unsigned long long>(cache.hits),
                 static_cast<unsigned long long>(cache.misses),
-                static_cast<unsigned long long>(cache.records),
+                static_cast<unsigned long long>(cache.entries),
                 cache.bytes / 1e6);
   }
   std::printf("checks: %s\n", failures == 0 ? "all passed" : "FAILED");
@@ -319,13 +326,15 @@ int main(int argc, char** argv) {
       args.entity_cache_mb = std::atoll(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--value-cache-mb") == 0) {
       args.value_cache_mb = std::atoll(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--column-cache-mb") == 0) {
+      args.column_cache_mb = std::atoll(argv[i + 1]);
     } else {
       std::fprintf(
           stderr,
           "usage: query-bench [--scale xs|s|m] [--dir DIR] [--seconds N] "
           "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
           "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
-          "[--value-cache-mb N]\n");
+          "[--value-cache-mb N] [--column-cache-mb N]\n");
       return 2;
     }
   }

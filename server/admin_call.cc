@@ -144,6 +144,7 @@ Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
             store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes"));
         st->set_entity_cache_bytes(store.entity_cache_counters().bytes);
         st->set_value_cache_bytes(store.value_cache_counters().bytes);
+        st->set_column_cache_bytes(store.column_cache_counters().bytes);
         call.Finish(absl::OkStatus(), &response);
       });
 }

@@ -10,14 +10,7 @@ namespace {
 
 TEST_CASE("server: subscribers see every transaction of an ingested import") {
   TestServer t;
-  {
-    pb::CreateDatabaseRequest req;
-    req.set_name("fresh");
-    pb::CreateDatabaseResponse resp;
-    auto ctx = Ctx();
-    grpc::Status s = t.stub().CreateDatabase(ctx.get(), req, &resp);
-    REQUIRE_MESSAGE(s.ok(), StatusText(s));
-  }
+  CreateDatabase(t, "fresh");
   // Follow new commits only.
   pb::SubscribeRequest sub;
   sub.set_database("fresh");

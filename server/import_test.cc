@@ -86,15 +86,6 @@ Imported RunImport(TestServer& t, const std::string& database,
   return out;
 }
 
-void CreateDatabase(TestServer& t, const std::string& name) {
-  pb::CreateDatabaseRequest req;
-  req.set_name(name);
-  pb::CreateDatabaseResponse resp;
-  auto ctx = Ctx();
-  grpc::Status s = t.stub().CreateDatabase(ctx.get(), req, &resp);
-  REQUIRE_MESSAGE(s.ok(), StatusText(s));
-}
-
 // The server installs its own schema when it creates a database, at the
 // wall-clock time; the history's instants lie in 2099.
 std::string MaskCreationInstants(const std::string& text) {

@@ -95,6 +95,8 @@ absl::Status ServerImpl::Start() {
   db_options.store.block_cache_bytes = config.block_cache_bytes;
   db_options.store.entity_cache_bytes = config.entity_cache_bytes;
   db_options.store.value_cache_bytes = config.value_cache_bytes;
+  db_options.store.memtable_budget_bytes = config.memtable_budget_bytes;
+  db_options.store.column_cache_bytes = config.column_cache_bytes;
   db_options.store.queue_capacity = config.transactor_queue;
   db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
@@ -217,6 +219,10 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       f.value_cache_hits = values.hits;
       f.value_cache_misses = values.misses;
       f.value_cache_bytes = values.bytes;
+      const auto columns = store.column_cache_counters();
+      f.column_cache_hits = columns.hits;
+      f.column_cache_builds = columns.misses;
+      f.column_cache_bytes = columns.bytes;
       f.compaction_pending_bytes =
           store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes");
       f.running_compactions =

@@ -121,6 +121,16 @@ inline std::string StatusText(const grpc::Status& s) {
 }
 
 // Transacts EDN tx-data; REQUIREs success.
+// Creates database `name` (it must not exist).
+inline void CreateDatabase(TestServer& t, const std::string& name) {
+  pb::CreateDatabaseRequest req;
+  req.set_name(name);
+  pb::CreateDatabaseResponse resp;
+  auto ctx = Ctx();
+  grpc::Status s = t.stub().CreateDatabase(ctx.get(), req, &resp);
+  REQUIRE_MESSAGE(s.ok(), StatusText(s));
+}
+
 inline pb::TransactResponse Transact(TestServer& t, const std::string& edn,
                                      const std::string& database = "") {
   pb::TransactRequest req;

@@ -89,21 +89,28 @@ DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
 
 std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
   internal::RecordCache* cache = db_->core().cache(order);
+  internal::ColumnCache* columns = db_->core().column_cache.get();
+  if (order != IndexOrder::kAevt && order != IndexOrder::kAvet) {
+    columns = nullptr;
+  }
+  // Current and as_of views read through the caches in front of RocksDB:
+  // columns of whole attributes, then records of one entity or value.
+  auto cached = [&](EntityId t, std::unique_ptr<DatomCursor> cursor) {
+    if (cache != nullptr) {
+      cursor =
+          internal::NewCachedCursor(*db_, order, cache, t, std::move(cursor));
+    }
+    if (columns != nullptr) {
+      cursor =
+          internal::NewColumnCursor(*db_, order, columns, t, std::move(cursor));
+    }
+    return cursor;
+  };
   switch (basis_.kind) {
     case BasisKind::kCurrent:
-      if (cache != nullptr) {
-        return internal::NewCachedCursor(
-            *db_, order, cache, db_->basis_tx(),
-            internal::NewCurrentCursor(*db_, order));
-      }
-      return internal::NewCurrentCursor(*db_, order);
+      return cached(db_->basis_tx(), internal::NewCurrentCursor(*db_, order));
     case BasisKind::kAsOf:
-      if (cache != nullptr) {
-        return internal::NewCachedCursor(
-            *db_, order, cache, basis_.t,
-            internal::NewAsOfCursor(*db_, order, basis_.t));
-      }
-      return internal::NewAsOfCursor(*db_, order, basis_.t);
+      return cached(basis_.t, internal::NewAsOfCursor(*db_, order, basis_.t));
     case BasisKind::kSince: {
       std::call_once(since_->once, [&] {
         internal::SinceCache& cache = *db_->core().since_cache;
@@ -127,6 +134,40 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
       return internal::NewHistoryCursor(*db_, order);
   }
   return internal::NewCurrentCursor(*db_, order);
+}
+
+bool DbView::HasColumn(IndexOrder order, EntityId attribute, bool build) const {
+  internal::ColumnCache* columns = db_->core().column_cache.get();
+  if (columns == nullptr ||
+      (order != IndexOrder::kAevt && order != IndexOrder::kAvet)) {
+    return false;
+  }
+  EntityId t;
+  switch (basis_.kind) {
+    case BasisKind::kCurrent:
+      t = db_->basis_tx();
+      break;
+    case BasisKind::kAsOf:
+      t = basis_.t;
+      break;
+    default:
+      return false;  // since and history views never read columns
+  }
+  if (columns->Find(order, attribute, t)) return true;
+  if (!build || t != db_->basis_tx() ||
+      !columns->ClaimBuild(order, attribute)) {
+    return false;
+  }
+  absl::Status status;
+  return internal::BuildColumn(*db_, order, attribute, columns, &status) !=
+         nullptr;
+}
+
+void DbView::NoteColumnDemand(IndexOrder order, EntityId attribute,
+                              uint64_t rows) const {
+  internal::ColumnCache* columns = db_->core().column_cache.get();
+  if (columns == nullptr || rows < columns->min_report_rows()) return;
+  columns->CountScanned(order, attribute, rows);
 }
 
 absl::StatusOr<std::vector<Datom>> DbView::Datoms(

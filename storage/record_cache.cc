@@ -58,9 +58,9 @@ void RecordCache::Insert(std::string_view prefix, EntityId read_at,
   if (read_at < shard.floor) return;
   EraseLocked(shard, prefix);
   shard.lru.emplace_front(prefix);
-  shard.map.emplace(std::string(prefix), Node{std::move(record),
-                                              shard.lru.begin(), charge,
-                                              ++shard.tick});
+  shard.map.emplace(
+      std::string(prefix),
+      Node{std::move(record), shard.lru.begin(), charge, ++shard.tick});
   shard.bytes += charge;
   while (shard.bytes > shard_capacity_ && !shard.lru.empty()) {
     const std::string victim = shard.lru.back();
@@ -85,14 +85,14 @@ void RecordCache::InvalidateAll(EntityId tx) {
   }
 }
 
-RecordCache::Counters RecordCache::counters() const {
-  Counters c;
+CacheCounters RecordCache::counters() const {
+  CacheCounters c;
   c.hits = hits_.load(std::memory_order_relaxed);
   c.misses = misses_.load(std::memory_order_relaxed);
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mu);
     c.bytes += shard.bytes;
-    c.records += shard.map.size();
+    c.entries += shard.map.size();
   }
   return c;
 }

@@ -96,6 +96,9 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
     table.whole_key_filtering = false;
     cf.prefix_extractor.reset(
         rocksdb::NewFixedPrefixTransform(internal::kEntityPrefixBytes));
+    // The same filter over the memtable, so that a seek of an entity the
+    // recent writes did not touch skips the skiplist search.
+    cf.memtable_prefix_bloom_size_ratio = 0.02;
   }
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   cf.compression = rocksdb::kLZ4Compression;
@@ -275,6 +278,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     core->entity_cache =
         std::make_unique<internal::RecordCache>(options.entity_cache_bytes);
   }
+  if (options.column_cache_bytes > 0) {
+    core->column_cache = std::make_unique<internal::ColumnCache>(
+        options.column_cache_bytes, options.column_build_after_rows,
+        std::chrono::milliseconds(options.column_quiet_ms));
+  }
   core->since_cache =
       std::make_unique<internal::SinceCache>(options.since_log_limit);
   if (options.value_cache_bytes > 0) {
@@ -290,6 +298,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   db_options.bytes_per_sync = 1 << 20;
   db_options.keep_log_file_num = 5;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  db_options.db_write_buffer_size = options.memtable_budget_bytes;
   if (options.env != nullptr) db_options.env = options.env;
   if (options.rocksdb_statistics) {
     core->statistics = rocksdb::CreateDBStatistics();
@@ -430,25 +439,18 @@ uint64_t Store::RocksDbTicker(uint32_t ticker) const {
   return core_->statistics ? core_->statistics->getTickerCount(ticker) : 0;
 }
 
-namespace {
-Store::CacheCounters CountersOf(const internal::RecordCache* cache) {
-  Store::CacheCounters out;
-  if (cache == nullptr) return out;
-  const auto c = cache->counters();
-  out.hits = c.hits;
-  out.misses = c.misses;
-  out.bytes = c.bytes;
-  out.records = c.records;
-  return out;
-}
-}  // namespace
-
-Store::CacheCounters Store::entity_cache_counters() const {
-  return CountersOf(core_->entity_cache.get());
+CacheCounters Store::entity_cache_counters() const {
+  return core_->entity_cache ? core_->entity_cache->counters()
+                             : CacheCounters{};
 }
 
-Store::CacheCounters Store::value_cache_counters() const {
-  return CountersOf(core_->value_cache.get());
+CacheCounters Store::value_cache_counters() const {
+  return core_->value_cache ? core_->value_cache->counters() : CacheCounters{};
+}
+
+CacheCounters Store::column_cache_counters() const {
+  return core_->column_cache ? core_->column_cache->counters()
+                             : CacheCounters{};
 }
 
 uint64_t Store::DiskSizeBytes() const {

@@ -3,6 +3,7 @@
 #include <future>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
 #include "internal/group_batch.h"
 #include "internal/meta_keys.h"
@@ -55,11 +56,14 @@ void Transactor::InvalidateCached(
   // Before the write and the publish: no reader of the new basis can find
   // a record from before it, and no reader of an older basis can insert
   // one (RecordCache::Insert).
+  internal::ColumnCache* columns = core_->column_cache.get();
+  absl::flat_hash_set<EntityId> attributes;
   std::string prefix;
   for (const auto& r : results) {
     if (!r.ok()) continue;
     EntityId last = 0;
     for (const Datom& d : r->datoms) {
+      if (columns != nullptr) attributes.insert(d.a);
       if (entities != nullptr && d.e != last) {
         last = d.e;
         prefix.clear();
@@ -73,6 +77,7 @@ void Transactor::InvalidateCached(
       }
     }
   }
+  if (columns != nullptr) columns->Touch(attributes, state_.basis_tx);
 }
 
 void Transactor::Publish(std::shared_ptr<Statistics> stats) {
@@ -82,6 +87,7 @@ void Transactor::Publish(std::shared_ptr<Statistics> stats) {
     for (auto* cache : {core_->entity_cache.get(), core_->value_cache.get()}) {
       if (cache != nullptr) cache->InvalidateAll(state_.basis_tx);
     }
+    if (core_->column_cache) core_->column_cache->TouchAll(state_.basis_tx);
   }
   stats_ = stats;
   const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
@@ -114,6 +120,9 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
         for (auto* cache :
              {core_->entity_cache.get(), core_->value_cache.get()}) {
           if (cache != nullptr) cache->InvalidateAll(state_.basis_tx + 1);
+        }
+        if (core_->column_cache) {
+          core_->column_cache->TouchAll(state_.basis_tx + 1);
         }
         done.set_value(std::move(report));
       };

@@ -506,7 +506,7 @@ absl::Status Runner::Sustained() {
   // and the rest, which must not grow.
   csv << "window,end_s,read_ops,read_p50_ms,read_p99_ms,write_ops,write_p99_ms,"
          "errors,server_rss_mb,block_cache_mb,memtable_mb,entity_cache_mb,"
-         "value_cache_mb,other_mb\n";
+         "value_cache_mb,column_cache_mb,other_mb\n";
   std::atomic<bool> stop{false};
   std::mutex mu;
   std::vector<double> reads, writes;
@@ -567,7 +567,8 @@ absl::Status Runner::Sustained() {
     if (stats.ok()) storage = stats->storage();
     const int64_t held = static_cast<int64_t>(
         storage.block_cache_usage_bytes() + storage.memtable_bytes() +
-        storage.entity_cache_bytes() + storage.value_cache_bytes());
+        storage.entity_cache_bytes() + storage.value_cache_bytes() +
+        storage.column_cache_bytes());
     window_p99.push_back(pr.p99);
     window_rss.push_back(rss);
     window_other.push_back(rss - held);
@@ -576,7 +577,8 @@ absl::Status Runner::Sustained() {
         << rss / 1e6 << "," << storage.block_cache_usage_bytes() / 1e6 << ","
         << storage.memtable_bytes() / 1e6 << ","
         << storage.entity_cache_bytes() / 1e6 << ","
-        << storage.value_cache_bytes() / 1e6 << "," << (rss - held) / 1e6
+        << storage.value_cache_bytes() / 1e6 << ","
+        << storage.column_cache_bytes() / 1e6 << "," << (rss - held) / 1e6
         << "\n";
     std::printf(
         "sustained window %d: %zu reads (p50 %.3f p99 %.3f ms), %zu "
@@ -594,14 +596,13 @@ absl::Status Runner::Sustained() {
   Check("sustained: no errors",
         total_errors == 0 ? "" : StrCat(total_errors, " errors"));
   if (window_p99.size() >= 2) {
-    notes_.push_back(
-        StrCat("sustained: read p99 first window ", window_p99.front(),
-               " ms, last window ", window_p99.back(), " ms; server RSS first ",
-               window_rss.front() / 1000000, " MB, last ",
-               window_rss.back() / 1000000,
-               " MB, of which outside the caches and memtables first ",
-               window_other.front() / 1000000, " MB, last ",
-               window_other.back() / 1000000, " MB (see sustained.csv)"));
+    notes_.push_back(StrCat(
+        "sustained: read p99 first window ", window_p99.front(),
+        " ms, last window ", window_p99.back(), " ms; server RSS first ",
+        window_rss.front() / 1000000, " MB, last ", window_rss.back() / 1000000,
+        " MB, of which outside the caches and memtables first ",
+        window_other.front() / 1000000, " MB, last ",
+        window_other.back() / 1000000, " MB (see sustained.csv)"));
   }
   return absl::OkStatus();
 }

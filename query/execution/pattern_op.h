@@ -31,6 +31,10 @@ class PatternOp : public Operator {
   absl::Status Init();
   absl::Status Push(Batch& in) override;
   absl::Status Finish() override {
+    if (column_demand_) {
+      ctx_->view().NoteColumnDemand(storage::IndexOrder::kAevt, p_.attr->id,
+                                    probes_);
+    }
     absl::Status s = Emit(out_);
     if (!s.ok()) return s;
     return Operator::Finish();
@@ -67,6 +71,11 @@ class PatternOp : public Operator {
   TermRef t_[5];
   bool in_prefix_[5] = {false, false, false, false, false};
   Pos order_[3];
+  // The index read: the plan's, or AEVT for EAVT probes of an attribute
+  // with a column (Init).
+  storage::IndexOrder index_ = storage::IndexOrder::kEavt;
+  bool column_demand_ = false;  // count probes_ towards an AEVT column
+  uint64_t probes_ = 0;
   std::deque<storage::Value> owned_;
   FilterEval filters_;
   std::unique_ptr<storage::DatomCursor> cursor_;

@@ -31,6 +31,26 @@ std::unique_ptr<DatomCursor> NewCachedCursor(
     const Db& db, IndexOrder order, RecordCache* cache, EntityId t,
     std::unique_ptr<DatomCursor> fallback);
 
+// AEVT or AVET datoms visible at `t`, served from the column of the
+// seek's attribute when `cache` has one that answers `t` (and building it
+// when the attribute has been read in bulk and `t` is the Db's basis);
+// everything else goes to `fallback`.
+class ColumnCache;
+struct AttributeColumn;
+std::unique_ptr<DatomCursor> NewColumnCursor(
+    const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
+    std::unique_ptr<DatomCursor> fallback);
+
+// Reads every current key of `attribute` in `order` from the Db's snapshot
+// into a column and offers it to `cache`, after the caller won
+// ColumnCache::ClaimBuild. Null if the column would be too big for the
+// cache, or on an error (in *status).
+std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
+                                                   IndexOrder order,
+                                                   EntityId attribute,
+                                                   ColumnCache* cache,
+                                                   absl::Status* status);
+
 }  // namespace mentat::storage::internal
 
 #endif  // MENTAT_STORAGE_INTERNAL_CURSORS_H_

@@ -13,6 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "mentat/storage/cache_counters.h"
 #include "mentat/storage/datom.h"
 
 namespace mentat::storage::internal {
@@ -83,13 +84,7 @@ class RecordCache {
   // Transactor: drops every record (bulk import).
   void InvalidateAll(EntityId tx);
 
-  struct Counters {
-    uint64_t hits = 0;
-    uint64_t misses = 0;
-    uint64_t bytes = 0;
-    uint64_t records = 0;
-  };
-  Counters counters() const;
+  CacheCounters counters() const;
 
  private:
   static constexpr int kShards = 32;
@@ -104,7 +99,7 @@ class RecordCache {
     absl::flat_hash_map<std::string, Node> map;
     std::list<std::string> lru;  // front: most recently used
     size_t bytes = 0;
-    uint64_t tick = 0;  // counts moves to the front
+    uint64_t tick = 0;   // counts moves to the front
     EntityId floor = 0;  // the last tx that invalidated anything here
   };
   Shard& ShardOf(std::string_view prefix);

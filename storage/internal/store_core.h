@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "internal/column_cache.h"
 #include "internal/record_cache.h"
 #include "internal/since_index.h"
 #include "mentat/storage/keys.h"
@@ -111,6 +112,9 @@ struct StoreCore {
   // null when StoreOptions::entity_cache_bytes / value_cache_bytes is 0.
   std::unique_ptr<RecordCache> entity_cache;
   std::unique_ptr<RecordCache> value_cache;
+  // Columns of attributes read in bulk (AEVT and AVET); null when
+  // StoreOptions::column_cache_bytes is 0.
+  std::unique_ptr<ColumnCache> column_cache;
   // since() indexes shared across views (internal/since_index.h).
   std::unique_ptr<SinceCache> since_cache;
   RecordCache* cache(IndexOrder order) const {

@@ -51,6 +51,10 @@ struct ServerConfig {
   size_t entity_cache_bytes = size_t{512} << 20;
   // Attribute-and-value lookups (StoreOptions::value_cache_bytes).
   size_t value_cache_bytes = size_t{128} << 20;
+  // Columns of attributes read in bulk (StoreOptions::column_cache_bytes).
+  size_t column_cache_bytes = size_t{512} << 20;
+  // All memtables together (StoreOptions::memtable_budget_bytes).
+  size_t memtable_budget_bytes = size_t{128} << 20;
   bool sync_commits = true;
   size_t transactor_queue = 10000;
 

@@ -109,6 +109,19 @@ class DbView {
   // A cursor over `order` at this view's basis. Call Seek before use.
   std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
 
+  // Whether this view reads `attribute` in `order` (AEVT or AVET) from an
+  // in-memory column (StoreOptions::column_cache_bytes), where a seek in
+  // key order costs a few comparisons. With `build`, first builds the
+  // column if readers asked for enough of the attribute to earn one (a
+  // read of the whole attribute, once). Errors of that read leave the
+  // answer false; the query reads RocksDB instead.
+  bool HasColumn(IndexOrder order, EntityId attribute, bool build) const;
+  // Tells the column cache that a query read `rows` datoms of `attribute`
+  // one seek at a time that a column in `order` would have answered: it
+  // counts towards building one, as keys scanned in RocksDB do.
+  void NoteColumnDemand(IndexOrder order, EntityId attribute,
+                        uint64_t rows) const;
+
   // Convenience: every datom whose `order` key starts with `prefix`.
   absl::StatusOr<std::vector<Datom>> Datoms(IndexOrder order,
                                             std::string_view prefix) const;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "mentat/storage/cache_counters.h"
 #include "mentat/storage/db.h"
 #include "mentat/storage/store_options.h"
 #include "mentat/storage/tx_op.h"
@@ -133,18 +134,11 @@ class Store {
   uint64_t RocksDbProperty(const std::string& name) const;
   uint64_t RocksDbTicker(uint32_t ticker) const;
 
-  // The entity and value caches (StoreOptions::entity_cache_bytes,
-  // value_cache_bytes) since the store opened: lookups that found a record
-  // and that had to read one, and what they hold now. All zero when a cache
-  // is off.
-  struct CacheCounters {
-    uint64_t hits = 0;
-    uint64_t misses = 0;
-    uint64_t bytes = 0;
-    uint64_t records = 0;
-  };
+  // The entity, value and column caches (StoreOptions::entity_cache_bytes,
+  // value_cache_bytes, column_cache_bytes): see CacheCounters.
   CacheCounters entity_cache_counters() const;
   CacheCounters value_cache_counters() const;
+  CacheCounters column_cache_counters() const;
 
   // Counters of the transactor since the store opened (for metrics and
   // benchmarks): groups committed, transactions committed and failed,

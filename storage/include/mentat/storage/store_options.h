@@ -22,6 +22,13 @@ struct StoreOptions {
   bool sync_commits = true;
   // RocksDB block cache shared by every column family. Default: 512 MiB.
   size_t block_cache_bytes = size_t{512} << 20;
+  // Most bytes the memtables of all column families hold together; past
+  // it RocksDB flushes the largest. Without a budget each family's
+  // memtable grows to 64 MiB before it flushes, and under a steady writer
+  // the nine of them reached 270 MiB in a 20-minute soak, with read
+  // throughput falling as they grew (every seek searches them).
+  // Default: 128 MiB.
+  size_t memtable_budget_bytes = size_t{128} << 20;
   // Cache of entities' EAVT datoms (current and retracted) shared by every
   // reader, in front of RocksDB for reads of one entity (fetching an
   // entity's attributes, pull): a hash probe instead of a seek. An issue of
@@ -32,6 +39,20 @@ struct StoreOptions {
   // input bindings), for values held by at most 64 entities. 0 turns it
   // off. Default: 128 MiB.
   size_t value_cache_bytes = size_t{128} << 20;
+  // Columns of attributes read in bulk: every current key of the
+  // attribute in AEVT or AVET order in one array, so that aggregates and
+  // scans over it step through memory instead of RocksDB's iterators. An
+  // attribute gets one after readers stepped over 100,000 of its keys, and
+  // loses it when a commit writes it. A column of the workload's
+  // :issue/state at scale m (1.3M keys) takes about 55 MB; one column
+  // never takes more than half of this. 0 turns it off. Default: 512 MiB.
+  size_t column_cache_bytes = size_t{512} << 20;
+  // When an attribute gets a column: after readers stepped over this many
+  // of its keys in RocksDB (AEVT or AVET) since a commit last wrote it, and
+  // once no commit wrote it for column_quiet_ms. Defaults: 100,000 and
+  // 1,000 ms.
+  uint64_t column_build_after_rows = 100000;
+  int64_t column_quiet_ms = 1000;
   // Most transactions the transactor applies in one group commit.
   // Default: 1024.
   int max_group_transactions = 1024;

@@ -1,0 +1,242 @@
+// The column cache (internal/column_cache.h) behind AEVT and AVET scans of
+// attributes read in bulk: what a column answers must be exactly what
+// RocksDB answers, whatever commits come between its build and its reads.
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "mentat/storage/store.h"
+#include "mentat/storage/str_cat.h"
+#include "test_support.h"
+
+namespace mentat::storage {
+namespace {
+
+using testing::Add;
+using testing::Attr;
+using testing::E;
+using testing::Retract;
+using testing::TempDir;
+using testing::Tx;
+
+std::vector<TxOp> SchemaOps() {
+  std::vector<TxOp> ops;
+  for (auto attr :
+       {Attr("c/one", "db.type/long"), Attr("c/many", "db.type/long", true),
+        Attr("c/name", "db.type/string")}) {
+    ops.insert(ops.end(), attr.begin(), attr.end());
+  }
+  return ops;
+}
+
+// Options that build a column at the first bulk read and keep it.
+StoreOptions EagerColumns() {
+  StoreOptions options;
+  options.column_build_after_rows = 1;
+  options.column_quiet_ms = 0;
+  return options;
+}
+
+StoreOptions NoColumns() {
+  StoreOptions options;
+  options.column_cache_bytes = 0;
+  return options;
+}
+
+// Every datom of `attr` through AEVT and AVET: whole scans, a seek to one
+// entity (AEVT) and to one value (AVET), and a range from a value on.
+std::vector<std::string> Scan(const DbView& view, EntityId attr,
+                              EntityId some_entity) {
+  std::vector<std::string> out;
+  auto dump = [&](DatomCursor& cursor, const char* what) {
+    for (; cursor.Valid(); cursor.Next()) {
+      const Datom& d = cursor.datom();
+      out.push_back(StrCat(what, " ", d.e, " ", d.a, " ", d.v.DebugString(),
+                           " ", d.tx, " ", d.added));
+    }
+    REQUIRE(cursor.status().ok());
+  };
+  auto aevt = view.NewCursor(IndexOrder::kAevt);
+  std::string prefix;
+  AevtKey::EncodePrefix(attr, &prefix);
+  aevt->Seek(prefix);
+  dump(*aevt, "aevt");
+  std::string entity;
+  AevtKey::EncodePrefix(attr, some_entity, &entity);
+  aevt->Seek(entity);
+  dump(*aevt, "aevt entity");
+  aevt->Seek(prefix);
+  aevt->SeekWithin(entity);
+  dump(*aevt, "aevt within");
+
+  auto avet = view.NewCursor(IndexOrder::kAvet);
+  prefix.clear();
+  AvetKey::EncodePrefix(attr, &prefix);
+  avet->Seek(prefix);
+  dump(*avet, "avet");
+  std::string value;
+  AvetKey::EncodePrefix(attr, Value::Long(2), &value);
+  avet->Seek(value);
+  dump(*avet, "avet value");
+  avet->Seek(prefix);
+  avet->SeekWithin(value);
+  dump(*avet, "avet range");
+  // Keys only (counting) must see the same keys.
+  avet->SetKeysOnly(true);
+  size_t keys = 0;
+  for (avet->Seek(prefix); avet->Valid(); avet->Next()) ++keys;
+  out.push_back(StrCat("avet keys ", keys));
+  return out;
+}
+
+TEST_CASE("column scans equal RocksDB's while commits change the columns") {
+  TempDir plain_dir, column_dir;
+  auto plain = *Store::Open(plain_dir.path(), NoColumns());
+  auto columns = *Store::Open(column_dir.path(), EagerColumns());
+  std::mt19937 rng(11);
+  auto pick = [&](int n) {
+    return std::uniform_int_distribution<int>(0, n - 1)(rng);
+  };
+  std::vector<EntityId> entities, txs;
+  auto both = [&](const std::vector<TxOp>& ops) {
+    auto a = plain->Transact(Tx(ops)).get();
+    auto b = columns->Transact(Tx(ops)).get();
+    REQUIRE(a.ok() == b.ok());
+    if (!a.ok()) return;
+    REQUIRE(a->tx == b->tx);
+    txs.push_back(a->tx);
+    if (a->tempids.count("x") != 0) entities.push_back(a->tempids.at("x"));
+  };
+  both(SchemaOps());
+  for (int i = 0; i < 30; ++i) {
+    both({Add(E("x"), "c/one", Value::Long(i % 5)),
+          Add(E("x"), "c/name", Value::String(StrCat("n", i)))});
+  }
+  const Schema& schema = columns->Latest()->schema();
+  const EntityId one = schema.FindAttribute("c/one")->id;
+  const EntityId many = schema.FindAttribute("c/many")->id;
+  for (int round = 0; round < 150; ++round) {
+    CAPTURE(round);
+    // Readers of an older basis, taken before this round's commit, must
+    // keep reading what was true at their basis.
+    auto old_plain = plain->Latest();
+    auto old_columns = columns->Latest();
+    const EntityId e = entities[pick(static_cast<int>(entities.size()))];
+    switch (pick(4)) {
+      case 0:
+        both({Add(E(e), "c/one", Value::Long(pick(5)))});
+        break;
+      case 1:
+        both({Add(E(e), "c/many", Value::Long(pick(4)))});
+        break;
+      case 2:
+        both({Retract(E(e), "c/many", Value::Long(pick(4)))});
+        break;
+      default:
+        // Rounds without a commit let the columns live.
+        break;
+    }
+    const EntityId t = txs[pick(static_cast<int>(txs.size()))];
+    for (const EntityId attr : {one, many}) {
+      for (const Basis basis : {Basis::Current(), Basis::AsOf(t)}) {
+        CHECK(Scan(columns->Latest()->View(basis), attr, e) ==
+              Scan(plain->Latest()->View(basis), attr, e));
+      }
+      CHECK(Scan(old_columns->View(Basis::Current()), attr, e) ==
+            Scan(old_plain->View(Basis::Current()), attr, e));
+    }
+  }
+  // The rounds without commits built columns and read them.
+  const CacheCounters c = columns->column_cache_counters();
+  CHECK(c.misses > 0);
+  CHECK(c.hits > 0);
+}
+
+TEST_CASE("a column is built after bulk reads and dropped by a commit") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), EagerColumns());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  std::vector<TxOp> ops;
+  for (int i = 0; i < 400; ++i) {
+    const std::string tempid = StrCat("e", i);
+    ops.push_back(Add(E(tempid.c_str()), "c/one", Value::Long(i)));
+  }
+  REQUIRE(store->Transact(Tx(ops)).get().ok());
+  const EntityId one = store->Latest()->schema().FindAttribute("c/one")->id;
+  auto count = [&](const Db& db) {
+    auto cursor = db.View(Basis::Current()).NewCursor(IndexOrder::kAevt);
+    std::string prefix;
+    AevtKey::EncodePrefix(one, &prefix);
+    size_t n = 0;
+    for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) ++n;
+    REQUIRE(cursor->status().ok());
+    return n;
+  };
+  // The first scan reads RocksDB and counts; the second builds.
+  CHECK(count(*store->Latest()) == 400);
+  CHECK(store->column_cache_counters().misses == 0);
+  CHECK(count(*store->Latest()) == 400);
+  CHECK(store->column_cache_counters().misses == 1);
+  CHECK(store->column_cache_counters().entries == 1);
+  CHECK(store->column_cache_counters().bytes > 400 * 16);
+  const uint64_t hits = store->column_cache_counters().hits;
+  auto before = store->Latest();
+  CHECK(count(*before) == 400);
+  CHECK(store->column_cache_counters().hits == hits + 1);
+
+  // A commit to the attribute drops the column; the reader of the older
+  // basis still counts 400, the new one 401.
+  REQUIRE(store->Transact(Tx({Add(E("new"), "c/one", Value::Long(-1))}))
+              .get()
+              .ok());
+  CHECK(store->column_cache_counters().entries == 0);
+  CHECK(store->column_cache_counters().bytes == 0);
+  CHECK(count(*before) == 400);
+  CHECK(count(*store->Latest()) == 401);
+}
+
+TEST_CASE("a column over its share of the cache is not kept") {
+  TempDir dir;
+  StoreOptions options = EagerColumns();
+  options.column_cache_bytes = 4096;  // a column may take 2 KB
+  auto store = *Store::Open(dir.path(), options);
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  std::vector<TxOp> ops;
+  for (int i = 0; i < 500; ++i) {
+    const std::string tempid = StrCat("e", i);
+    ops.push_back(Add(E(tempid.c_str()), "c/one", Value::Long(i)));
+  }
+  REQUIRE(store->Transact(Tx(ops)).get().ok());
+  const EntityId one = store->Latest()->schema().FindAttribute("c/one")->id;
+  for (int pass = 0; pass < 3; ++pass) {
+    auto cursor =
+        store->Latest()->View(Basis::Current()).NewCursor(IndexOrder::kAvet);
+    std::string prefix;
+    AvetKey::EncodePrefix(one, &prefix);
+    int64_t expect = 0;
+    for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+      CHECK(cursor->datom().v == Value::Long(expect++));
+    }
+    CHECK(expect == 500);
+  }
+  CHECK(store->column_cache_counters().entries == 0);
+}
+
+TEST_CASE("no column while the attribute keeps changing") {
+  TempDir dir;
+  StoreOptions options = EagerColumns();
+  options.column_quiet_ms = 3600 * 1000;
+  auto store = *Store::Open(dir.path(), options);
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  REQUIRE(
+      store->Transact(Tx({Add(E("x"), "c/one", Value::Long(1))})).get().ok());
+  const EntityId one = store->Latest()->schema().FindAttribute("c/one")->id;
+  for (int pass = 0; pass < 3; ++pass) {
+    CHECK(Scan(store->Latest()->View(Basis::Current()), one, 0).size() > 1);
+  }
+  CHECK(store->column_cache_counters().misses == 0);
+}
+
+}  // namespace
+}  // namespace mentat::storage

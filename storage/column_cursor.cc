@@ -1,0 +1,230 @@
+// Scans of one attribute (AEVT or AVET) served from an AttributeColumn
+// (internal/column_cache.h) when the attribute has one; otherwise from the
+// ordinary cursor, counting the keys it steps over so that an attribute
+// read in bulk gets a column.
+
+#include <algorithm>
+
+#include "internal/coding.h"
+#include "internal/column_cache.h"
+#include "internal/cursors.h"
+#include "mentat/storage/keys.h"
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::storage::internal {
+namespace {
+
+// Keys read from RocksDB are reported to the cache in lots of at least
+// this many (one lock per lot), and when the cursor moves to another
+// attribute or goes away.
+constexpr uint64_t kReportRows = 4096;
+
+class ColumnCursor : public DatomCursor {
+ public:
+  ColumnCursor(const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
+               std::unique_ptr<DatomCursor> fallback)
+      : db_(db),
+        order_(order),
+        cache_(cache),
+        t_(t),
+        fallback_(std::move(fallback)) {}
+
+  ~ColumnCursor() override { Report(); }
+
+  void Seek(std::string_view prefix) override {
+    valid_ = false;
+    if (prefix.size() < kEntityPrefixBytes) return UseFallback(prefix);
+    const auto attribute = static_cast<EntityId>(
+        DecodeFixed64BE(prefix.substr(0, kEntityPrefixBytes)));
+    if (attribute != attribute_) {
+      Report();
+      attribute_ = attribute;
+      // Looked up once per attribute: a column held from an earlier seek
+      // stays right for this cursor's basis even if a later commit dropped
+      // it from the cache.
+      column_ = cache_->Find(order_, attribute, t_);
+      if (!column_ && t_ == db_.basis_tx() &&
+          cache_->ClaimBuild(order_, attribute)) {
+        column_ = BuildColumn(db_, order_, attribute, cache_, &status_);
+        if (!status_.ok()) return;
+      }
+    }
+    if (!column_) return UseFallback(prefix);
+    fallback_mode_ = false;
+    prefix_.assign(prefix);
+    begin_ = LowerBound(0, prefix_);
+    pos_ = begin_;
+    Settle();
+  }
+
+  void SeekWithin(std::string_view target) override {
+    if (fallback_mode_) return fallback_->SeekWithin(target);
+    if (!column_) return;
+    pos_ = LowerBound(begin_, target);
+    Settle();
+  }
+
+  bool Valid() const override {
+    return fallback_mode_ ? fallback_->Valid() : valid_;
+  }
+
+  void Next() override {
+    if (fallback_mode_) {
+      ++scanned_;
+      return fallback_->Next();
+    }
+    ++pos_;
+    Settle();
+  }
+
+  const Datom& datom() const override {
+    return fallback_mode_ ? fallback_->datom() : datom_;
+  }
+  std::string_view key() const override {
+    return fallback_mode_ ? fallback_->key() : key_;
+  }
+  void SetKeysOnly(bool keys_only) override {
+    keys_only_ = keys_only;
+    fallback_->SetKeysOnly(keys_only);
+  }
+  absl::Status status() const override {
+    if (!status_.ok()) return status_;
+    return fallback_mode_ ? fallback_->status() : absl::OkStatus();
+  }
+
+ private:
+  void UseFallback(std::string_view prefix) {
+    fallback_mode_ = true;
+    fallback_->Seek(prefix);
+    if (scanned_ >= kReportRows) Report();
+  }
+
+  void Report() {
+    if (scanned_ >= cache_->min_report_rows() && attribute_ != 0) {
+      cache_->CountScanned(order_, attribute_, scanned_);
+    }
+    scanned_ = 0;
+  }
+
+  // The first key at or after `from` that is >= target. Joins seek in
+  // key order (sorted probes), so it first gallops forward from the
+  // current position: a seek near the last one touches a few keys instead
+  // of a binary search's twenty cache lines.
+  size_t LowerBound(size_t from, std::string_view target) const {
+    size_t lo = from, hi = column_->size();
+    if (pos_ > lo && pos_ < hi && column_->key(pos_) < target) {
+      lo = pos_ + 1;
+      size_t step = 1;
+      while (lo + step < hi && column_->key(lo + step) < target) {
+        lo += step + 1;
+        step *= 2;
+      }
+      hi = std::min(hi, lo + step + 1);
+    }
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (column_->key(mid) < target) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  void Settle() {
+    valid_ = false;
+    if (pos_ >= column_->size()) return;
+    const std::string_view k = column_->key(pos_);
+    if (!k.starts_with(prefix_)) return;
+    key_ = k;
+    if (!keys_only_) {
+      absl::Status s = DecodeKey(order_, k, &datom_);
+      if (!s.ok()) {
+        status_ = s;
+        return;
+      }
+      datom_.tx = column_->txs[pos_];
+      datom_.added = true;
+    }
+    valid_ = true;
+  }
+
+  const Db& db_;
+  IndexOrder order_;
+  ColumnCache* cache_;
+  EntityId t_;
+  std::unique_ptr<DatomCursor> fallback_;
+  bool fallback_mode_ = false;
+  EntityId attribute_ = 0;
+  std::shared_ptr<const AttributeColumn> column_;
+  uint64_t scanned_ = 0;  // keys read from fallback_ not yet reported
+  std::string prefix_;
+  size_t begin_ = 0;  // the first key under prefix_
+  size_t pos_ = 0;
+  Datom datom_;
+  std::string_view key_;
+  bool valid_ = false;
+  bool keys_only_ = false;
+  absl::Status status_;
+};
+
+}  // namespace
+
+std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
+                                                   IndexOrder order,
+                                                   EntityId attribute,
+                                                   ColumnCache* cache,
+                                                   absl::Status* status) {
+  auto column = std::make_shared<AttributeColumn>();
+  column->order = order;
+  column->attribute = attribute;
+  column->read_at = db.basis_tx();
+  std::string prefix;
+  AppendEntityId(attribute, &prefix);
+  rocksdb::ReadOptions ro = TotalOrderReadOptions();
+  ro.snapshot = db.snapshot();
+  ro.ignore_range_deletions = true;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db.core().db->NewIterator(ro, db.core().cf(CurrentCf(order))));
+  const size_t limit = cache->max_column_bytes();
+  for (it->Seek(prefix); it->Valid(); it->Next()) {
+    const std::string_view k(it->key().data(), it->key().size());
+    if (!k.starts_with(prefix)) break;
+    const std::string_view v(it->value().data(), it->value().size());
+    if (v.size() != 8) {
+      *status = absl::DataLossError(
+          StrCat("malformed entry in ", IndexOrderName(order)));
+      cache->Abandon(order, attribute, false);
+      return nullptr;
+    }
+    column->keys.append(k);
+    if (column->keys.size() > UINT32_MAX ||
+        column->keys.size() + column->size() * 12 > limit) {
+      cache->Abandon(order, attribute, true);
+      return nullptr;
+    }
+    column->ends.push_back(static_cast<uint32_t>(column->keys.size()));
+    column->txs.push_back(static_cast<EntityId>(DecodeFixed64BE(v)));
+  }
+  if (!it->status().ok()) {
+    *status = absl::UnavailableError(StrCat("reading ", IndexOrderName(order),
+                                            ": ", it->status().ToString()));
+    cache->Abandon(order, attribute, false);
+    return nullptr;
+  }
+  column->keys.shrink_to_fit();
+  column->ends.shrink_to_fit();
+  column->txs.shrink_to_fit();
+  cache->Insert(column);
+  return column;
+}
+
+std::unique_ptr<DatomCursor> NewColumnCursor(
+    const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
+    std::unique_ptr<DatomCursor> fallback) {
+  return std::make_unique<ColumnCursor>(db, order, cache, t,
+                                        std::move(fallback));
+}
+
+}  // namespace mentat::storage::internal
