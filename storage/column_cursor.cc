@@ -106,30 +106,62 @@ class ColumnCursor : public DatomCursor {
     scanned_ = 0;
   }
 
-  // The first key at or after `from` that is >= target. Joins seek in
-  // key order (sorted probes), so it first gallops forward from the
-  // current position: a seek near the last one touches a few keys instead
-  // of a binary search's twenty cache lines.
-  size_t LowerBound(size_t from, std::string_view target) const {
-    size_t lo = from, hi = column_->size();
-    if (pos_ > lo && pos_ < hi && column_->key(pos_) < target) {
-      lo = pos_ + 1;
+  // The first index in [lo, hi) whose element is not below the target
+  // (`below(i)`), for elements in order. Joins seek in key order (sorted
+  // probes), and a range seek lands next to the seek before it, so it
+  // first gallops from the current position, forward or back: a seek near
+  // the last one touches a few elements instead of a binary search's
+  // twenty cache lines.
+  template <typename Below>
+  size_t Search(size_t lo, size_t hi, Below below) const {
+    if (pos_ >= lo && pos_ < hi) {
       size_t step = 1;
-      while (lo + step < hi && column_->key(lo + step) < target) {
-        lo += step + 1;
-        step *= 2;
+      if (below(pos_)) {
+        lo = pos_ + 1;
+        while (lo + step < hi && below(lo + step)) {
+          lo += step + 1;
+          step *= 2;
+        }
+        hi = std::min(hi, lo + step + 1);
+      } else {
+        hi = pos_;  // the answer is at most pos_
+        while (hi - lo > step) {
+          if (below(hi - step)) {
+            lo = hi - step + 1;
+            break;
+          }
+          hi -= step;
+          step *= 2;
+        }
       }
-      hi = std::min(hi, lo + step + 1);
     }
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
-      if (column_->key(mid) < target) {
+      if (below(mid)) {
         lo = mid + 1;
       } else {
         hi = mid;
       }
     }
     return lo;
+  }
+
+  // The first key at or after `from` that is >= target.
+  size_t LowerBound(size_t from, std::string_view target) const {
+    const AttributeColumn& c = *column_;
+    constexpr size_t kEntityEnd = 2 * kEntityPrefixBytes;
+    if (!c.entities.empty() && target.size() >= kEntityEnd) {
+      // AEVT: every key starts with the attribute, so the entity decides
+      // up to the keys of the target's own entity, which are few.
+      const uint64_t e = DecodeFixed64BE(target.substr(kEntityPrefixBytes, 8));
+      size_t i =
+          Search(from, c.size(), [&](size_t k) { return c.entities[k] < e; });
+      // A target of attribute and entity alone is below all of them.
+      if (target.size() == kEntityEnd) return i;
+      while (i < c.size() && c.entities[i] == e && c.key(i) < target) ++i;
+      return i;
+    }
+    return Search(from, c.size(), [&](size_t k) { return c.key(k) < target; });
   }
 
   void Settle() {
@@ -200,12 +232,21 @@ std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
     }
     column->keys.append(k);
     if (column->keys.size() > UINT32_MAX ||
-        column->keys.size() + column->size() * 12 > limit) {
+        column->keys.size() + column->size() * 20 > limit) {
       cache->Abandon(order, attribute, true);
       return nullptr;
     }
     column->ends.push_back(static_cast<uint32_t>(column->keys.size()));
     column->txs.push_back(static_cast<EntityId>(DecodeFixed64BE(v)));
+    if (order == IndexOrder::kAevt) {
+      if (k.size() < 2 * kEntityPrefixBytes) {
+        *status = absl::DataLossError("malformed key in aevt");
+        cache->Abandon(order, attribute, false);
+        return nullptr;
+      }
+      column->entities.push_back(
+          DecodeFixed64BE(k.substr(kEntityPrefixBytes, 8)));
+    }
   }
   if (!it->status().ok()) {
     *status = absl::UnavailableError(StrCat("reading ", IndexOrderName(order),
@@ -216,6 +257,7 @@ std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
   column->keys.shrink_to_fit();
   column->ends.shrink_to_fit();
   column->txs.shrink_to_fit();
+  column->entities.shrink_to_fit();
   cache->Insert(column);
   return column;
 }

@@ -66,19 +66,9 @@ absl::Status PatternOp::Init() {
     t_[i] = *r;
   }
   index_ = p_.index;
-  if (index_ == IndexOrder::kEavt && p_.prefix_len == 2 && !p_.hash_join &&
-      p_.attr != nullptr && t_[kA].kind == TermRef::Kind::kConst) {
-    // A probe by entity and attribute of an attribute that has a column
-    // reads AEVT instead: the components are the same, and with the
-    // probes sorted each is a few comparisons in memory, where EAVT costs
-    // a record lookup. Without a column, the probes count towards one.
-    if (ctx_->view().HasColumn(IndexOrder::kAevt, p_.attr->id,
-                               /*build=*/true)) {
-      index_ = IndexOrder::kAevt;
-    } else {
-      column_demand_ = true;
-    }
-  }
+  prefix_len_ = p_.prefix_len;
+  hash_join_ = p_.hash_join;
+  ChooseColumnProbes();
   switch (index_) {
     case IndexOrder::kEavt:
       order_[0] = kE, order_[1] = kA, order_[2] = kV;
@@ -93,7 +83,7 @@ absl::Status PatternOp::Init() {
       order_[0] = kV, order_[1] = kA, order_[2] = kE;
       break;
   }
-  for (int i = 0; i < p_.prefix_len && i < 3; ++i) {
+  for (int i = 0; i < prefix_len_ && i < 3; ++i) {
     in_prefix_[order_[i]] = true;
     const TermRef& t = t_[order_[i]];
     row_prefix_ |= t.kind == TermRef::Kind::kSlot &&
@@ -108,9 +98,9 @@ absl::Status PatternOp::Init() {
     const bool by_entity = in_prefix_[kE] && in_prefix_[kA] && !attr->many();
     const bool by_unique_value = in_prefix_[kA] && in_prefix_[kV] &&
                                  attr->unique != storage::Unique::kNone;
-    single_ = by_entity || by_unique_value || p_.prefix_len == 3;
+    single_ = by_entity || by_unique_value || prefix_len_ == 3;
   }
-  if (p_.hash_join) {
+  if (hash_join_) {
     for (int i = 0; i < 5; ++i) {
       const TermRef& t = t_[i];
       if (t.kind == TermRef::Kind::kSlot && t.bound &&
@@ -135,6 +125,39 @@ absl::Status PatternOp::Init() {
     key_.resize(key_pos_.size());
   }
   return absl::OkStatus();
+}
+
+void PatternOp::ChooseColumnProbes() {
+  if (p_.attr == nullptr || t_[kA].kind != TermRef::Kind::kConst ||
+      ctx_->history()) {
+    return;
+  }
+  // The entity comes from each row, the attribute is a constant, and
+  // nothing else is in the prefix.
+  const TermRef& e = t_[kE];
+  const bool row_entity = e.kind == TermRef::Kind::kSlot && e.bound &&
+                          !scope_.const_slots[static_cast<size_t>(e.slot)];
+  const bool by_entity =
+      !p_.hash_join && index_ == IndexOrder::kEavt && prefix_len_ == 2;
+  // A hash join keyed on the entity alone: [?e :a ?v] with ?e from the
+  // rows, v free (or ranged) and no tx.
+  const bool hashed_on_entity =
+      p_.hash_join && row_entity && t_[kTx].kind == TermRef::Kind::kNone &&
+      t_[kAdded].kind == TermRef::Kind::kNone &&
+      !(t_[kV].kind == TermRef::Kind::kSlot && t_[kV].bound);
+  if (!by_entity && !hashed_on_entity) return;
+  // With a column of the attribute in AEVT, probing (a, e) for each row,
+  // in key order, costs a few comparisons in memory: less than a record
+  // lookup in EAVT, and less than scanning the attribute into a hash
+  // table. Without one, the rows count towards building it.
+  if (ctx_->view().HasColumn(IndexOrder::kAevt, p_.attr->id,
+                             /*build=*/true)) {
+    index_ = IndexOrder::kAevt;
+    prefix_len_ = 2;
+    hash_join_ = false;
+  } else {
+    column_demand_ = true;
+  }
 }
 
 const storage::Attribute* PatternOp::AttrFor(const Value* row) const {
@@ -171,7 +194,7 @@ bool PatternOp::AppendComponent(Pos pos, const Value* row) {
 
 bool PatternOp::BuildPrefix(const Value* row, bool independent) {
   prefix_.clear();
-  for (int i = 0; i < p_.prefix_len; ++i) {
+  for (int i = 0; i < prefix_len_; ++i) {
     const Pos pos = order_[i];
     if (independent && t_[pos].kind == TermRef::Kind::kSlot &&
         !scope_.const_slots[static_cast<size_t>(t_[pos].slot)]) {
@@ -326,6 +349,7 @@ absl::Status PatternOp::Build(const Value* row) {
 }
 
 absl::Status PatternOp::ProbeHash(const Value* row) {
+  ++probes_;
   uint32_t head = ChainIndex::kEnd;
   if (int_key_) {
     storage::EntityId key;
@@ -366,20 +390,36 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
 
 absl::Status PatternOp::Push(Batch& in) {
   if (step_.never) return absl::OkStatus();
-  if (!p_.hash_join && row_prefix_ && in.size() >= kSortedProbeRows) {
+  if (!hash_join_ && row_prefix_ && in.size() >= kSortedProbeRows) {
     // Seeking in key order keeps the index and data blocks the seeks
     // touch hot: neighbouring keys share them.
+    // The prefixes back to back in one buffer: no allocation per row.
+    probe_keys_.clear();
     sorted_.clear();
     for (size_t i = 0; i < in.size(); ++i) {
       if (BuildPrefix(in.row(i), false)) {
-        sorted_.emplace_back(prefix_, static_cast<uint32_t>(i));
+        sorted_.push_back({static_cast<uint32_t>(probe_keys_.size()),
+                           static_cast<uint32_t>(prefix_.size()),
+                           static_cast<uint32_t>(i)});
+        probe_keys_.append(prefix_);
       }
     }
-    std::sort(sorted_.begin(), sorted_.end());
-    for (const auto& [prefix, i] : sorted_) {
+    auto key = [&](const SortedProbe& p) {
+      return std::string_view(probe_keys_).substr(p.offset, p.size);
+    };
+    auto less = [&](const SortedProbe& a, const SortedProbe& b) {
+      const std::string_view ka = key(a), kb = key(b);
+      return ka != kb ? ka < kb : a.row < b.row;
+    };
+    // Rows often come in key order already (the entities of an AVET
+    // scan of one value): then there is nothing to sort.
+    if (!std::is_sorted(sorted_.begin(), sorted_.end(), less)) {
+      std::sort(sorted_.begin(), sorted_.end(), less);
+    }
+    for (const SortedProbe& p : sorted_) {
       if (ctx_->stopped()) break;
-      prefix_ = prefix;
-      absl::Status s = Probe(in.row(i), true);
+      prefix_.assign(key(p));
+      absl::Status s = Probe(in.row(p.row), true);
       if (!s.ok()) return s;
     }
     return absl::OkStatus();
@@ -387,7 +427,7 @@ absl::Status PatternOp::Push(Batch& in) {
   for (size_t i = 0; i < in.size() && !ctx_->stopped(); ++i) {
     const Value* row = in.row(i);
     absl::Status s;
-    if (p_.hash_join) {
+    if (hash_join_) {
       if (!built_) {
         s = Build(row);
         if (!s.ok()) return s;

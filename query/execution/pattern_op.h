@@ -57,6 +57,9 @@ class PatternOp : public Operator {
   absl::Status Probe(const storage::Value* row, bool prefix_ready);
   absl::Status Build(const storage::Value* row);
   absl::Status ProbeHash(const storage::Value* row);
+  // Switches to AEVT probes when the attribute has a column (index_,
+  // prefix_len_, hash_join_), or notes that the rows would want one.
+  void ChooseColumnProbes();
   // The attribute the v position belongs to for `row`, or null.
   const storage::Attribute* AttrFor(const storage::Value* row) const;
   // `v` as the attribute's type, in *scratch if it needs converting.
@@ -74,6 +77,8 @@ class PatternOp : public Operator {
   // The index read: the plan's, or AEVT for EAVT probes of an attribute
   // with a column (Init).
   storage::IndexOrder index_ = storage::IndexOrder::kEavt;
+  int prefix_len_ = 0;
+  bool hash_join_ = false;
   bool column_demand_ = false;  // count probes_ towards an AEVT column
   uint64_t probes_ = 0;
   std::deque<storage::Value> owned_;
@@ -90,7 +95,12 @@ class PatternOp : public Operator {
   // kSortedProbeRows rows are probed in prefix order.
   static constexpr size_t kSortedProbeRows = 16;
   bool row_prefix_ = false;
-  std::vector<std::pair<std::string, uint32_t>> sorted_;
+  struct SortedProbe {
+    uint32_t offset, size;  // the prefix, in probe_keys_
+    uint32_t row;
+  };
+  std::string probe_keys_;
+  std::vector<SortedProbe> sorted_;
 
   // Hash join: the build side, one row per matching datom holding the
   // positions the rows join on, then the positions the step binds.

@@ -32,6 +32,9 @@ struct AttributeColumn {
   std::string keys;            // the keys, back to back
   std::vector<uint32_t> ends;  // ends[i]: where key i ends in `keys`
   std::vector<EntityId> txs;   // the asserting tx of key i
+  // AEVT only: the entity of key i (its bytes 8-16, as an unsigned
+  // number), so that seeks by entity search a dense array of integers.
+  std::vector<uint64_t> entities;
 
   size_t size() const { return ends.size(); }
   std::string_view key(size_t i) const {
@@ -42,7 +45,8 @@ struct AttributeColumn {
   size_t charge() const {
     return sizeof(AttributeColumn) + keys.capacity() +
            ends.capacity() * sizeof(uint32_t) +
-           txs.capacity() * sizeof(EntityId);
+           txs.capacity() * sizeof(EntityId) +
+           entities.capacity() * sizeof(uint64_t);
   }
 };
 
