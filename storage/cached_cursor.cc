@@ -8,8 +8,8 @@
 #include "internal/coding.h"
 #include "internal/cursors.h"
 #include "internal/record_cache.h"
-#include "mentat/storage/value_codec.h"
 #include "mentat/storage/str_cat.h"
+#include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {
 namespace {
@@ -27,7 +27,8 @@ constexpr size_t kMaxHistoryEntries = 64;
 // The cache key of a seek prefix: EAVT, the entity id it starts with;
 // AVET, the prefix itself when it is exactly an attribute and a whole
 // value. False: the seek is not under one cacheable prefix.
-bool CacheKey(IndexOrder order, std::string_view prefix,
+// `scratch` holds the decoded value (its buffer reused from call to call).
+bool CacheKey(IndexOrder order, std::string_view prefix, Value* scratch,
               std::string_view* key) {
   if (prefix.size() < kEntityPrefixBytes) return false;
   if (order == IndexOrder::kEavt) {
@@ -35,8 +36,7 @@ bool CacheKey(IndexOrder order, std::string_view prefix,
     return true;
   }
   std::string_view rest = prefix.substr(kEntityPrefixBytes);
-  Value v;
-  if (rest.empty() || !DecodeValue(&rest, &v).ok() || !rest.empty()) {
+  if (rest.empty() || !DecodeValue(&rest, scratch).ok() || !rest.empty()) {
     return false;
   }
   *key = prefix;
@@ -57,12 +57,12 @@ class CachedCursor : public DatomCursor {
     valid_ = false;
     record_.reset();
     std::string_view key;
-    if (!CacheKey(order_, prefix, &key)) return UseFallback(prefix);
+    if (!CacheKey(order_, prefix, &scratch_, &key)) return UseFallback(prefix);
     std::shared_ptr<const IndexRecord> record = cache_->Find(key);
     if (!record) {
       record = Load(key);
       if (!record) return;  // an error, in status_
-      cache_->Insert(key, db_.basis_tx(), record);
+      cache_->Insert(db_.basis_tx(), record);
     }
     if (record->oversized ||
         (!record->history_complete && t_ < record->read_at)) {
@@ -130,7 +130,8 @@ class CachedCursor : public DatomCursor {
       const IndexRecord::Entry& entry = entries[pos_];
       const std::string_view k = record_->key(entry);
       if (!k.starts_with(prefix_)) return;
-      if (entry.asserted > t_ || (entry.retracted != 0 && entry.retracted <= t_))
+      if (entry.asserted > t_ ||
+          (entry.retracted != 0 && entry.retracted <= t_))
         continue;
       key_ = k;
       if (!keys_only_) {
@@ -163,11 +164,12 @@ class CachedCursor : public DatomCursor {
   // Null on an error (status_ says which).
   std::shared_ptr<const IndexRecord> Load(std::string_view key) {
     auto record = std::make_shared<IndexRecord>();
+    record->prefix.assign(key);
     record->read_at = db_.basis_tx();
     const std::string_view eprefix = key;
     const rocksdb::Slice seek(eprefix.data(), eprefix.size());
-    const size_t max_entries = order_ == IndexOrder::kEavt ? kMaxEntityEntries
-                                                           : kMaxValueEntries;
+    const size_t max_entries =
+        order_ == IndexOrder::kEavt ? kMaxEntityEntries : kMaxValueEntries;
     // AVET history has no prefix filter (its keys do not start with an
     // entity), so reading it would double the cost of a miss: AVET records
     // hold current datoms only and answer reads at read_at or later.
@@ -176,21 +178,22 @@ class CachedCursor : public DatomCursor {
     for (const bool history : {false, true}) {
       if (history && !with_history) break;
       size_t kept = 0;
-      rocksdb::Iterator* it =
-          history ? Iterator(HistoryCf(order_), &history_it_)
-                  : Iterator(CurrentCf(order_), &current_it_);
+      rocksdb::Iterator* it = history
+                                  ? Iterator(HistoryCf(order_), &history_it_)
+                                  : Iterator(CurrentCf(order_), &current_it_);
       for (it->Seek(seek); it->Valid(); it->Next()) {
         std::string_view k(it->key().data(), it->key().size());
         if (!k.starts_with(eprefix)) break;
         std::string_view v(it->value().data(), it->value().size());
         if (v.size() != 8 || (history && k.size() < kEntityPrefixBytes + 8)) {
-          status_ = absl::DataLossError(
-              StrCat("malformed entry in ", IndexOrderName(order_),
-                     history ? " history" : ""));
+          status_ = absl::DataLossError(StrCat("malformed entry in ",
+                                               IndexOrderName(order_),
+                                               history ? " history" : ""));
           return nullptr;
         }
         if (!history && kept == max_entries) {
           auto oversized = std::make_shared<IndexRecord>();
+          oversized->prefix.assign(key);
           oversized->oversized = true;
           return oversized;
         }
@@ -249,6 +252,7 @@ class CachedCursor : public DatomCursor {
   std::unique_ptr<rocksdb::Iterator> current_it_;
   std::unique_ptr<rocksdb::Iterator> history_it_;
   std::shared_ptr<const IndexRecord> record_;
+  Value scratch_;
   std::string prefix_;
   size_t pos_ = 0;
   Datom datom_;

@@ -1,29 +1,28 @@
 #include "internal/record_cache.h"
 
 namespace mentat::storage::internal {
-namespace {
-// Debian's abseil has its own string_view: heterogeneous lookups in a map
-// of std::string take that one.
-absl::string_view Key(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
-}  // namespace
 
 RecordCache::RecordCache(size_t capacity_bytes)
     : shard_capacity_(capacity_bytes / kShards) {}
 
-RecordCache::Shard& RecordCache::ShardOf(std::string_view prefix) {
-  // The top bits: the map inside the shard hashes the same key and uses
+uint64_t RecordCache::HashOf(std::string_view prefix) {
+  // Debian's abseil has its own string_view.
+  return static_cast<uint64_t>(absl::Hash<absl::string_view>()(
+      absl::string_view(prefix.data(), prefix.size())));
+}
+
+RecordCache::Shard& RecordCache::ShardOf(uint64_t hash) {
+  // The top bits: the map inside the shard hashes the same number and uses
   // the low ones.
-  const size_t h = absl::Hash<absl::string_view>()(Key(prefix));
-  return shards_[(static_cast<uint64_t>(h) * 0x9E3779B97F4A7C15ull) >> 59];
+  return shards_[(hash * 0x9E3779B97F4A7C15ull) >> 59];
 }
 
 std::shared_ptr<const IndexRecord> RecordCache::Find(std::string_view prefix) {
-  Shard& shard = ShardOf(prefix);
+  const uint64_t hash = HashOf(prefix);
+  Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
-  auto it = shard.map.find(Key(prefix));
-  if (it == shard.map.end()) {
+  auto it = shard.map.find(hash);
+  if (it == shard.map.end() || it->second.record->prefix != prefix) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -39,39 +38,41 @@ std::shared_ptr<const IndexRecord> RecordCache::Find(std::string_view prefix) {
   return node.record;
 }
 
-void RecordCache::EraseLocked(Shard& shard, std::string_view prefix) {
-  auto it = shard.map.find(Key(prefix));
+void RecordCache::EraseLocked(Shard& shard, uint64_t hash) {
+  auto it = shard.map.find(hash);
   if (it == shard.map.end()) return;
   shard.bytes -= it->second.charge;
   shard.lru.erase(it->second.lru);
   shard.map.erase(it);
 }
 
-void RecordCache::Insert(std::string_view prefix, EntityId read_at,
+void RecordCache::Insert(EntityId read_at,
                          std::shared_ptr<const IndexRecord> record) {
-  const size_t charge = record->charge() + 2 * prefix.size();
+  const size_t charge = record->charge() + sizeof(Node) + 3 * sizeof(void*);
   if (charge > shard_capacity_) return;
-  Shard& shard = ShardOf(prefix);
+  const uint64_t hash = HashOf(record->prefix);
+  Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   // A commit after read_at may have changed the prefix: what was read is
   // stale for readers of later bases.
   if (read_at < shard.floor) return;
-  EraseLocked(shard, prefix);
-  shard.lru.emplace_front(prefix);
+  EraseLocked(shard, hash);
+  shard.lru.push_front(hash);
   shard.map.emplace(
-      std::string(prefix),
-      Node{std::move(record), shard.lru.begin(), charge, ++shard.tick});
+      hash, Node{std::move(record), shard.lru.begin(), charge, ++shard.tick});
   shard.bytes += charge;
   while (shard.bytes > shard_capacity_ && !shard.lru.empty()) {
-    const std::string victim = shard.lru.back();
-    EraseLocked(shard, victim);
+    EraseLocked(shard, shard.lru.back());
   }
 }
 
 void RecordCache::Invalidate(std::string_view prefix, EntityId tx) {
-  Shard& shard = ShardOf(prefix);
+  const uint64_t hash = HashOf(prefix);
+  Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
-  EraseLocked(shard, prefix);
+  // Whatever prefix holds the slot goes: at worst another one with the
+  // same hash is read again.
+  EraseLocked(shard, hash);
   if (tx > shard.floor) shard.floor = tx;
 }
 

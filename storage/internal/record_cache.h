@@ -29,6 +29,8 @@ struct IndexRecord {
     EntityId asserted;
     EntityId retracted;  // 0: still current
   };
+  // The prefix whose keys it holds (the cache's key).
+  std::string prefix;
   std::string keys;
   // In EAVT key order; for one key, its retracted intervals (oldest first)
   // before its current assertion, as the merged cursors order them.
@@ -48,7 +50,7 @@ struct IndexRecord {
   }
   // Memory charged against the cache's capacity.
   size_t charge() const {
-    return sizeof(IndexRecord) + keys.capacity() +
+    return sizeof(IndexRecord) + prefix.capacity() + keys.capacity() +
            entries.capacity() * sizeof(Entry) + 64;
   }
 };
@@ -74,10 +76,10 @@ class RecordCache {
 
   // The record of `prefix`, or null.
   std::shared_ptr<const IndexRecord> Find(std::string_view prefix);
-  // Keeps `record`, read from a snapshot at `read_at`, unless a commit
-  // after read_at invalidated anything in the prefix's shard.
-  void Insert(std::string_view prefix, EntityId read_at,
-              std::shared_ptr<const IndexRecord> record);
+  // Keeps `record` (under record->prefix), read from a snapshot at
+  // `read_at`, unless a commit after read_at invalidated anything in the
+  // prefix's shard.
+  void Insert(EntityId read_at, std::shared_ptr<const IndexRecord> record);
   // Transactor: drops the prefix's record; reads older than `tx` can no
   // longer insert into its shard.
   void Invalidate(std::string_view prefix, EntityId tx);
@@ -88,22 +90,27 @@ class RecordCache {
 
  private:
   static constexpr int kShards = 32;
+  // Records are found by a 64-bit hash of their prefix, and a hit is
+  // confirmed against record->prefix: the slot holds no string, so a probe
+  // touches the slot and the record, not a third block for the key. Two
+  // prefixes with one hash share a slot (the later insert wins).
   struct Node {
     std::shared_ptr<const IndexRecord> record;
-    std::list<std::string>::iterator lru;
+    std::list<uint64_t>::iterator lru;
     size_t charge;
     uint64_t touched;  // the shard's tick when last moved to the front
   };
   struct Shard {
     mutable std::mutex mu;
-    absl::flat_hash_map<std::string, Node> map;
-    std::list<std::string> lru;  // front: most recently used
+    absl::flat_hash_map<uint64_t, Node> map;
+    std::list<uint64_t> lru;  // front: most recently used
     size_t bytes = 0;
     uint64_t tick = 0;   // counts moves to the front
     EntityId floor = 0;  // the last tx that invalidated anything here
   };
-  Shard& ShardOf(std::string_view prefix);
-  void EraseLocked(Shard& shard, std::string_view prefix);
+  static uint64_t HashOf(std::string_view prefix);
+  Shard& ShardOf(uint64_t hash);
+  void EraseLocked(Shard& shard, uint64_t hash);
 
   const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
