@@ -7,6 +7,7 @@
 
 #include "internal/coding.h"
 #include "internal/cursors.h"
+#include "internal/layered_cursor.h"
 #include "internal/record_cache.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
@@ -43,18 +44,19 @@ bool CacheKey(IndexOrder order, std::string_view prefix, Value* scratch,
   return true;
 }
 
-class CachedCursor : public DatomCursor {
+class CachedCursor : public LayeredCursor {
  public:
   CachedCursor(const Db& db, IndexOrder order, RecordCache* cache, EntityId t,
                std::unique_ptr<DatomCursor> fallback)
-      : db_(db),
+      : LayeredCursor(std::move(fallback)),
+        db_(db),
         order_(order),
         cache_(cache),
-        t_(t),
-        fallback_(std::move(fallback)) {}
+        t_(t) {}
 
   void Seek(std::string_view prefix) override {
     valid_ = false;
+    fallback_mode_ = false;  // an error below leaves the cursor invalid
     record_.reset();
     std::string_view key;
     if (!CacheKey(order_, prefix, &scratch_, &key)) return UseFallback(prefix);
@@ -79,37 +81,13 @@ class CachedCursor : public DatomCursor {
     if (record_) SeekInRecord(target);
   }
 
-  bool Valid() const override {
-    return fallback_mode_ ? fallback_->Valid() : valid_;
-  }
-
   void Next() override {
     if (fallback_mode_) return fallback_->Next();
     ++pos_;
     Settle();
   }
 
-  const Datom& datom() const override {
-    return fallback_mode_ ? fallback_->datom() : datom_;
-  }
-  std::string_view key() const override {
-    return fallback_mode_ ? fallback_->key() : key_;
-  }
-  void SetKeysOnly(bool keys_only) override {
-    keys_only_ = keys_only;
-    fallback_->SetKeysOnly(keys_only);
-  }
-  absl::Status status() const override {
-    if (!status_.ok()) return status_;
-    return fallback_->status();
-  }
-
  private:
-  void UseFallback(std::string_view prefix) {
-    fallback_mode_ = true;
-    fallback_->Seek(prefix);
-  }
-
   void SeekInRecord(std::string_view target) {
     const auto& entries = record_->entries;
     auto it = std::lower_bound(
@@ -133,17 +111,7 @@ class CachedCursor : public DatomCursor {
       if (entry.asserted > t_ ||
           (entry.retracted != 0 && entry.retracted <= t_))
         continue;
-      key_ = k;
-      if (!keys_only_) {
-        absl::Status s = DecodeKey(order_, k, &datom_);
-        if (!s.ok()) {
-          status_ = s;
-          return;
-        }
-        datom_.tx = entry.asserted;
-        datom_.added = true;
-      }
-      valid_ = true;
+      SetCurrent(order_, k, entry.asserted);
       return;
     }
   }
@@ -247,19 +215,12 @@ class CachedCursor : public DatomCursor {
   IndexOrder order_;
   RecordCache* cache_;
   EntityId t_;  // entries asserted at or before t_ and not retracted by it
-  std::unique_ptr<DatomCursor> fallback_;
-  bool fallback_mode_ = false;
   std::unique_ptr<rocksdb::Iterator> current_it_;
   std::unique_ptr<rocksdb::Iterator> history_it_;
   std::shared_ptr<const IndexRecord> record_;
   Value scratch_;
   std::string prefix_;
   size_t pos_ = 0;
-  Datom datom_;
-  std::string_view key_;
-  bool valid_ = false;
-  bool keys_only_ = false;
-  absl::Status status_;
 };
 
 }  // namespace

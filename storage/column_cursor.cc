@@ -8,6 +8,7 @@
 #include "internal/coding.h"
 #include "internal/column_cache.h"
 #include "internal/cursors.h"
+#include "internal/layered_cursor.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/str_cat.h"
 
@@ -19,21 +20,22 @@ namespace {
 // attribute or goes away.
 constexpr uint64_t kReportRows = 4096;
 
-class ColumnCursor : public DatomCursor {
+class ColumnCursor : public LayeredCursor {
  public:
   ColumnCursor(const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
                std::unique_ptr<DatomCursor> fallback)
-      : db_(db),
+      : LayeredCursor(std::move(fallback)),
+        db_(db),
         order_(order),
         cache_(cache),
-        t_(t),
-        fallback_(std::move(fallback)) {}
+        t_(t) {}
 
   ~ColumnCursor() override { Report(); }
 
   void Seek(std::string_view prefix) override {
     valid_ = false;
-    if (prefix.size() < kEntityPrefixBytes) return UseFallback(prefix);
+    fallback_mode_ = false;  // an error below leaves the cursor invalid
+    if (prefix.size() < kEntityPrefixBytes) return FallBack(prefix);
     const auto attribute = static_cast<EntityId>(
         DecodeFixed64BE(prefix.substr(0, kEntityPrefixBytes)));
     if (attribute != attribute_) {
@@ -49,7 +51,7 @@ class ColumnCursor : public DatomCursor {
         if (!status_.ok()) return;
       }
     }
-    if (!column_) return UseFallback(prefix);
+    if (!column_) return FallBack(prefix);
     fallback_mode_ = false;
     prefix_.assign(prefix);
     begin_ = LowerBound(0, prefix_);
@@ -64,10 +66,6 @@ class ColumnCursor : public DatomCursor {
     Settle();
   }
 
-  bool Valid() const override {
-    return fallback_mode_ ? fallback_->Valid() : valid_;
-  }
-
   void Next() override {
     if (fallback_mode_) {
       ++scanned_;
@@ -77,25 +75,9 @@ class ColumnCursor : public DatomCursor {
     Settle();
   }
 
-  const Datom& datom() const override {
-    return fallback_mode_ ? fallback_->datom() : datom_;
-  }
-  std::string_view key() const override {
-    return fallback_mode_ ? fallback_->key() : key_;
-  }
-  void SetKeysOnly(bool keys_only) override {
-    keys_only_ = keys_only;
-    fallback_->SetKeysOnly(keys_only);
-  }
-  absl::Status status() const override {
-    if (!status_.ok()) return status_;
-    return fallback_mode_ ? fallback_->status() : absl::OkStatus();
-  }
-
  private:
-  void UseFallback(std::string_view prefix) {
-    fallback_mode_ = true;
-    fallback_->Seek(prefix);
+  void FallBack(std::string_view prefix) {
+    UseFallback(prefix);
     if (scanned_ >= kReportRows) Report();
   }
 
@@ -169,36 +151,19 @@ class ColumnCursor : public DatomCursor {
     if (pos_ >= column_->size()) return;
     const std::string_view k = column_->key(pos_);
     if (!k.starts_with(prefix_)) return;
-    key_ = k;
-    if (!keys_only_) {
-      absl::Status s = DecodeKey(order_, k, &datom_);
-      if (!s.ok()) {
-        status_ = s;
-        return;
-      }
-      datom_.tx = column_->txs[pos_];
-      datom_.added = true;
-    }
-    valid_ = true;
+    SetCurrent(order_, k, column_->txs[pos_]);
   }
 
   const Db& db_;
   IndexOrder order_;
   ColumnCache* cache_;
   EntityId t_;
-  std::unique_ptr<DatomCursor> fallback_;
-  bool fallback_mode_ = false;
   EntityId attribute_ = 0;
   std::shared_ptr<const AttributeColumn> column_;
   uint64_t scanned_ = 0;  // keys read from fallback_ not yet reported
   std::string prefix_;
   size_t begin_ = 0;  // the first key under prefix_
   size_t pos_ = 0;
-  Datom datom_;
-  std::string_view key_;
-  bool valid_ = false;
-  bool keys_only_ = false;
-  absl::Status status_;
 };
 
 }  // namespace

@@ -1,0 +1,79 @@
+#ifndef MENTAT_STORAGE_INTERNAL_LAYERED_CURSOR_H_
+#define MENTAT_STORAGE_INTERNAL_LAYERED_CURSOR_H_
+
+#include <memory>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "mentat/storage/datom_cursor.h"
+#include "mentat/storage/keys.h"
+
+namespace mentat::storage::internal {
+
+// A cursor in front of another: it answers the seeks it can from memory
+// (a record, a column) and hands the rest to the cursor it wraps. A
+// subclass implements Seek, SeekWithin and Next: in its own mode it moves
+// its position and calls SetCurrent; for a seek it cannot answer it calls
+// UseFallback, and then forwards SeekWithin and Next while fallback_mode_.
+//
+// Not thread-safe, like every DatomCursor.
+class LayeredCursor : public DatomCursor {
+ public:
+  explicit LayeredCursor(std::unique_ptr<DatomCursor> fallback)
+      : fallback_(std::move(fallback)) {}
+
+  bool Valid() const final {
+    return fallback_mode_ ? fallback_->Valid() : valid_;
+  }
+  const Datom& datom() const final {
+    return fallback_mode_ ? fallback_->datom() : datom_;
+  }
+  std::string_view key() const final {
+    return fallback_mode_ ? fallback_->key() : key_;
+  }
+  void SetKeysOnly(bool keys_only) final {
+    keys_only_ = keys_only;
+    fallback_->SetKeysOnly(keys_only);
+  }
+  absl::Status status() const final {
+    if (!status_.ok()) return status_;
+    return fallback_mode_ ? fallback_->status() : absl::OkStatus();
+  }
+
+ protected:
+  void UseFallback(std::string_view prefix) {
+    fallback_mode_ = true;
+    fallback_->Seek(prefix);
+  }
+  // Makes `key` (in `order`), asserted by `tx`, the current datom: decoded
+  // unless keys only. False on a malformed key (status_ says why).
+  bool SetCurrent(IndexOrder order, std::string_view key, EntityId tx) {
+    key_ = key;
+    if (!keys_only_) {
+      absl::Status s = DecodeKey(order, key, &datom_);
+      if (!s.ok()) {
+        status_ = s;
+        valid_ = false;
+        return false;
+      }
+      datom_.tx = tx;
+      datom_.added = true;
+    }
+    valid_ = true;
+    return true;
+  }
+
+  std::unique_ptr<DatomCursor> fallback_;
+  bool fallback_mode_ = false;
+  bool valid_ = false;  // own mode: positioned on a datom
+  absl::Status status_;
+
+ private:
+  bool keys_only_ = false;
+  Datom datom_;
+  std::string_view key_;
+};
+
+}  // namespace mentat::storage::internal
+
+#endif  // MENTAT_STORAGE_INTERNAL_LAYERED_CURSOR_H_
