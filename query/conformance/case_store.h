@@ -180,11 +180,19 @@ struct CaseStore {
 
 // Opens a fresh store and applies the fixture's and the case's schema and
 // transactions, except the last `hold_back` transactions (an
-// :expect-tx-error case commits its last one itself).
+// :expect-tx-error case commits its last one itself). With
+// `eager_columns`, an attribute gets a column as soon as a query reads it
+// (storage::StoreOptions::column_build_after_rows), so that the cases run
+// the executor's column paths too, not only the big benchmark data.
 inline absl::StatusOr<std::unique_ptr<CaseStore>> BuildCaseStore(
-    const Case& c, const Fixture* fixture, size_t hold_back) {
+    const Case& c, const Fixture* fixture, size_t hold_back,
+    bool eager_columns) {
   auto cs = std::make_unique<CaseStore>();
   storage::StoreOptions options;
+  if (eager_columns) {
+    options.column_build_after_rows = 1;
+    options.column_quiet_ms = 0;
+  }
   options.sync_commits = false;
   options.block_cache_bytes = size_t{4} << 20;
   options.rocksdb_statistics = false;
