@@ -89,13 +89,16 @@ class CachedCursor : public LayeredCursor {
 
  private:
   void SeekInRecord(std::string_view target) {
-    const auto& entries = record_->entries;
-    auto it = std::lower_bound(
-        entries.begin(), entries.end(), target,
-        [&](const IndexRecord::Entry& entry, std::string_view t) {
-          return record_->key(entry) < t;
-        });
-    pos_ = static_cast<size_t>(it - entries.begin());
+    size_t lo = 0, hi = record_->size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (record_->key(record_->entry(mid)) < target) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    pos_ = lo;
     Settle();
   }
 
@@ -103,9 +106,8 @@ class CachedCursor : public LayeredCursor {
   // still under the prefix.
   void Settle() {
     valid_ = false;
-    const auto& entries = record_->entries;
-    for (; pos_ < entries.size(); ++pos_) {
-      const IndexRecord::Entry& entry = entries[pos_];
+    for (; pos_ < record_->size(); ++pos_) {
+      const IndexRecord::Entry& entry = record_->entry(pos_);
       const std::string_view k = record_->key(entry);
       if (!k.starts_with(prefix_)) return;
       if (entry.asserted > t_ ||
@@ -131,9 +133,9 @@ class CachedCursor : public LayeredCursor {
   // Reads every key under `key` (current and history) from the snapshot.
   // Null on an error (status_ says which).
   std::shared_ptr<const IndexRecord> Load(std::string_view key) {
-    auto record = std::make_shared<IndexRecord>();
-    record->prefix.assign(key);
-    record->read_at = db_.basis_tx();
+    std::vector<IndexRecord::Entry> entries;
+    std::string keys;
+    bool history_complete = true;
     const std::string_view eprefix = key;
     const rocksdb::Slice seek(eprefix.data(), eprefix.size());
     const size_t max_entries =
@@ -142,7 +144,7 @@ class CachedCursor : public LayeredCursor {
     // entity), so reading it would double the cost of a miss: AVET records
     // hold current datoms only and answer reads at read_at or later.
     const bool with_history = order_ == IndexOrder::kEavt;
-    if (!with_history) record->history_complete = false;
+    if (!with_history) history_complete = false;
     for (const bool history : {false, true}) {
       if (history && !with_history) break;
       size_t kept = 0;
@@ -160,36 +162,37 @@ class CachedCursor : public LayeredCursor {
           return nullptr;
         }
         if (!history && kept == max_entries) {
-          auto oversized = std::make_shared<IndexRecord>();
-          oversized->prefix.assign(key);
+          auto oversized = std::make_shared<IndexRecord>(
+              key, std::vector<IndexRecord::Entry>(), std::string_view());
+          oversized->read_at = db_.basis_tx();
           oversized->oversized = true;
           return oversized;
         }
         if (history && kept == kMaxHistoryEntries) {
           // Drop the partial history: current datoms only.
-          const size_t first = record->entries.size() - kept;
-          record->keys.resize(record->entries[first].key_offset);
-          record->entries.resize(first);
-          record->history_complete = false;
+          const size_t first = entries.size() - kept;
+          keys.resize(entries[first].key_offset);
+          entries.resize(first);
+          history_complete = false;
           break;
         }
         ++kept;
         IndexRecord::Entry entry;
-        entry.key_offset = static_cast<uint32_t>(record->keys.size());
+        entry.key_offset = static_cast<uint32_t>(keys.size());
         if (history) {
           const std::string_view key = k.substr(0, k.size() - 8);
           entry.key_size = static_cast<uint32_t>(key.size());
           entry.asserted =
               static_cast<EntityId>(DecodeFixed64BE(k.substr(key.size())));
           entry.retracted = static_cast<EntityId>(DecodeFixed64BE(v));
-          record->keys.append(key);
+          keys.append(key);
         } else {
           entry.key_size = static_cast<uint32_t>(k.size());
           entry.asserted = static_cast<EntityId>(DecodeFixed64BE(v));
           entry.retracted = 0;
-          record->keys.append(k);
+          keys.append(k);
         }
-        record->entries.push_back(entry);
+        entries.push_back(entry);
       }
       if (!it->status().ok()) {
         status_ = absl::UnavailableError(
@@ -200,14 +203,18 @@ class CachedCursor : public LayeredCursor {
     }
     // Key order; for one key, its intervals by assertion, which puts the
     // current assertion (later than every retraction of it) last.
-    std::sort(record->entries.begin(), record->entries.end(),
+    auto key_of = [&](const IndexRecord::Entry& e) {
+      return std::string_view(keys).substr(e.key_offset, e.key_size);
+    };
+    std::sort(entries.begin(), entries.end(),
               [&](const IndexRecord::Entry& a, const IndexRecord::Entry& b) {
-                const std::string_view ka = record->key(a), kb = record->key(b);
+                const std::string_view ka = key_of(a), kb = key_of(b);
                 if (ka != kb) return ka < kb;
                 return a.asserted < b.asserted;
               });
-    record->keys.shrink_to_fit();
-    record->entries.shrink_to_fit();
+    auto record = std::make_shared<IndexRecord>(key, entries, keys);
+    record->read_at = db_.basis_tx();
+    record->history_complete = history_complete;
     return record;
   }
 

@@ -116,7 +116,6 @@ void ColumnCache::Touch(const absl::flat_hash_set<EntityId>& attributes,
       if (it == slots_.end()) continue;
       DropLocked(it->second);
       it->second.scanned = 0;
-      it->second.too_big = false;
     }
   }
 }
@@ -128,7 +127,6 @@ void ColumnCache::TouchAll(EntityId tx) {
   for (auto& [key, slot] : slots_) {
     DropLocked(slot);
     slot.scanned = 0;
-    slot.too_big = false;
   }
 }
 

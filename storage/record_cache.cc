@@ -1,6 +1,25 @@
 #include "internal/record_cache.h"
 
+#include <cstring>
+
 namespace mentat::storage::internal {
+
+IndexRecord::IndexRecord(std::string_view prefix,
+                         const std::vector<Entry>& entries,
+                         std::string_view keys)
+    : bytes_(entries.size() * sizeof(Entry) + prefix.size() + keys.size()),
+      count_(static_cast<uint32_t>(entries.size())),
+      prefix_size_(static_cast<uint32_t>(prefix.size())) {
+  data_ = std::make_unique_for_overwrite<char[]>(bytes_);
+  char* out = data_.get();
+  if (!entries.empty()) {
+    std::memcpy(out, entries.data(), entries.size() * sizeof(Entry));
+  }
+  out += entries.size() * sizeof(Entry);
+  if (!prefix.empty()) std::memcpy(out, prefix.data(), prefix.size());
+  out += prefix.size();
+  if (!keys.empty()) std::memcpy(out, keys.data(), keys.size());
+}
 
 RecordCache::RecordCache(size_t capacity_bytes)
     : shard_capacity_(capacity_bytes / kShards) {}
@@ -22,7 +41,7 @@ std::shared_ptr<const IndexRecord> RecordCache::Find(std::string_view prefix) {
   Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   auto it = shard.map.find(hash);
-  if (it == shard.map.end() || it->second.record->prefix != prefix) {
+  if (it == shard.map.end() || it->second.record->prefix() != prefix) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
@@ -50,7 +69,7 @@ void RecordCache::Insert(EntityId read_at,
                          std::shared_ptr<const IndexRecord> record) {
   const size_t charge = record->charge() + sizeof(Node) + 3 * sizeof(void*);
   if (charge > shard_capacity_) return;
-  const uint64_t hash = HashOf(record->prefix);
+  const uint64_t hash = HashOf(record->prefix());
   Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
   // A commit after read_at may have changed the prefix: what was read is

@@ -61,7 +61,9 @@ struct AttributeColumn {
 // commit writes before it publishes the commit, which drops the
 // attribute's columns and refuses columns read before it (Insert). Least
 // recently used columns go first once the charges pass the capacity; a
-// column bigger than half the capacity is not kept.
+// column bigger than half the capacity is not kept, and not tried again
+// while the store is open (attributes rarely shrink, and each try reads
+// half of one).
 //
 // Thread-safe (one mutex; it is taken once per seek of a new attribute,
 // not per key).
@@ -81,7 +83,7 @@ class ColumnCache {
   // Ends the build claim.
   void Insert(std::shared_ptr<const AttributeColumn> column);
   // Ends a build claim without a column. With `too_big`, the attribute is
-  // not tried again until it changes.
+  // not tried again.
   void Abandon(IndexOrder order, EntityId attribute, bool too_big);
   // Readers: `rows` keys of the attribute were read from RocksDB.
   void CountScanned(IndexOrder order, EntityId attribute, uint64_t rows);

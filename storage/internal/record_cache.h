@@ -21,20 +21,22 @@ namespace mentat::storage::internal {
 // Every key under one prefix of an index (EAVT: one entity; AVET: one
 // attribute and value), current and retracted, as read from one snapshot:
 // enough to answer the prefix's datoms at any basis up to the snapshot's
-// (current, or as of an earlier t).
-struct IndexRecord {
+// (current, or as of an earlier t). Immutable once made.
+class IndexRecord {
+ public:
   struct Entry {
-    uint32_t key_offset;  // into keys
+    uint32_t key_offset;  // into the keys
     uint32_t key_size;
     EntityId asserted;
     EntityId retracted;  // 0: still current
   };
-  // The prefix whose keys it holds (the cache's key).
-  std::string prefix;
-  std::string keys;
-  // In EAVT key order; for one key, its retracted intervals (oldest first)
-  // before its current assertion, as the merged cursors order them.
-  std::vector<Entry> entries;
+
+  // `entries` in EAVT key order (for one key, its retracted intervals,
+  // oldest first, before its current assertion, as the merged cursors
+  // order them), their key bytes in `keys`.
+  IndexRecord(std::string_view prefix, const std::vector<Entry>& entries,
+              std::string_view keys);
+
   // The basis of the snapshot the record was read from.
   EntityId read_at = 0;
   // False when the prefix has more retracted datoms than a record keeps:
@@ -45,14 +47,29 @@ struct IndexRecord {
   // readers go to RocksDB for it (and the record holds no entries).
   bool oversized = false;
 
+  size_t size() const { return count_; }
+  const Entry& entry(size_t i) const {
+    return reinterpret_cast<const Entry*>(data_.get())[i];
+  }
+  // The prefix whose keys it holds (the cache's key).
+  std::string_view prefix() const {
+    return std::string_view(data_.get() + count_ * sizeof(Entry), prefix_size_);
+  }
   std::string_view key(const Entry& entry) const {
-    return std::string_view(keys.data() + entry.key_offset, entry.key_size);
+    return std::string_view(
+        data_.get() + count_ * sizeof(Entry) + prefix_size_ + entry.key_offset,
+        entry.key_size);
   }
   // Memory charged against the cache's capacity.
-  size_t charge() const {
-    return sizeof(IndexRecord) + prefix.capacity() + keys.capacity() +
-           entries.capacity() * sizeof(Entry) + 64;
-  }
+  size_t charge() const { return sizeof(IndexRecord) + bytes_ + 64; }
+
+ private:
+  // The entries, the prefix and the keys in one block: a probe reads the
+  // record and one allocation, not one for each part.
+  std::unique_ptr<char[]> data_;
+  size_t bytes_ = 0;
+  uint32_t count_ = 0;
+  uint32_t prefix_size_ = 0;
 };
 
 // A cache of IndexRecords shared by every reader of a store, so that
