@@ -145,6 +145,8 @@ Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
         st->set_entity_cache_bytes(store.entity_cache_counters().bytes);
         st->set_value_cache_bytes(store.value_cache_counters().bytes);
         st->set_column_cache_bytes(store.column_cache_counters().bytes);
+        st->set_table_readers_bytes(
+            store.RocksDbProperty("rocksdb.estimate-table-readers-mem"));
         call.Finish(absl::OkStatus(), &response);
       });
 }
