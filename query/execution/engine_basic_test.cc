@@ -53,6 +53,25 @@ TEST_CASE("engine: q2 ref traversal in either clause order") {
   }
 }
 
+TEST_CASE("engine: profiles name the steps that ran as column probes") {
+  const char* q4 =
+      "[:find ?i ?title :where [?i :issue/state :state/open] "
+      "[?i :issue/title ?title]]";
+  EngineFixture plain;
+  LoadIssues(plain);
+  EngineFixture f(/*eager_columns=*/true);
+  LoadIssues(f);
+  // The first run reads :issue/title from RocksDB and asks for a column;
+  // the next ones probe the column instead of hashing, with the same rows.
+  const std::string rows = f.Rows(q4);
+  CHECK(rows == plain.Rows(q4));
+  CHECK(f.Explain(q4, "", true).find("ran as AEVT column probes") !=
+        std::string::npos);
+  CHECK(f.Rows(q4) == rows);
+  // Without columns the plan runs as planned.
+  CHECK(plain.Explain(q4, "", true).find("ran as") == std::string::npos);
+}
+
 TEST_CASE("engine: q3 count per state, from statistics and by scan") {
   EngineFixture f;
   LoadIssues(f);

@@ -65,7 +65,7 @@ inline std::string Join(const std::vector<std::string>& xs) {
 
 class EngineFixture {
  public:
-  EngineFixture() {
+  explicit EngineFixture(bool eager_columns = false) : store_(eager_columns) {
     REQUIRE_MESSAGE(store_.open_status().ok(), store_.open_status().ToString());
     std::vector<testing::AttrDef> attrs = testing::WorkloadSchema();
     attrs.push_back(

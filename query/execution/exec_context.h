@@ -17,6 +17,9 @@ namespace mentat::query::execution {
 struct StepStats {
   uint64_t rows = 0;
   int64_t nanos = 0;  // inclusive: the steps after it are in it too
+  // How the step ran when the executor chose otherwise than the plan
+  // (column probes); empty when it ran as planned.
+  std::string ran_as;
 };
 
 // The state one execution shares between its operators: the view, the

@@ -31,6 +31,10 @@ class PatternOp : public Operator {
   absl::Status Init();
   absl::Status Push(Batch& in) override;
   absl::Status Finish() override {
+    if (stats_ != nullptr &&
+        (index_ != p_.index || hash_join_ != p_.hash_join)) {
+      stats_->ran_as = "AEVT column probes";
+    }
     if (column_demand_) {
       ctx_->view().NoteColumnDemand(storage::IndexOrder::kAevt, p_.attr->id,
                                     probes_);

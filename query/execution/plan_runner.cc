@@ -127,9 +127,10 @@ absl::Status RunPlan(const planner::QueryPlan& plan,
   if (!s.ok()) return s;
   if (profile != nullptr) {
     for (const StepStats& st : stats) {
-      profile->steps.push_back({st.rows, st.nanos});
+      profile->steps.push_back({st.rows, st.nanos, st.ran_as});
     }
-    profile->steps.push_back({emitter.rows_emitted(), projector_stats.nanos});
+    profile->steps.push_back(
+        {emitter.rows_emitted(), projector_stats.nanos, std::string()});
   }
   finish_profile();
   return absl::OkStatus();

@@ -83,6 +83,9 @@ void ExplainScope(const ScopePlan& scope, const std::vector<TablePlan>& tables,
       const int64_t own = profile->steps[i].nanos - next;
       StrAppend(out, "  actual ", profile->steps[i].rows, " rows ",
                 Micros(own > 0 ? own : 0));
+      if (!profile->steps[i].ran_as.empty()) {
+        StrAppend(out, "  ran as ", profile->steps[i].ran_as);
+      }
     }
     StrAppend(out, "\n");
   }

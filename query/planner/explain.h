@@ -13,7 +13,8 @@ namespace mentat::query::planner {
 struct PlanProfile {
   struct Step {
     uint64_t rows = 0;
-    int64_t nanos = 0;  // inclusive of the steps after it
+    int64_t nanos = 0;   // inclusive of the steps after it
+    std::string ran_as;  // the executor's change of access path, if any
   };
   std::vector<Step> steps;  // one per :where step, then the projection
   uint64_t result_rows = 0;

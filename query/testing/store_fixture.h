@@ -130,7 +130,9 @@ inline std::vector<AttrDef> WorkloadSchema() {
 // Commits skip fsync: tests do not need durability.
 class StoreFixture {
  public:
-  StoreFixture() {
+  // With `eager_columns`, an attribute gets a column as soon as a query
+  // reads it (storage::StoreOptions::column_build_after_rows).
+  explicit StoreFixture(bool eager_columns = false) {
     static std::atomic<int> counter{0};
     dir_ = (std::filesystem::temp_directory_path() /
             ("mentat-query-test-" + std::to_string(::getpid()) + "-" +
@@ -140,6 +142,10 @@ class StoreFixture {
     storage::StoreOptions options;
     options.sync_commits = false;
     options.block_cache_bytes = size_t{8} << 20;
+    if (eager_columns) {
+      options.column_build_after_rows = 1;
+      options.column_quiet_ms = 0;
+    }
     auto store = storage::Store::Open(dir_, options);
     open_status_ = store.status();
     if (store.ok()) store_ = *std::move(store);
