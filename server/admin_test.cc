@@ -12,14 +12,6 @@
 namespace mentat::server::testing {
 namespace {
 
-grpc::Status CreateDb(TestServer& t, const std::string& name) {
-  pb::CreateDatabaseRequest req;
-  req.set_name(name);
-  pb::CreateDatabaseResponse resp;
-  auto ctx = Ctx();
-  return t.stub().CreateDatabase(ctx.get(), req, &resp);
-}
-
 grpc::Status DeleteDb(TestServer& t, const std::string& name) {
   pb::DeleteDatabaseRequest req;
   req.set_name(name);
@@ -41,9 +33,10 @@ std::vector<std::string> ListDbs(TestServer& t) {
 TEST_CASE("server: create, list and delete databases") {
   TestServer t;
   CHECK(ListDbs(t) == std::vector<std::string>{"default"});
-  REQUIRE(CreateDb(t, "sales").ok());
-  CHECK(CreateDb(t, "sales").error_code() == grpc::StatusCode::ALREADY_EXISTS);
-  CHECK(CreateDb(t, "bad/name").error_code() ==
+  REQUIRE(CreateDatabaseStatus(t, "sales").ok());
+  CHECK(CreateDatabaseStatus(t, "sales").error_code() ==
+        grpc::StatusCode::ALREADY_EXISTS);
+  CHECK(CreateDatabaseStatus(t, "bad/name").error_code() ==
         grpc::StatusCode::INVALID_ARGUMENT);
   CHECK(ListDbs(t) == std::vector<std::string>{"default", "sales"});
   Transact(t, kPeopleSchema, "sales");
@@ -78,7 +71,7 @@ TEST_CASE("server: create, list and delete databases") {
   // The name can be used again, for an empty database.
   grpc::Status again;
   for (int i = 0; i < 100; ++i) {
-    again = CreateDb(t, "sales");
+    again = CreateDatabaseStatus(t, "sales");
     if (again.error_code() != grpc::StatusCode::FAILED_PRECONDITION) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

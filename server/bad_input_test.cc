@@ -265,11 +265,7 @@ TEST_CASE("bad input: transactions") {
 TEST_CASE("bad input: deleted databases and bad auth") {
   {
     TestServer t;
-    pb::CreateDatabaseRequest create;
-    create.set_name("sales");
-    pb::CreateDatabaseResponse created;
-    auto ctx = Ctx();
-    REQUIRE(t.stub().CreateDatabase(ctx.get(), create, &created).ok());
+    CreateDatabase(t, "sales");
     Transact(t, kPeopleSchema, "sales");
     pb::DeleteDatabaseRequest del;
     del.set_name("sales");

@@ -121,13 +121,19 @@ inline std::string StatusText(const grpc::Status& s) {
 }
 
 // Transacts EDN tx-data; REQUIREs success.
-// Creates database `name` (it must not exist).
-inline void CreateDatabase(TestServer& t, const std::string& name) {
+// Asks the server to create database `name`; its answer.
+inline grpc::Status CreateDatabaseStatus(TestServer& t,
+                                         const std::string& name) {
   pb::CreateDatabaseRequest req;
   req.set_name(name);
   pb::CreateDatabaseResponse resp;
   auto ctx = Ctx();
-  grpc::Status s = t.stub().CreateDatabase(ctx.get(), req, &resp);
+  return t.stub().CreateDatabase(ctx.get(), req, &resp);
+}
+
+// Creates database `name` (it must not exist).
+inline void CreateDatabase(TestServer& t, const std::string& name) {
+  grpc::Status s = CreateDatabaseStatus(t, name);
   REQUIRE_MESSAGE(s.ok(), StatusText(s));
 }
 
