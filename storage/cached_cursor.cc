@@ -70,7 +70,6 @@ class CachedCursor : public LayeredCursor {
         (!record->history_complete && t_ < record->read_at)) {
       return UseFallback(prefix);
     }
-    fallback_mode_ = false;
     record_ = std::move(record);
     prefix_.assign(prefix);
     SeekInRecord(prefix);

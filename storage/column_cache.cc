@@ -90,6 +90,11 @@ void ColumnCache::DropLocked(Slot& slot) {
   slot.column.reset();
 }
 
+void ColumnCache::ForgetLocked(Slot& slot) {
+  DropLocked(slot);
+  slot.scanned = 0;
+}
+
 void ColumnCache::EvictLocked() {
   while (bytes_ > capacity_) {
     Slot* oldest = nullptr;
@@ -114,8 +119,7 @@ void ColumnCache::Touch(const absl::flat_hash_set<EntityId>& attributes,
     for (IndexOrder order : {IndexOrder::kAevt, IndexOrder::kAvet}) {
       auto it = slots_.find(SlotKey(order, attribute));
       if (it == slots_.end()) continue;
-      DropLocked(it->second);
-      it->second.scanned = 0;
+      ForgetLocked(it->second);
     }
   }
 }
@@ -124,10 +128,7 @@ void ColumnCache::TouchAll(EntityId tx) {
   std::lock_guard<std::mutex> lock(mu_);
   touched_all_ = std::max(touched_all_, tx);
   touched_all_at_ = Clock::now();
-  for (auto& [key, slot] : slots_) {
-    DropLocked(slot);
-    slot.scanned = 0;
-  }
+  for (auto& [key, slot] : slots_) ForgetLocked(slot);
 }
 
 CacheCounters ColumnCache::counters() const {

@@ -44,15 +44,10 @@ class ColumnCursor : public LayeredCursor {
       // Looked up once per attribute: a column held from an earlier seek
       // stays right for this cursor's basis even if a later commit dropped
       // it from the cache.
-      column_ = cache_->Find(order_, attribute, t_);
-      if (!column_ && t_ == db_.basis_tx() &&
-          cache_->ClaimBuild(order_, attribute)) {
-        column_ = BuildColumn(db_, order_, attribute, cache_, &status_);
-        if (!status_.ok()) return;
-      }
+      column_ = ColumnFor(db_, order_, attribute, cache_, t_, &status_);
+      if (!status_.ok()) return;
     }
     if (!column_) return FallBack(prefix);
-    fallback_mode_ = false;
     prefix_.assign(prefix);
     begin_ = LowerBound(0, prefix_);
     pos_ = begin_;
@@ -166,8 +161,9 @@ class ColumnCursor : public LayeredCursor {
   size_t pos_ = 0;
 };
 
-}  // namespace
-
+// Reads every current key of `attribute` in `order` from the Db's snapshot
+// into a column and offers it to `cache`, after the caller won
+// ColumnCache::ClaimBuild.
 std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
                                                    IndexOrder order,
                                                    EntityId attribute,
@@ -225,6 +221,20 @@ std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
   column->entities.shrink_to_fit();
   cache->Insert(column);
   return column;
+}
+
+}  // namespace
+
+std::shared_ptr<const AttributeColumn> ColumnFor(const Db& db, IndexOrder order,
+                                                 EntityId attribute,
+                                                 ColumnCache* cache, EntityId t,
+                                                 absl::Status* status) {
+  std::shared_ptr<const AttributeColumn> column =
+      cache->Find(order, attribute, t);
+  if (column || t != db.basis_tx() || !cache->ClaimBuild(order, attribute)) {
+    return column;
+  }
+  return BuildColumn(db, order, attribute, cache, status);
 }
 
 std::unique_ptr<DatomCursor> NewColumnCursor(

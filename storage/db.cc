@@ -136,7 +136,7 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
   return internal::NewCurrentCursor(*db_, order);
 }
 
-bool DbView::HasColumn(IndexOrder order, EntityId attribute, bool build) const {
+bool DbView::HasColumn(IndexOrder order, EntityId attribute) const {
   internal::ColumnCache* columns = db_->core().column_cache.get();
   if (columns == nullptr ||
       (order != IndexOrder::kAevt && order != IndexOrder::kAvet)) {
@@ -153,13 +153,8 @@ bool DbView::HasColumn(IndexOrder order, EntityId attribute, bool build) const {
     default:
       return false;  // since and history views never read columns
   }
-  if (columns->Find(order, attribute, t)) return true;
-  if (!build || t != db_->basis_tx() ||
-      !columns->ClaimBuild(order, attribute)) {
-    return false;
-  }
   absl::Status status;
-  return internal::BuildColumn(*db_, order, attribute, columns, &status) !=
+  return internal::ColumnFor(*db_, order, attribute, columns, t, &status) !=
          nullptr;
 }
 

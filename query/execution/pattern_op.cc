@@ -150,8 +150,7 @@ void PatternOp::ChooseColumnProbes() {
   // in key order, costs a few comparisons in memory: less than a record
   // lookup in EAVT, and less than scanning the attribute into a hash
   // table. Without one, the rows count towards building it.
-  if (ctx_->view().HasColumn(IndexOrder::kAevt, p_.attr->id,
-                             /*build=*/true)) {
+  if (ctx_->view().HasColumn(IndexOrder::kAevt, p_.attr->id)) {
     index_ = IndexOrder::kAevt;
     prefix_len_ = 2;
     hash_join_ = false;

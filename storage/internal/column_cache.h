@@ -122,6 +122,9 @@ class ColumnCache {
   }
   EntityId TouchedLocked(EntityId attribute) const;
   void DropLocked(Slot& slot);
+  // A commit changed the slot's attribute: drops the column and the keys
+  // counted towards one.
+  void ForgetLocked(Slot& slot);
   void EvictLocked();
 
   const size_t capacity_;

@@ -41,15 +41,14 @@ std::unique_ptr<DatomCursor> NewColumnCursor(
     const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
     std::unique_ptr<DatomCursor> fallback);
 
-// Reads every current key of `attribute` in `order` from the Db's snapshot
-// into a column and offers it to `cache`, after the caller won
-// ColumnCache::ClaimBuild. Null if the column would be too big for the
-// cache, or on an error (in *status).
-std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
-                                                   IndexOrder order,
-                                                   EntityId attribute,
-                                                   ColumnCache* cache,
-                                                   absl::Status* status);
+// The column of `attribute` in `order` that answers reads at `t`: the
+// cache's, or, when the attribute is due one and `t` is the Db's basis,
+// one read now from the Db's snapshot (and offered to the cache). Null if
+// there is none, if it would be too big, or on an error (in *status).
+std::shared_ptr<const AttributeColumn> ColumnFor(const Db& db, IndexOrder order,
+                                                 EntityId attribute,
+                                                 ColumnCache* cache, EntityId t,
+                                                 absl::Status* status);
 
 }  // namespace mentat::storage::internal
 

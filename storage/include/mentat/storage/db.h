@@ -111,11 +111,11 @@ class DbView {
 
   // Whether this view reads `attribute` in `order` (AEVT or AVET) from an
   // in-memory column (StoreOptions::column_cache_bytes), where a seek in
-  // key order costs a few comparisons. With `build`, first builds the
-  // column if readers asked for enough of the attribute to earn one (a
-  // read of the whole attribute, once). Errors of that read leave the
-  // answer false; the query reads RocksDB instead.
-  bool HasColumn(IndexOrder order, EntityId attribute, bool build) const;
+  // key order costs a few comparisons. Builds the column first if readers
+  // asked for enough of the attribute to earn one (a read of the whole
+  // attribute, once). Errors of that read leave the answer false; the
+  // query reads RocksDB instead.
+  bool HasColumn(IndexOrder order, EntityId attribute) const;
   // Tells the column cache that a query read `rows` datoms of `attribute`
   // one seek at a time that a column in `order` would have answered: it
   // counts towards building one, as keys scanned in RocksDB do.
