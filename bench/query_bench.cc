@@ -310,32 +310,38 @@ int Run(const Args& args) {
 }  // namespace mentat::bench
 
 int main(int argc, char** argv) {
+  auto usage = [] {
+    std::fprintf(
+        stderr,
+        "usage: query-bench [--scale xs|s|m] [--dir DIR] [--seconds N] "
+        "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
+        "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
+        "[--value-cache-mb N] [--column-cache-mb N]\n");
+    return 2;
+  };
   mentat::bench::Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    // Every flag takes a value: a lone one (--help too) is a usage error.
+    if (i + 1 == argc) return usage();
+    const char* value = argv[i + 1];
     if (std::strcmp(argv[i], "--scale") == 0) {
-      args.scale = argv[i + 1];
+      args.scale = value;
     } else if (std::strcmp(argv[i], "--dir") == 0) {
-      args.dir = argv[i + 1];
+      args.dir = value;
     } else if (std::strcmp(argv[i], "--seconds") == 0) {
-      args.seconds = std::atof(argv[i + 1]);
+      args.seconds = std::atof(value);
     } else if (std::strcmp(argv[i], "--only") == 0) {
-      args.only = argv[i + 1];
+      args.only = value;
     } else if (std::strcmp(argv[i], "--explain") == 0) {
-      args.explain = std::atoi(argv[i + 1]) != 0;
+      args.explain = std::atoi(value) != 0;
     } else if (std::strcmp(argv[i], "--entity-cache-mb") == 0) {
-      args.entity_cache_mb = std::atoll(argv[i + 1]);
+      args.entity_cache_mb = std::atoll(value);
     } else if (std::strcmp(argv[i], "--value-cache-mb") == 0) {
-      args.value_cache_mb = std::atoll(argv[i + 1]);
+      args.value_cache_mb = std::atoll(value);
     } else if (std::strcmp(argv[i], "--column-cache-mb") == 0) {
-      args.column_cache_mb = std::atoll(argv[i + 1]);
+      args.column_cache_mb = std::atoll(value);
     } else {
-      std::fprintf(
-          stderr,
-          "usage: query-bench [--scale xs|s|m] [--dir DIR] [--seconds N] "
-          "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
-          "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
-          "[--value-cache-mb N] [--column-cache-mb N]\n");
-      return 2;
+      return usage();
     }
   }
   return mentat::bench::Run(args);

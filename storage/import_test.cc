@@ -237,6 +237,25 @@ TEST_CASE("an import of fresh entities puts entity and log files below L0") {
   CHECK(avet_l0 != "0");
 }
 
+TEST_CASE("readers of what an import published fill the entity cache") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path());
+  VectorSource source(Transactions());
+  ImportOptions options;
+  options.chunk_keys = 2000;  // several chunks
+  REQUIRE(store->Import(&source, options).ok());
+  const EntityId user = source.reports[1].tempids.at("u3");
+  auto read = [&] {
+    return testing::ValuesOf(store->Latest()->View(Basis::Current()), user,
+                             "u/name");
+  };
+  REQUIRE(read() == std::vector<Value>{Value::String("User u3")});
+  const CacheCounters before = store->entity_cache_counters();
+  CHECK(before.entries > 0);
+  CHECK(read() == std::vector<Value>{Value::String("User u3")});
+  CHECK(store->entity_cache_counters().hits > before.hits);
+}
+
 TEST_CASE("a failing transaction stops the import after what came before") {
   TempDir dir;
   auto store = *Store::Open(dir.path());

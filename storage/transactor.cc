@@ -115,15 +115,18 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
         importing_ = true;
         absl::StatusOr<ImportReport> report = ImportOnThread(source, options);
         importing_ = false;
-        // A failed chunk may have ingested files that no published state
-        // holds yet: nothing read before the next commit may be kept.
+        // A failed import may have ingested files that no published state
+        // holds yet: nothing read before the next commit may be kept. After
+        // a successful one the published state holds everything ingested,
+        // and readers of it may fill the caches (a floor past it would keep
+        // them empty until the next commit).
+        const EntityId floor =
+            report.ok() ? state_.basis_tx : state_.basis_tx + 1;
         for (auto* cache :
              {core_->entity_cache.get(), core_->value_cache.get()}) {
-          if (cache != nullptr) cache->InvalidateAll(state_.basis_tx + 1);
+          if (cache != nullptr) cache->InvalidateAll(floor);
         }
-        if (core_->column_cache) {
-          core_->column_cache->TouchAll(state_.basis_tx + 1);
-        }
+        if (core_->column_cache) core_->column_cache->TouchAll(floor);
         done.set_value(std::move(report));
       };
       queue_.push_back(std::move(job));
