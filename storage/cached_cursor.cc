@@ -60,7 +60,7 @@ class CachedCursor : public LayeredCursor {
     record_.reset();
     std::string_view key;
     if (!CacheKey(order_, prefix, &scratch_, &key)) return UseFallback(prefix);
-    std::shared_ptr<const IndexRecord> record = cache_->Find(key);
+    RecordRef record = cache_->Find(key);
     if (!record) {
       record = Load(key);
       if (!record) return;  // an error, in status_
@@ -131,7 +131,7 @@ class CachedCursor : public LayeredCursor {
 
   // Reads every key under `key` (current and history) from the snapshot.
   // Null on an error (status_ says which).
-  std::shared_ptr<const IndexRecord> Load(std::string_view key) {
+  RecordRef Load(std::string_view key) {
     std::vector<IndexRecord::Entry> entries;
     std::string keys;
     bool history_complete = true;
@@ -161,7 +161,7 @@ class CachedCursor : public LayeredCursor {
           return nullptr;
         }
         if (!history && kept == max_entries) {
-          auto oversized = std::make_shared<IndexRecord>(
+          auto oversized = IndexRecord::Make(
               key, std::vector<IndexRecord::Entry>(), std::string_view());
           oversized->read_at = db_.basis_tx();
           oversized->oversized = true;
@@ -211,7 +211,7 @@ class CachedCursor : public LayeredCursor {
                 if (ka != kb) return ka < kb;
                 return a.asserted < b.asserted;
               });
-    auto record = std::make_shared<IndexRecord>(key, entries, keys);
+    auto record = IndexRecord::Make(key, entries, keys);
     record->read_at = db_.basis_tx();
     record->history_complete = history_complete;
     return record;
@@ -223,7 +223,7 @@ class CachedCursor : public LayeredCursor {
   EntityId t_;  // entries asserted at or before t_ and not retracted by it
   std::unique_ptr<rocksdb::Iterator> current_it_;
   std::unique_ptr<rocksdb::Iterator> history_it_;
-  std::shared_ptr<const IndexRecord> record_;
+  RecordRef record_;
   Value scratch_;
   std::string prefix_;
   size_t pos_ = 0;

@@ -4,21 +4,32 @@
 
 namespace mentat::storage::internal {
 
-IndexRecord::IndexRecord(std::string_view prefix,
-                         const std::vector<Entry>& entries,
-                         std::string_view keys)
-    : bytes_(entries.size() * sizeof(Entry) + prefix.size() + keys.size()),
-      count_(static_cast<uint32_t>(entries.size())),
-      prefix_size_(static_cast<uint32_t>(prefix.size())) {
-  data_ = std::make_unique_for_overwrite<char[]>(bytes_);
-  char* out = data_.get();
-  if (!entries.empty()) {
-    std::memcpy(out, entries.data(), entries.size() * sizeof(Entry));
-  }
-  out += entries.size() * sizeof(Entry);
+boost::intrusive_ptr<IndexRecord> IndexRecord::Make(
+    std::string_view prefix, const std::vector<Entry>& entries,
+    std::string_view keys) {
+  const size_t entries_offset = (prefix.size() + 7) & ~size_t{7};
+  const size_t keys_offset = entries_offset + entries.size() * sizeof(Entry);
+  const size_t bytes = keys_offset + keys.size();
+  static_assert(sizeof(IndexRecord) % alignof(Entry) == 0);
+  void* block = ::operator new(sizeof(IndexRecord) + bytes);
+  auto* record =
+      new (block) IndexRecord(bytes, static_cast<uint32_t>(entries.size()),
+                              static_cast<uint32_t>(prefix.size()),
+                              static_cast<uint32_t>(entries_offset),
+                              static_cast<uint32_t>(keys_offset));
+  char* out = reinterpret_cast<char*>(record + 1);
   if (!prefix.empty()) std::memcpy(out, prefix.data(), prefix.size());
-  out += prefix.size();
-  if (!keys.empty()) std::memcpy(out, keys.data(), keys.size());
+  if (!entries.empty()) {
+    std::memcpy(out + entries_offset, entries.data(),
+                entries.size() * sizeof(Entry));
+  }
+  if (!keys.empty()) std::memcpy(out + keys_offset, keys.data(), keys.size());
+  return boost::intrusive_ptr<IndexRecord>(record);
+}
+
+void IndexRecord::Destroy(const IndexRecord* r) {
+  r->~IndexRecord();
+  ::operator delete(const_cast<IndexRecord*>(r));
 }
 
 RecordCache::RecordCache(size_t capacity_bytes)
@@ -36,7 +47,7 @@ RecordCache::Shard& RecordCache::ShardOf(uint64_t hash) {
   return shards_[(hash * 0x9E3779B97F4A7C15ull) >> 59];
 }
 
-std::shared_ptr<const IndexRecord> RecordCache::Find(std::string_view prefix) {
+RecordRef RecordCache::Find(std::string_view prefix) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -45,30 +56,47 @@ std::shared_ptr<const IndexRecord> RecordCache::Find(std::string_view prefix) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  // A hit moves its record to the front only once it has drifted into the
-  // older half: most hits then touch the slot alone, not three list nodes
-  // (a cache miss each), and eviction still takes the least recent half.
-  Node& node = it->second;
-  if (shard.tick - node.touched > shard.map.size() / 2) {
-    shard.lru.splice(shard.lru.begin(), shard.lru, node.lru);
-    node.touched = ++shard.tick;
-  }
+  it->second.referenced = true;
   hits_.fetch_add(1, std::memory_order_relaxed);
-  return node.record;
+  return it->second.record;
 }
 
 void RecordCache::EraseLocked(Shard& shard, uint64_t hash) {
   auto it = shard.map.find(hash);
   if (it == shard.map.end()) return;
+  const uint32_t pos = it->second.ring;
   shard.bytes -= it->second.charge;
-  shard.lru.erase(it->second.lru);
   shard.map.erase(it);
+  // The ring's last key fills the hole (the hand examines it next if it
+  // stood there).
+  const uint64_t moved = shard.ring.back();
+  shard.ring.pop_back();
+  if (pos < shard.ring.size()) {
+    shard.ring[pos] = moved;
+    shard.map.find(moved)->second.ring = pos;
+  }
 }
 
-void RecordCache::Insert(EntityId read_at,
-                         std::shared_ptr<const IndexRecord> record) {
-  const size_t charge = record->charge() + sizeof(Node) + 3 * sizeof(void*);
-  if (charge > shard_capacity_) return;
+void RecordCache::EvictOneLocked(Shard& shard) {
+  // Each pass clears the flags it skips, so at most one lap finds a record
+  // to evict.
+  while (!shard.ring.empty()) {
+    if (shard.hand >= shard.ring.size()) shard.hand = 0;
+    const uint64_t hash = shard.ring[shard.hand];
+    Node& node = shard.map.find(hash)->second;
+    if (node.referenced) {
+      node.referenced = false;
+      ++shard.hand;
+      continue;
+    }
+    EraseLocked(shard, hash);
+    return;
+  }
+}
+
+void RecordCache::Insert(EntityId read_at, RecordRef record) {
+  const size_t charge = record->charge() + sizeof(Node) + sizeof(uint64_t);
+  if (charge > shard_capacity_ || charge > UINT32_MAX) return;
   const uint64_t hash = HashOf(record->prefix());
   Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -76,12 +104,13 @@ void RecordCache::Insert(EntityId read_at,
   // stale for readers of later bases.
   if (read_at < shard.floor) return;
   EraseLocked(shard, hash);
-  shard.lru.push_front(hash);
-  shard.map.emplace(
-      hash, Node{std::move(record), shard.lru.begin(), charge, ++shard.tick});
+  shard.map.emplace(hash, Node{std::move(record), static_cast<uint32_t>(charge),
+                               static_cast<uint32_t>(shard.ring.size()),
+                               /*referenced=*/false});
+  shard.ring.push_back(hash);
   shard.bytes += charge;
-  while (shard.bytes > shard_capacity_ && !shard.lru.empty()) {
-    EraseLocked(shard, shard.lru.back());
+  while (shard.bytes > shard_capacity_ && !shard.ring.empty()) {
+    EvictOneLocked(shard);
   }
 }
 
@@ -99,7 +128,8 @@ void RecordCache::InvalidateAll(EntityId tx) {
   for (Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.map.clear();
-    shard.lru.clear();
+    shard.ring.clear();
+    shard.hand = 0;
     shard.bytes = 0;
     if (tx > shard.floor) shard.floor = tx;
   }

@@ -2,6 +2,8 @@
 // entity and AVET reads of one value: what they answer must be exactly
 // what RocksDB answers, at every basis, whoever filled them and whenever.
 
+#include "internal/record_cache.h"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -31,8 +33,7 @@ std::vector<TxOp> SchemaOps() {
   std::vector<TxOp> ops;
   for (auto attr :
        {Attr("m/one", "db.type/long"), Attr("m/many", "db.type/long", true),
-        Attr("m/ref", "db.type/ref", true),
-        Attr("m/name", "db.type/string")}) {
+        Attr("m/ref", "db.type/ref", true), Attr("m/name", "db.type/string")}) {
     ops.insert(ops.end(), attr.begin(), attr.end());
   }
   return ops;
@@ -71,14 +72,15 @@ TEST_CASE("a reader of an older basis never puts a stale entity back") {
           std::vector<Value>{Value::Long(2)});
     CHECK(ValuesOf(before->View(Basis::Current()), e, "m/one") ==
           std::vector<Value>{Value::Long(1)});
-    CHECK(ValuesOf(after->View(Basis::AsOf(before->basis_tx())), e,
-                   "m/one") == std::vector<Value>{Value::Long(1)});
+    CHECK(ValuesOf(after->View(Basis::AsOf(before->basis_tx())), e, "m/one") ==
+          std::vector<Value>{Value::Long(1)});
   }
   // The value cache: the entity found by its old value at the old basis
   // only.
   const EntityId one = after->schema().FindAttribute("m/one")->id;
   for (int pass = 0; pass < 2; ++pass) {
-    auto found = after->View(Basis::Current()).LookupUnique(one, Value::Long(1));
+    auto found =
+        after->View(Basis::Current()).LookupUnique(one, Value::Long(1));
     REQUIRE(found.ok());
     CHECK(!found->has_value());
     found = before->View(Basis::Current()).LookupUnique(one, Value::Long(1));
@@ -178,8 +180,9 @@ TEST_CASE("cached reads equal RocksDB's at every basis") {
     };
     both(SchemaOps());
     for (int i = 0; i < 20; ++i) {
-      auto r = both({Add(E("x"), "m/one", Value::Long(i)),
-                     Add(E("x"), "m/name", Value::String("n" + std::to_string(i)))});
+      auto r =
+          both({Add(E("x"), "m/one", Value::Long(i)),
+                Add(E("x"), "m/name", Value::String("n" + std::to_string(i)))});
       entities.push_back(r.tempids.at("x"));
     }
     const Schema& schema = cached->Latest()->schema();
@@ -201,9 +204,9 @@ TEST_CASE("cached reads equal RocksDB's at every basis") {
           ops.push_back(Retract(E(e), "m/many", Value::Long(pick(4))));
           break;
         default:
-          ops.push_back(AddRef(
-              E(e), "m/ref",
-              E(entities[pick(static_cast<int>(entities.size()))])));
+          ops.push_back(
+              AddRef(E(e), "m/ref",
+                     E(entities[pick(static_cast<int>(entities.size()))])));
       }
       // A retraction of a value that is not there is a no-op either way.
       auto a = plain->Transact(Tx(ops)).get();
@@ -236,7 +239,8 @@ TEST_CASE("an entity too big for the cache reads from RocksDB") {
   }
   REQUIRE(store->Transact(Tx(ops)).get().ok());
   for (int pass = 0; pass < 2; ++pass) {
-    auto values = ValuesOf(store->Latest()->View(Basis::Current()), e, "m/many");
+    auto values =
+        ValuesOf(store->Latest()->View(Basis::Current()), e, "m/many");
     REQUIRE(values.size() == 3000);
     CHECK(values.front() == Value::Long(0));
     CHECK(values.back() == Value::Long(2999));
@@ -284,7 +288,8 @@ TEST_CASE("readers racing a writer always see the value of their basis") {
       for (;;) {
         std::lock_guard<std::mutex> lock(mu);
         auto it = value_at.upper_bound(db->basis_tx());
-        if (it != value_at.end() || value_at.rbegin()->first == db->basis_tx()) {
+        if (it != value_at.end() ||
+            value_at.rbegin()->first == db->basis_tx()) {
           expected = std::prev(it)->second;
           break;
         }
@@ -305,6 +310,50 @@ TEST_CASE("readers racing a writer always see the value of their basis") {
   for (std::thread& t : readers) t.join();
   CHECK(reads.load() > 0);
   CHECK(wrong.load() == 0);
+}
+
+// The cache's own bookkeeping, without a store: records of 100 entries
+// each, so that a small capacity holds a few per shard.
+internal::RecordRef RecordOf(int n) {
+  const std::string prefix = StrCat("p", n);
+  std::vector<internal::IndexRecord::Entry> entries(100);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i] = {0, static_cast<uint32_t>(prefix.size()),
+                  static_cast<EntityId>(i + 1), 0};
+  }
+  return internal::IndexRecord::Make(prefix, entries, prefix);
+}
+
+TEST_CASE("the record cache evicts within its capacity and keeps hit records") {
+  const size_t capacity = size_t{32} << 15;  // 32 KiB a shard
+  internal::RecordCache cache(capacity);
+  auto find = [&](int n) {
+    const std::string prefix = StrCat("p", n);
+    internal::RecordRef r = cache.Find(prefix);
+    return r != nullptr && r->prefix() == prefix && r->size() == 100;
+  };
+  // Hot records are hit after every insert: the hand always finds them
+  // flagged and passes them by.
+  constexpr int kHot = 16;
+  for (int n = 0; n < kHot; ++n) cache.Insert(1, RecordOf(n));
+  int invalidated = 0;
+  for (int n = kHot; n < 20000; ++n) {
+    cache.Insert(1, RecordOf(n));
+    for (int h = 0; h < kHot; ++h) REQUIRE(find(h));
+    // Dropping records in between moves others around the ring.
+    if (n % 7 == 0) {
+      cache.Invalidate(StrCat("p", n - 3), 1);
+      ++invalidated;
+    }
+  }
+  const CacheCounters c = cache.counters();
+  CHECK(c.bytes <= capacity);
+  CHECK(c.entries < 20000 - invalidated);
+  CHECK(c.entries > 0);
+  // Every record the counters count can be found under its own prefix.
+  uint64_t found = 0;
+  for (int n = 0; n < 20000; ++n) found += find(n) ? 1 : 0;
+  CHECK(found == c.entries);
 }
 
 }  // namespace

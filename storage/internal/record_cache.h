@@ -4,7 +4,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,15 +12,21 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "boost/smart_ptr/intrusive_ptr.hpp"
 #include "mentat/storage/cache_counters.h"
 #include "mentat/storage/datom.h"
 
 namespace mentat::storage::internal {
 
+class IndexRecord;
+// Shared ownership of a record: the count lives in the record's own block,
+// so taking a reference touches nothing a probe has not touched already.
+using RecordRef = boost::intrusive_ptr<const IndexRecord>;
+
 // Every key under one prefix of an index (EAVT: one entity; AVET: one
 // attribute and value), current and retracted, as read from one snapshot:
 // enough to answer the prefix's datoms at any basis up to the snapshot's
-// (current, or as of an earlier t). Immutable once made.
+// (current, or as of an earlier t). Immutable once shared.
 class IndexRecord {
  public:
   struct Entry {
@@ -33,9 +38,15 @@ class IndexRecord {
 
   // `entries` in EAVT key order (for one key, its retracted intervals,
   // oldest first, before its current assertion, as the merged cursors
-  // order them), their key bytes in `keys`.
-  IndexRecord(std::string_view prefix, const std::vector<Entry>& entries,
-              std::string_view keys);
+  // order them), their key bytes in `keys`. One allocation holds the
+  // record, its prefix, entries and keys: a probe that confirms the prefix
+  // has read the first entries too.
+  static boost::intrusive_ptr<IndexRecord> Make(
+      std::string_view prefix, const std::vector<Entry>& entries,
+      std::string_view keys);
+
+  IndexRecord(const IndexRecord&) = delete;
+  IndexRecord& operator=(const IndexRecord&) = delete;
 
   // The basis of the snapshot the record was read from.
   EntityId read_at = 0;
@@ -49,27 +60,46 @@ class IndexRecord {
 
   size_t size() const { return count_; }
   const Entry& entry(size_t i) const {
-    return reinterpret_cast<const Entry*>(data_.get())[i];
+    return reinterpret_cast<const Entry*>(block() + entries_offset_)[i];
   }
   // The prefix whose keys it holds (the cache's key).
   std::string_view prefix() const {
-    return std::string_view(data_.get() + count_ * sizeof(Entry), prefix_size_);
+    return std::string_view(block(), prefix_size_);
   }
   std::string_view key(const Entry& entry) const {
-    return std::string_view(
-        data_.get() + count_ * sizeof(Entry) + prefix_size_ + entry.key_offset,
-        entry.key_size);
+    return std::string_view(block() + keys_offset_ + entry.key_offset,
+                            entry.key_size);
   }
   // Memory charged against the cache's capacity.
-  size_t charge() const { return sizeof(IndexRecord) + bytes_ + 64; }
+  size_t charge() const { return sizeof(IndexRecord) + bytes_ + 32; }
 
  private:
-  // The entries, the prefix and the keys in one block: a probe reads the
-  // record and one allocation, not one for each part.
-  std::unique_ptr<char[]> data_;
-  size_t bytes_ = 0;
-  uint32_t count_ = 0;
-  uint32_t prefix_size_ = 0;
+  IndexRecord(size_t bytes, uint32_t count, uint32_t prefix_size,
+              uint32_t entries_offset, uint32_t keys_offset)
+      : bytes_(bytes),
+        count_(count),
+        prefix_size_(prefix_size),
+        entries_offset_(entries_offset),
+        keys_offset_(keys_offset) {}
+  ~IndexRecord() = default;
+
+  // The bytes after the record: prefix, entries (8-aligned), keys.
+  const char* block() const { return reinterpret_cast<const char*>(this + 1); }
+
+  friend void intrusive_ptr_add_ref(const IndexRecord* r) {
+    r->refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  friend void intrusive_ptr_release(const IndexRecord* r) {
+    if (r->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Destroy(r);
+  }
+  static void Destroy(const IndexRecord* r);
+
+  mutable std::atomic<uint32_t> refs_{0};
+  size_t bytes_;
+  uint32_t count_;
+  uint32_t prefix_size_;
+  uint32_t entries_offset_;
+  uint32_t keys_offset_;
 };
 
 // A cache of IndexRecords shared by every reader of a store, so that
@@ -83,8 +113,11 @@ class IndexRecord {
 // a commit touches before it publishes the commit, and a record read at a
 // basis older than an invalidation of its shard is not kept (Insert), so a
 // reader that loaded a prefix just before a commit cannot put back what
-// the commit changed. Least recently used records go first once the
-// charges pass the capacity.
+// the commit changed. Once the charges pass the capacity, records go in
+// CLOCK order: a sweeping hand skips (once) the records hit since it last
+// passed, and evicts the first that was not. A hit only sets a flag in the
+// slot it has read anyway; a least-recently-used list would move a node
+// and touch its two neighbours, a cache miss each.
 //
 // Thread-safe (one mutex per shard).
 class RecordCache {
@@ -92,11 +125,11 @@ class RecordCache {
   explicit RecordCache(size_t capacity_bytes);
 
   // The record of `prefix`, or null.
-  std::shared_ptr<const IndexRecord> Find(std::string_view prefix);
+  RecordRef Find(std::string_view prefix);
   // Keeps `record` (under record->prefix), read from a snapshot at
   // `read_at`, unless a commit after read_at invalidated anything in the
   // prefix's shard.
-  void Insert(EntityId read_at, std::shared_ptr<const IndexRecord> record);
+  void Insert(EntityId read_at, RecordRef record);
   // Transactor: drops the prefix's record; reads older than `tx` can no
   // longer insert into its shard.
   void Invalidate(std::string_view prefix, EntityId tx);
@@ -107,27 +140,30 @@ class RecordCache {
 
  private:
   static constexpr int kShards = 32;
+
   // Records are found by a 64-bit hash of their prefix, and a hit is
   // confirmed against record->prefix: the slot holds no string, so a probe
   // touches the slot and the record, not a third block for the key. Two
   // prefixes with one hash share a slot (the later insert wins).
   struct Node {
-    std::shared_ptr<const IndexRecord> record;
-    std::list<uint64_t>::iterator lru;
-    size_t charge;
-    uint64_t touched;  // the shard's tick when last moved to the front
+    RecordRef record;
+    uint32_t charge;
+    uint32_t ring;    // its position in Shard::ring
+    bool referenced;  // hit since the hand last passed
   };
   struct Shard {
     mutable std::mutex mu;
     absl::flat_hash_map<uint64_t, Node> map;
-    std::list<uint64_t> lru;  // front: most recently used
+    std::vector<uint64_t> ring;  // the map's keys, swept by `hand`
+    size_t hand = 0;
     size_t bytes = 0;
-    uint64_t tick = 0;   // counts moves to the front
     EntityId floor = 0;  // the last tx that invalidated anything here
   };
+
   static uint64_t HashOf(std::string_view prefix);
   Shard& ShardOf(uint64_t hash);
   void EraseLocked(Shard& shard, uint64_t hash);
+  void EvictOneLocked(Shard& shard);
 
   const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
