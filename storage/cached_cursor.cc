@@ -28,8 +28,7 @@ constexpr size_t kMaxHistoryEntries = 64;
 // The cache key of a seek prefix: EAVT, the entity id it starts with;
 // AVET, the prefix itself when it is exactly an attribute and a whole
 // value. False: the seek is not under one cacheable prefix.
-// `scratch` holds the decoded value (its buffer reused from call to call).
-bool CacheKey(IndexOrder order, std::string_view prefix, Value* scratch,
+bool CacheKey(IndexOrder order, std::string_view prefix,
               std::string_view* key) {
   if (prefix.size() < kEntityPrefixBytes) return false;
   if (order == IndexOrder::kEavt) {
@@ -37,7 +36,7 @@ bool CacheKey(IndexOrder order, std::string_view prefix, Value* scratch,
     return true;
   }
   std::string_view rest = prefix.substr(kEntityPrefixBytes);
-  if (rest.empty() || !DecodeValue(&rest, scratch).ok() || !rest.empty()) {
+  if (rest.empty() || !SkipValue(&rest).ok() || !rest.empty()) {
     return false;
   }
   *key = prefix;
@@ -59,7 +58,7 @@ class CachedCursor : public LayeredCursor {
     fallback_mode_ = false;  // an error below leaves the cursor invalid
     record_.reset();
     std::string_view key;
-    if (!CacheKey(order_, prefix, &scratch_, &key)) return UseFallback(prefix);
+    if (!CacheKey(order_, prefix, &key)) return UseFallback(prefix);
     RecordRef record = cache_->Find(key);
     if (!record) {
       record = Load(key);
@@ -224,7 +223,6 @@ class CachedCursor : public LayeredCursor {
   std::unique_ptr<rocksdb::Iterator> current_it_;
   std::unique_ptr<rocksdb::Iterator> history_it_;
   RecordRef record_;
-  Value scratch_;
   std::string prefix_;
   size_t pos_ = 0;
 };

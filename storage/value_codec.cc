@@ -214,15 +214,16 @@ std::string DecimalText(const DecimalParts& p) {
   return s;
 }
 
+// Decodes an escaped text body into `text`, or (null) only checks it.
 absl::Status DecodeText(std::string_view* in, std::string* text) {
-  text->clear();
+  if (text != nullptr) text->clear();
   size_t i = 0;
   while (true) {
     size_t z = in->find('\0', i);
     if (z == std::string_view::npos || z + 1 >= in->size()) {
       return Corrupt("truncated string (no terminator)");
     }
-    text->append(in->data() + i, z - i);
+    if (text != nullptr) text->append(in->data() + i, z - i);
     uint8_t next = static_cast<uint8_t>((*in)[z + 1]);
     if (next == 0x01) {
       in->remove_prefix(z + 2);
@@ -232,7 +233,7 @@ absl::Status DecodeText(std::string_view* in, std::string* text) {
       return Corrupt(absl::StrCat("bad string escape 0x00 0x",
                                   absl::Hex(next, absl::kZeroPad2)));
     }
-    text->push_back('\0');
+    if (text != nullptr) text->push_back('\0');
     i = z + 2;
   }
 }
@@ -447,6 +448,26 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
   }
   *in = body;
   return absl::OkStatus();
+}
+
+absl::Status SkipValue(std::string_view* in) {
+  if (!in->empty()) {
+    switch (static_cast<ValueType>((*in)[0])) {
+      case ValueType::kKeyword:
+      case ValueType::kString:
+      case ValueType::kBytes: {
+        std::string_view body = in->substr(1);
+        if (absl::Status s = DecodeText(&body, nullptr); !s.ok()) return s;
+        *in = body;
+        return absl::OkStatus();
+      }
+      default:
+        break;
+    }
+  }
+  // The other types decode without allocating (big numbers are rare).
+  Value scratch;
+  return DecodeValue(in, &scratch);
 }
 
 absl::StatusOr<Value> ParseBigInt(std::string_view text) {

@@ -321,6 +321,9 @@ void CheckRoundTrip(const Value& v, const std::string& enc) {
     CHECK(got.type() == v.type());
     CHECK(in == suffix);
     CHECK(Enc(got) == enc);
+    std::string_view skipped = buf;
+    REQUIRE(SkipValue(&skipped).ok());
+    CHECK(skipped == suffix);
   }
   if (v.type() == ValueType::kDouble) {
     std::string_view in = enc;
@@ -425,10 +428,16 @@ TEST_CASE("value codec: garbage never decodes to a non-canonical value") {
     std::string_view in = buf;
     Value v;
     absl::Status s = DecodeValue(&in, &v);
+    // Skipping accepts and consumes exactly what decoding does.
+    std::string_view skipped = buf;
+    const absl::Status skip = SkipValue(&skipped);
+    CHECK(skip.ok() == s.ok());
     if (!s.ok()) {
       CHECK(absl::IsDataLoss(s));
+      CHECK(absl::IsDataLoss(skip));
       continue;
     }
+    CHECK(skipped.size() == in.size());
     ++ok;
     size_t consumed = buf.size() - in.size();
     CHECK(Enc(v) == buf.substr(0, consumed));

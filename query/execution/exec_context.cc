@@ -23,12 +23,11 @@ absl::Status ExecContext::Check() {
 absl::Status ExecContext::Charge(size_t bytes, std::string_view what) {
   held_ += bytes;
   if (held_ <= options_.memory_budget_bytes) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
-      StrCat("query exceeded its memory budget of ",
-             options_.memory_budget_bytes, " bytes: it held ", held_,
-             " bytes when ", what,
-             " grew past it; narrow the query, or raise the budget "
-             "(--query-memory)"));
+  return absl::ResourceExhaustedError(StrCat(
+      "query exceeded its memory budget of ", options_.memory_budget_bytes,
+      " bytes: it held ", held_, " bytes when ", what,
+      " grew past it; narrow the query, or raise the budget "
+      "(--query-memory)"));
 }
 
 }  // namespace mentat::query::execution

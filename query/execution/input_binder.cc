@@ -81,13 +81,16 @@ absl::StatusOr<bool> Convert(ExecContext* ctx, const EdnValue& v,
 }
 
 // Converts `items` (each a tuple of `slots.size()` values, or one value
-// when `single`) into distinct rows of `slots` values.
+// when `single`) into distinct rows of `slots` values, back to back in
+// `out`.
 absl::Status ConvertRows(ExecContext* ctx, const planner::QueryPlan& plan,
                          size_t index, const planner::InputPlan& in,
                          const std::vector<EdnValue>& items, bool single,
                          std::vector<Value>* out) {
   const size_t w = in.slots.size();
+  // The distinct rows are the set's own: converted values move in once.
   RowSet seen(static_cast<int>(w));
+  seen.Reserve(items.size());
   std::vector<Value> row(w);
   for (const EdnValue& item : items) {
     const std::vector<EdnValue>* parts = nullptr;
@@ -110,11 +113,11 @@ absl::Status ConvertRows(ExecContext* ctx, const planner::QueryPlan& plan,
       if (!ok.ok()) return InputError(index, in, Msg(ok.status()));
       keep = *ok;
     }
-    if (!keep || !seen.Insert(row.data()).second) continue;
-    out->insert(out->end(), row.begin(), row.end());
+    if (!keep || !seen.InsertMoving(row.data()).second) continue;
     absl::Status s = ctx->Tick();
     if (!s.ok()) return s;
   }
+  *out = seen.ReleaseRows();
   return absl::OkStatus();
 }
 
@@ -182,11 +185,18 @@ absl::Status BindInputs(ExecContext* ctx, const planner::QueryPlan& plan,
     const size_t before = rows->size();
     Batch next(rows->width(), std::max<size_t>(1, before * n));
     for (size_t r = 0; r < before; ++r) {
+      // The last row's turn is the values' last use: they move.
+      const bool last = r + 1 == before;
       for (size_t e = 0; e < n; ++e) {
         Value* o = next.AppendCopy(rows->row(r));
         for (size_t i = 0; i < w; ++i) {
-          if (in.slots[i] != planner::kNoSlot)
-            o[in.slots[i]] = values[e * w + i];
+          if (in.slots[i] == planner::kNoSlot) continue;
+          Value& v = values[e * w + i];
+          if (last) {
+            o[in.slots[i]] = std::move(v);
+          } else {
+            o[in.slots[i]] = v;
+          }
         }
       }
     }

@@ -387,6 +387,44 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
   return filters_.status();
 }
 
+void PatternOp::SortProbes() {
+  if (sorted_.empty()) return;
+  auto key = [&](const SortedProbe& p) {
+    return std::string_view(probe_keys_).substr(p.offset, p.size);
+  };
+  // The bytes every prefix shares (the attribute, a value's type, the
+  // start of similar strings) decide nothing: the heads start after them.
+  const std::string_view first = key(sorted_[0]);
+  size_t common = first.size();
+  for (const SortedProbe& p : sorted_) {
+    const std::string_view k = key(p);
+    const size_t n = std::min(common, k.size());
+    common = std::mismatch(first.begin(), first.begin() + n, k.begin()).first -
+             first.begin();
+  }
+  for (SortedProbe& p : sorted_) {
+    const std::string_view rest = key(p).substr(common);
+    uint64_t head = 0;
+    for (size_t i = 0; i < 8; ++i) {
+      head = (head << 8) |
+             (i < rest.size() ? static_cast<uint8_t>(rest[i]) : uint64_t{0});
+    }
+    p.head = head;
+  }
+  // Equal heads fall back to the whole prefixes (a head padded with zeros
+  // ties with real zero bytes), then to the row order.
+  auto less = [&](const SortedProbe& a, const SortedProbe& b) {
+    if (a.head != b.head) return a.head < b.head;
+    const std::string_view ka = key(a), kb = key(b);
+    return ka != kb ? ka < kb : a.row < b.row;
+  };
+  // Rows often come in key order already (the entities of an AVET scan of
+  // one value): then there is nothing to sort.
+  if (!std::is_sorted(sorted_.begin(), sorted_.end(), less)) {
+    std::sort(sorted_.begin(), sorted_.end(), less);
+  }
+}
+
 absl::Status PatternOp::Push(Batch& in) {
   if (step_.never) return absl::OkStatus();
   if (!hash_join_ && row_prefix_ && in.size() >= kSortedProbeRows) {
@@ -397,27 +435,16 @@ absl::Status PatternOp::Push(Batch& in) {
     sorted_.clear();
     for (size_t i = 0; i < in.size(); ++i) {
       if (BuildPrefix(in.row(i), false)) {
-        sorted_.push_back({static_cast<uint32_t>(probe_keys_.size()),
+        sorted_.push_back({0, static_cast<uint32_t>(probe_keys_.size()),
                            static_cast<uint32_t>(prefix_.size()),
                            static_cast<uint32_t>(i)});
         probe_keys_.append(prefix_);
       }
     }
-    auto key = [&](const SortedProbe& p) {
-      return std::string_view(probe_keys_).substr(p.offset, p.size);
-    };
-    auto less = [&](const SortedProbe& a, const SortedProbe& b) {
-      const std::string_view ka = key(a), kb = key(b);
-      return ka != kb ? ka < kb : a.row < b.row;
-    };
-    // Rows often come in key order already (the entities of an AVET
-    // scan of one value): then there is nothing to sort.
-    if (!std::is_sorted(sorted_.begin(), sorted_.end(), less)) {
-      std::sort(sorted_.begin(), sorted_.end(), less);
-    }
+    SortProbes();
     for (const SortedProbe& p : sorted_) {
       if (ctx_->stopped()) break;
-      prefix_.assign(key(p));
+      prefix_.assign(std::string_view(probe_keys_).substr(p.offset, p.size));
       absl::Status s = Probe(in.row(p.row), true);
       if (!s.ok()) return s;
     }

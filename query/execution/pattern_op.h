@@ -100,9 +100,14 @@ class PatternOp : public Operator {
   static constexpr size_t kSortedProbeRows = 16;
   bool row_prefix_ = false;
   struct SortedProbe {
+    // Eight bytes of the prefix, big-endian, from where the batch's
+    // prefixes first differ (zero past its end): most comparisons end on
+    // them, without touching probe_keys_.
+    uint64_t head;
     uint32_t offset, size;  // the prefix, in probe_keys_
     uint32_t row;
   };
+  void SortProbes();
   std::string probe_keys_;
   std::vector<SortedProbe> sorted_;
 

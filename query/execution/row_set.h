@@ -26,9 +26,17 @@ class RowSet {
   int width() const { return width_; }
   uint32_t size() const { return size_; }
 
+  // Makes room for `rows` rows without rehashing.
+  void Reserve(size_t rows);
   // Inserts a copy of `row` (width values) unless an equal row is there.
   // Returns the row's index and whether it was inserted.
   std::pair<uint32_t, bool> Insert(const storage::Value* row);
+  // As Insert, but moves the values of an inserted row in (`row` is left
+  // moved-from); a row already there is left alone.
+  std::pair<uint32_t, bool> InsertMoving(storage::Value* row);
+  // Hands over every row, back to back in insertion order, and empties
+  // the set.
+  std::vector<storage::Value> ReleaseRows();
   // The index of a row equal to `row`, or -1.
   int64_t Find(const storage::Value* row) const;
 
@@ -61,6 +69,9 @@ class RowSet {
       return RowsEq(a.row, set->row(b), set->width_);
     }
   };
+
+  template <typename Row>
+  std::pair<uint32_t, bool> InsertRow(Row row);
 
   int width_;
   uint32_t size_ = 0;

@@ -35,6 +35,11 @@ void EncodeValue(const Value& v, std::string* out);
 // Returns InvalidArgument (DataLoss-worthy corruption) on malformed bytes.
 absl::Status DecodeValue(std::string_view* in, Value* out);
 
+// Advances `*in` past one encoded value, accepting exactly what DecodeValue
+// accepts, without building the value: strings are not copied. For
+// checking the shape of a key whose value is not needed.
+absl::Status SkipValue(std::string_view* in);
+
 // Parses user text into canonical kBigInt / kBigDec values. Accept an
 // optional sign, digits, and for decimals a fraction and an exponent
 // ("1.5e3"). InvalidArgument names the problem.
