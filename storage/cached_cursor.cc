@@ -86,6 +86,13 @@ class CachedCursor : public LayeredCursor {
   }
 
  private:
+  bool PrefetchOwn(std::string_view prefix, int step) override {
+    std::string_view key;
+    if (!CacheKey(order_, prefix, &key)) return false;
+    cache_->Prefetch(key, step);
+    return true;
+  }
+
   void SeekInRecord(std::string_view target) {
     size_t lo = 0, hi = record_->size();
     while (lo < hi) {

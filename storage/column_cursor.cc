@@ -71,6 +71,16 @@ class ColumnCursor : public LayeredCursor {
   }
 
  private:
+  // A column serves the seek: nothing to hint. Prefetching the entity's
+  // key ahead (found by a second search of the entity array) cost q4 at m
+  // about 4% more than it saved: sorted probes walk the column forward.
+  bool PrefetchOwn(std::string_view prefix, int step) override {
+    (void)step;
+    return column_ != nullptr && prefix.size() >= kEntityPrefixBytes &&
+           static_cast<EntityId>(DecodeFixed64BE(
+               prefix.substr(0, kEntityPrefixBytes))) == attribute_;
+  }
+
   void FallBack(std::string_view prefix) {
     UseFallback(prefix);
     if (scanned_ >= kReportRows) Report();

@@ -61,6 +61,18 @@ RecordRef RecordCache::Find(std::string_view prefix) {
   return it->second.record;
 }
 
+void RecordCache::Prefetch(std::string_view prefix, int step) {
+  const uint64_t hash = HashOf(prefix);
+  Shard& shard = ShardOf(hash);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  if (step == 0) {
+    shard.map.prefetch(hash);
+    return;
+  }
+  auto it = shard.map.find(hash);
+  if (it != shard.map.end()) __builtin_prefetch(it->second.record.get());
+}
+
 void RecordCache::EraseLocked(Shard& shard, uint64_t hash) {
   auto it = shard.map.find(hash);
   if (it == shard.map.end()) return;

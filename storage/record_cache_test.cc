@@ -356,5 +356,21 @@ TEST_CASE("the record cache evicts within its capacity and keeps hit records") {
   CHECK(found == c.entries);
 }
 
+TEST_CASE("prefetching a record changes nothing a reader sees") {
+  internal::RecordCache cache(size_t{1} << 20);
+  cache.Insert(1, RecordOf(1));
+  const CacheCounters before = cache.counters();
+  for (int step : {0, 1}) {
+    cache.Prefetch("p1", step);
+    cache.Prefetch("p2", step);  // not there
+  }
+  const CacheCounters after = cache.counters();
+  CHECK(after.hits == before.hits);
+  CHECK(after.misses == before.misses);
+  CHECK(after.entries == 1);
+  CHECK(cache.Find("p1") != nullptr);
+  CHECK(cache.Find("p2") == nullptr);
+}
+
 }  // namespace
 }  // namespace mentat::storage

@@ -94,11 +94,16 @@ absl::Status PatternOp::Init() {
   cursor_ = ctx_->view().NewCursor(index_);
   const storage::Attribute* attr = p_.attr;
   const bool ranged = p_.lower.has_value() || p_.upper.has_value();
-  if (!ctx_->history() && !ranged && attr != nullptr) {
+  if (!ctx_->history() && attr != nullptr) {
+    // A cardinality-one attribute of one entity has at most one datom at
+    // any basis, in range or not: the range's predicates, which stay as
+    // filters, judge it, and seeking to the range's start inside it would
+    // cost more than they do.
     const bool by_entity = in_prefix_[kE] && in_prefix_[kA] && !attr->many();
     const bool by_unique_value = in_prefix_[kA] && in_prefix_[kV] &&
                                  attr->unique != storage::Unique::kNone;
-    single_ = by_entity || by_unique_value || prefix_len_ == 3;
+    single_ = by_entity || (!ranged && (by_unique_value || prefix_len_ == 3));
+    seek_range_ = !by_entity;
   }
   if (hash_join_) {
     for (int i = 0; i < 5; ++i) {
@@ -269,7 +274,7 @@ absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
   if (!prefix_ready && !BuildPrefix(row, false)) return absl::OkStatus();
   ++probes_;
   cursor_->Seek(prefix_);
-  RangeStart(row);
+  if (seek_range_) RangeStart(row);
   const bool upper = p_.upper.has_value();
   for (; cursor_->Valid(); cursor_->Next()) {
     absl::Status s = ctx_->Tick();
@@ -388,10 +393,18 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
 }
 
 void PatternOp::SortProbes() {
-  if (sorted_.empty()) return;
   auto key = [&](const SortedProbe& p) {
     return std::string_view(probe_keys_).substr(p.offset, p.size);
   };
+  // Rows often come in key order already (the entities of an AVET scan of
+  // one value): then there is nothing to sort. Unsorted rows usually show
+  // it within the first few.
+  if (std::is_sorted(sorted_.begin(), sorted_.end(),
+                     [&](const SortedProbe& a, const SortedProbe& b) {
+                       return key(a) < key(b);
+                     })) {
+    return;
+  }
   // The bytes every prefix shares (the attribute, a value's type, the
   // start of similar strings) decide nothing: the heads start after them.
   const std::string_view first = key(sorted_[0]);
@@ -418,11 +431,7 @@ void PatternOp::SortProbes() {
     const std::string_view ka = key(a), kb = key(b);
     return ka != kb ? ka < kb : a.row < b.row;
   };
-  // Rows often come in key order already (the entities of an AVET scan of
-  // one value): then there is nothing to sort.
-  if (!std::is_sorted(sorted_.begin(), sorted_.end(), less)) {
-    std::sort(sorted_.begin(), sorted_.end(), less);
-  }
+  std::sort(sorted_.begin(), sorted_.end(), less);
 }
 
 absl::Status PatternOp::Push(Batch& in) {
@@ -442,9 +451,26 @@ absl::Status PatternOp::Push(Batch& in) {
       }
     }
     SortProbes();
-    for (const SortedProbe& p : sorted_) {
+    auto key = [&](size_t i) {
+      return std::string_view(probe_keys_)
+          .substr(sorted_[i].offset, sorted_[i].size);
+    };
+    // Each probe waits on memory it could not know it needed (a cache
+    // slot, then the record or column key behind it): hinting the probes
+    // ahead overlaps those waits.
+    for (size_t i = 0; i < sorted_.size() && i < kPrefetchAhead; ++i) {
+      cursor_->Prefetch(key(i), 0);
+    }
+    for (size_t i = 0; i < sorted_.size(); ++i) {
       if (ctx_->stopped()) break;
-      prefix_.assign(std::string_view(probe_keys_).substr(p.offset, p.size));
+      if (i + kPrefetchAhead < sorted_.size()) {
+        cursor_->Prefetch(key(i + kPrefetchAhead), 0);
+      }
+      if (i + kPrefetchAhead / 2 < sorted_.size()) {
+        cursor_->Prefetch(key(i + kPrefetchAhead / 2), 1);
+      }
+      const SortedProbe& p = sorted_[i];
+      prefix_.assign(key(i));
       absl::Status s = Probe(in.row(p.row), true);
       if (!s.ok()) return s;
     }

@@ -95,9 +95,14 @@ class PatternOp : public Operator {
   // At most one datom can match a prefix (a cardinality-one attribute by
   // entity, or a unique value), so stop after it.
   bool single_ = false;
+  // False when a range bound is not worth a seek (single_ by entity).
+  bool seek_range_ = true;
   // The seek prefix depends on the row: batches of at least
   // kSortedProbeRows rows are probed in prefix order.
   static constexpr size_t kSortedProbeRows = 16;
+  // How many probes ahead the sorted loop hints its cursor (step 0; step 1
+  // half as far).
+  static constexpr size_t kPrefetchAhead = 16;
   bool row_prefix_ = false;
   struct SortedProbe {
     // Eight bytes of the prefix, big-endian, from where the batch's

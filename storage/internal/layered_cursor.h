@@ -31,6 +31,11 @@ class LayeredCursor : public DatomCursor {
   std::string_view key() const final {
     return fallback_mode_ ? fallback_->key() : key_;
   }
+  // What the cursor serves itself it prefetches itself (PrefetchOwn);
+  // the rest is the fallback's to prefetch.
+  void Prefetch(std::string_view prefix, int step) final {
+    if (!PrefetchOwn(prefix, step)) fallback_->Prefetch(prefix, step);
+  }
   void SetKeysOnly(bool keys_only) final {
     keys_only_ = keys_only;
     fallback_->SetKeysOnly(keys_only);
@@ -41,6 +46,9 @@ class LayeredCursor : public DatomCursor {
   }
 
  protected:
+  // False: a Seek of `prefix` would go to the fallback.
+  virtual bool PrefetchOwn(std::string_view prefix, int step) = 0;
+
   void UseFallback(std::string_view prefix) {
     fallback_mode_ = true;
     fallback_->Seek(prefix);

@@ -126,6 +126,9 @@ class RecordCache {
 
   // The record of `prefix`, or null.
   RecordRef Find(std::string_view prefix);
+  // Starts fetching what Find(prefix) will read: step 0 its slot, step 1
+  // (once the slot is in cache) its record (DatomCursor::Prefetch).
+  void Prefetch(std::string_view prefix, int step);
   // Keeps `record` (under record->prefix), read from a snapshot at
   // `read_at`, unless a commit after read_at invalidated anything in the
   // prefix's shard.

@@ -35,6 +35,15 @@ class DatomCursor {
   // the key: for callers that read key() alone (counting, comparing).
   // Cursors that cannot skip the decoding ignore it. Default: off.
   virtual void SetKeysOnly(bool keys_only) { (void)keys_only; }
+  // A hint that Seek(prefix) comes soon, so that the memory it will read
+  // can be fetched meanwhile; it changes nothing else. A loop of seeks
+  // gives step 0 some 2n seeks ahead (where a lookup table's slot is) and
+  // step 1 n ahead (the data the slot points at, fetched by then). Cursors
+  // with nothing to fetch ignore it.
+  virtual void Prefetch(std::string_view prefix, int step) {
+    (void)prefix;
+    (void)step;
+  }
   // Non-OK if iteration stopped on an error (I/O, corruption).
   virtual absl::Status status() const = 0;
 };
