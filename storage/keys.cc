@@ -177,6 +177,36 @@ absl::Status DecodeKey(IndexOrder order, std::string_view key, Datom* d) {
   return absl::OkStatus();
 }
 
+absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d) {
+  // Two ids and at least a value's type tag.
+  if (order == IndexOrder::kVaet || key.size() < 17) {
+    return DecodeKey(order, key, d);
+  }
+  std::string_view front = key;
+  std::string_view back = key.substr(key.size() - 8);
+  EntityId first = 0;
+  EntityId second = 0;
+  ReadEntityId(&front, &first).IgnoreError();
+  switch (order) {
+    case IndexOrder::kEavt:
+      ReadEntityId(&front, &second).IgnoreError();
+      d->e = first;
+      d->a = second;
+      break;
+    case IndexOrder::kAevt:
+      ReadEntityId(&front, &second).IgnoreError();
+      d->a = first;
+      d->e = second;
+      break;
+    default:  // kAvet
+      ReadEntityId(&back, &second).IgnoreError();
+      d->a = first;
+      d->e = second;
+      break;
+  }
+  return absl::OkStatus();
+}
+
 std::string PrefixSuccessor(std::string_view prefix) {
   std::string out(prefix);
   while (!out.empty()) {

@@ -386,10 +386,8 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
     case ValueType::kInstant: {
       if (body.size() < 8) return Corrupt("truncated integer");
       int64_t x = static_cast<int64_t>(LoadU64(body.data()) ^ kSignBit);
-      ValueType t = static_cast<ValueType>(tag);
-      *out = t == ValueType::kRef    ? Value::Ref(x)
-             : t == ValueType::kLong ? Value::Long(x)
-                                     : Value::Instant(x);
+      // In place: a reused Value keeps its text buffer.
+      out->AssignInt(static_cast<ValueType>(tag), x);
       body.remove_prefix(8);
       break;
     }
@@ -397,7 +395,7 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
       if (body.empty()) return Corrupt("truncated boolean");
       uint8_t b = static_cast<uint8_t>(body[0]);
       if (b > 1) return Corrupt(absl::StrCat("bad boolean byte ", b));
-      *out = Value::Boolean(b == 1);
+      out->AssignBoolean(b == 1);
       body.remove_prefix(1);
       break;
     }

@@ -94,6 +94,12 @@ absl::Status PatternOp::Init() {
   cursor_ = ctx_->view().NewCursor(index_);
   const storage::Attribute* attr = p_.attr;
   const bool ranged = p_.lower.has_value() || p_.upper.has_value();
+  // The datoms' values are not read when the value is `_` or part of the
+  // seek prefix (and no range or hash join looks at it): [?i :issue/state
+  // :state/open] decodes the entity alone.
+  cursor_->SetSkipValue(
+      !hash_join_ && !ranged &&
+      (t_[kV].kind == TermRef::Kind::kNone || in_prefix_[kV]));
   if (!ctx_->history() && attr != nullptr) {
     // A cardinality-one attribute of one entity has at most one datom at
     // any basis, in range or not: the range's predicates, which stay as
@@ -224,14 +230,28 @@ bool PatternOp::Matches(const Datom& d, const Value* row,
 }
 
 void PatternOp::Bind(const Datom& d, Value* out) const {
+  // Assigning in place keeps the row's string buffers for the next row
+  // (assigning a fresh Value would free them).
   for (int i = 0; i < 5; ++i) {
     const TermRef& t = t_[i];
     if (!t.binds()) continue;
-    // Copy-assigning the value reuses the row's string buffer.
-    if (i == kV) {
-      out[t.slot] = d.v;
-    } else {
-      out[t.slot] = Field(d, i);
+    Value& o = out[t.slot];
+    switch (i) {
+      case kE:
+        o.AssignInt(storage::ValueType::kRef, d.e);
+        break;
+      case kA:
+        o.AssignInt(storage::ValueType::kRef, d.a);
+        break;
+      case kV:
+        o = d.v;
+        break;
+      case kTx:
+        o.AssignInt(storage::ValueType::kRef, d.tx);
+        break;
+      default:
+        o.AssignBoolean(d.added);
+        break;
     }
   }
 }
@@ -458,15 +478,18 @@ absl::Status PatternOp::Push(Batch& in) {
     // Each probe waits on memory it could not know it needed (a cache
     // slot, then the record or column key behind it): hinting the probes
     // ahead overlaps those waits.
-    for (size_t i = 0; i < sorted_.size() && i < kPrefetchAhead; ++i) {
+    // Only the record caches (EAVT, AVET) take hints.
+    const bool hint =
+        index_ == IndexOrder::kEavt || index_ == IndexOrder::kAvet;
+    for (size_t i = 0; hint && i < sorted_.size() && i < kPrefetchAhead; ++i) {
       cursor_->Prefetch(key(i), 0);
     }
     for (size_t i = 0; i < sorted_.size(); ++i) {
       if (ctx_->stopped()) break;
-      if (i + kPrefetchAhead < sorted_.size()) {
+      if (hint && i + kPrefetchAhead < sorted_.size()) {
         cursor_->Prefetch(key(i + kPrefetchAhead), 0);
       }
-      if (i + kPrefetchAhead / 2 < sorted_.size()) {
+      if (hint && i + kPrefetchAhead / 2 < sorted_.size()) {
         cursor_->Prefetch(key(i + kPrefetchAhead / 2), 1);
       }
       const SortedProbe& p = sorted_[i];

@@ -105,9 +105,11 @@ absl::Status ResultEmitter::Output(const Value* values,
   }
   pending_.push_back(std::move(row));
   ++emitted_;
-  if (pending_.size() >= std::max<size_t>(1, ctx_->options().batch_rows)) {
+  const size_t batch = std::max<size_t>(1, ctx_->options().batch_rows);
+  if (pending_.size() >= batch) {
     absl::Status s = sink_->OnRows(std::move(pending_));
     pending_.clear();
+    pending_.reserve(batch);
     if (!s.ok()) return s;
   }
   if (limit_.has_value() && emitted_ >= static_cast<uint64_t>(*limit_)) {

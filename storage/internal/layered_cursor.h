@@ -40,6 +40,10 @@ class LayeredCursor : public DatomCursor {
     keys_only_ = keys_only;
     fallback_->SetKeysOnly(keys_only);
   }
+  void SetSkipValue(bool skip_value) final {
+    skip_value_ = skip_value;
+    fallback_->SetSkipValue(skip_value);
+  }
   absl::Status status() const final {
     if (!status_.ok()) return status_;
     return fallback_mode_ ? fallback_->status() : absl::OkStatus();
@@ -58,7 +62,8 @@ class LayeredCursor : public DatomCursor {
   bool SetCurrent(IndexOrder order, std::string_view key, EntityId tx) {
     key_ = key;
     if (!keys_only_) {
-      absl::Status s = DecodeKey(order, key, &datom_);
+      absl::Status s = skip_value_ ? DecodeKeyIds(order, key, &datom_)
+                                   : DecodeKey(order, key, &datom_);
       if (!s.ok()) {
         status_ = s;
         valid_ = false;
@@ -78,6 +83,7 @@ class LayeredCursor : public DatomCursor {
 
  private:
   bool keys_only_ = false;
+  bool skip_value_ = false;
   Datom datom_;
   std::string_view key_;
 };

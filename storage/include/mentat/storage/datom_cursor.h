@@ -35,6 +35,11 @@ class DatomCursor {
   // the key: for callers that read key() alone (counting, comparing).
   // Cursors that cannot skip the decoding ignore it. Default: off.
   virtual void SetKeysOnly(bool keys_only) { (void)keys_only; }
+  // With skip_value, moves decode e, a, tx and added but leave datom().v
+  // as it was: for callers that know the value from their seek prefix or
+  // do not read it. Cursors that cannot skip it decode it anyway. Default:
+  // off.
+  virtual void SetSkipValue(bool skip_value) { (void)skip_value; }
   // A hint that Seek(prefix) comes soon, so that the memory it will read
   // can be fetched meanwhile; it changes nothing else. A loop of seeks
   // gives step 0 some 2n seeks ahead (where a lookup table's slot is) and

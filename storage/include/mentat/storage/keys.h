@@ -65,6 +65,12 @@ void EncodeKey(IndexOrder order, const Datom& d, std::string* out);
 // which *d's e, a and v are unspecified.
 absl::Status DecodeKey(IndexOrder order, std::string_view key, Datom* d);
 
+// As DecodeKey, but leaves d->v alone: e and a sit at fixed places (AVET's
+// entity is its last 8 bytes), so nothing is decoded or copied. The value
+// is not checked either: for keys read back from the store, when the
+// caller knows v (from its seek prefix) or does not read it.
+absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d);
+
 // The smallest key greater than every key that starts with `prefix`, for
 // iterate_upper_bound; empty if there is none (prefix all 0xFF).
 std::string PrefixSuccessor(std::string_view prefix);

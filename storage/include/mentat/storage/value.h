@@ -101,6 +101,19 @@ class Value {
     i_ = 0;
     s_.assign(text.data(), text.size());
   }
+  // Makes this a kRef, kLong or kInstant value, keeping the text buffer for
+  // a later AssignText (assigning Value::Ref(e) would free it).
+  void AssignInt(ValueType type, int64_t v) {
+    type_ = type;
+    i_ = v;
+    s_.clear();
+  }
+  void AssignBoolean(bool b) {
+    type_ = ValueType::kBoolean;
+    i_ = 0;
+    b_ = b;
+    s_.clear();
+  }
   // The buffer AssignText writes; for decoders that build text in place.
   std::string* mutable_text_for(ValueType type) {
     type_ = type;
