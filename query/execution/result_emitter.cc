@@ -29,8 +29,12 @@ ResultEmitter::ResultEmitter(ExecContext* ctx, const planner::QueryPlan& plan,
 
 absl::Status ResultEmitter::Init() {
   pulls_.resize(width_);
+  plain_.resize(width_);
   for (size_t c = 0; c < width_; ++c) {
     const planner::FindPlan& f = plan_.find[c];
+    plain_[c] =
+        (f.kind == FindElement::Kind::kVariable) &&
+        !(f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple);
     if (f.kind != FindElement::Kind::kPull) continue;
     absl::StatusOr<PullExecutor> p =
         PullExecutor::Create(ctx_->view(), *f.pull);
@@ -73,6 +77,10 @@ absl::Status ResultEmitter::Output(const Value* values,
   Row row;
   row.reserve(width_);
   for (size_t c = 0; c < width_; ++c) {
+    if (plain_[c]) {
+      row.push_back(ValueToEdn(values[c]));
+      continue;
+    }
     if (plan_.find[c].kind == FindElement::Kind::kAggregate &&
         aggregates != nullptr) {
       row.push_back(std::move((*aggregates)[c]));

@@ -50,6 +50,9 @@ class ResultEmitter {
   int64_t skipped_ = 0;
   uint64_t emitted_ = 0;
   std::vector<std::unique_ptr<PullExecutor>> pulls_;  // by column
+  // By column: a plain value (not a pull, tuple or aggregate), converted
+  // without Convert's checks and status.
+  std::vector<bool> plain_;
   std::vector<Row> pending_;
   // With :order, every row waits here until Finish.
   std::vector<storage::Value> sorted_values_;
