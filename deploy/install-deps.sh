@@ -9,7 +9,7 @@ packages=(
   librocksdb-dev libzstd-dev liblz4-dev libsnappy-dev libbz2-dev zlib1g-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
-  libfmt-dev doctest-dev libnuma-dev libreadline-dev
+  libfmt-dev doctest-dev libnuma-dev libreadline-dev libjemalloc-dev
   python3
   # The Python client's test (client/python) and the metrics scrape test.
   python3-grpcio python3-protobuf prometheus
