@@ -1,6 +1,7 @@
 #include "mentat/storage/keys.h"
 
 #include "absl/strings/str_cat.h"
+#include "internal/coding.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage {
@@ -182,27 +183,20 @@ absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d) {
   if (order == IndexOrder::kVaet || key.size() < 17) {
     return DecodeKey(order, key, d);
   }
-  std::string_view front = key;
-  std::string_view back = key.substr(key.size() - 8);
-  EntityId first = 0;
-  EntityId second = 0;
-  ReadEntityId(&front, &first).IgnoreError();
-  switch (order) {
-    case IndexOrder::kEavt:
-      ReadEntityId(&front, &second).IgnoreError();
-      d->e = first;
-      d->a = second;
-      break;
-    case IndexOrder::kAevt:
-      ReadEntityId(&front, &second).IgnoreError();
-      d->a = first;
-      d->e = second;
-      break;
-    default:  // kAvet
-      ReadEntityId(&back, &second).IgnoreError();
-      d->a = first;
-      d->e = second;
-      break;
+  auto id_at = [&](size_t offset) {
+    return static_cast<EntityId>(
+        internal::DecodeFixed64BE(key.substr(offset, 8)));
+  };
+  const EntityId first = id_at(0);
+  // AVET's entity follows the value, at the end.
+  const EntityId second =
+      id_at(order == IndexOrder::kAvet ? key.size() - 8 : 8);
+  if (order == IndexOrder::kEavt) {
+    d->e = first;
+    d->a = second;
+  } else {
+    d->a = first;
+    d->e = second;
   }
   return absl::OkStatus();
 }

@@ -413,9 +413,7 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
 }
 
 void PatternOp::SortProbes() {
-  auto key = [&](const SortedProbe& p) {
-    return std::string_view(probe_keys_).substr(p.offset, p.size);
-  };
+  auto key = [&](const SortedProbe& p) { return ProbeKey(p); };
   // Rows often come in key order already (the entities of an AVET scan of
   // one value): then there is nothing to sort. Unsorted rows usually show
   // it within the first few.
@@ -471,10 +469,7 @@ absl::Status PatternOp::Push(Batch& in) {
       }
     }
     SortProbes();
-    auto key = [&](size_t i) {
-      return std::string_view(probe_keys_)
-          .substr(sorted_[i].offset, sorted_[i].size);
-    };
+    auto key = [&](size_t i) { return ProbeKey(sorted_[i]); };
     // Each probe waits on memory it could not know it needed (a cache
     // slot, then the record or column key behind it): hinting the probes
     // ahead overlaps those waits.

@@ -112,6 +112,9 @@ class PatternOp : public Operator {
     uint32_t offset, size;  // the prefix, in probe_keys_
     uint32_t row;
   };
+  std::string_view ProbeKey(const SortedProbe& p) const {
+    return std::string_view(probe_keys_).substr(p.offset, p.size);
+  }
   void SortProbes();
   std::string probe_keys_;
   std::vector<SortedProbe> sorted_;
