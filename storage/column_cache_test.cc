@@ -200,6 +200,77 @@ TEST_CASE("a column is built after bulk reads and dropped by a commit") {
   CHECK(count(*store->Latest()) == 401);
 }
 
+TEST_CASE("an entity column finds each entity's datoms as AEVT does") {
+  TempDir plain_dir, column_dir;
+  auto plain = *Store::Open(plain_dir.path(), NoColumns());
+  auto columns = *Store::Open(column_dir.path(), EagerColumns());
+  std::vector<EntityId> entities;
+  for (auto* store : {plain.get(), columns.get()}) {
+    REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+    for (int i = 0; i < 40; ++i) {
+      std::vector<TxOp> ops = {Add(E("x"), "c/one", Value::Long(i))};
+      // Entities with none, one and several values of c/many.
+      for (int k = 0; k < i % 4; ++k) {
+        ops.push_back(Add(E("x"), "c/many", Value::Long(100 - k)));
+      }
+      auto r = store->Transact(Tx(ops)).get();
+      REQUIRE(r.ok());
+      if (store == plain.get()) entities.push_back(r->tempids.at("x"));
+    }
+  }
+  const EntityId many = columns->Latest()->schema().FindAttribute("c/many")->id;
+  const DbView view = columns->Latest()->View(Basis::Current());
+  // No reads yet: no column.
+  CHECK(view.EntityColumnOf(many) == nullptr);
+  view.NoteColumnDemand(IndexOrder::kAevt, many, 1000);
+  std::shared_ptr<const EntityColumn> column = view.EntityColumnOf(many);
+  REQUIRE(column != nullptr);
+  CHECK(column->attribute() == many);
+  CHECK(column->size() == 60);  // 10 entities each of 0 + 1 + 2 + 3 values
+  CHECK(columns->Latest()->View(Basis::History()).EntityColumnOf(many) ==
+        nullptr);
+
+  // Every entity, from every starting point: before it, at the end, and
+  // at the answer for the entity before (the way joins walk it).
+  const DbView truth = plain->Latest()->View(Basis::Current());
+  std::vector<EntityId> probes = entities;
+  probes.push_back(1);                       // before every entity
+  probes.push_back(entities.back() + 1000);  // after every entity
+  size_t last = 0;
+  for (const EntityId e : probes) {
+    CAPTURE(e);
+    std::string prefix;
+    AevtKey::EncodePrefix(many, e, &prefix);
+    std::vector<std::string> want;
+    auto datoms = truth.Datoms(IndexOrder::kAevt, prefix);
+    REQUIRE(datoms.ok());
+    for (const Datom& d : *datoms) {
+      want.push_back(StrCat(d.e, " ", d.v.DebugString(), " ", d.tx));
+    }
+    for (const size_t near : {size_t{0}, last, column->size()}) {
+      std::vector<std::string> got;
+      size_t pos = column->Seek(e, near);
+      if (near == last) last = pos;
+      if (pos < column->size()) column->Prefetch(pos);
+      for (; pos < column->size() && column->entity(pos) == e; ++pos) {
+        Datom d;
+        REQUIRE(column->Read(pos, false, &d).ok());
+        CHECK(d.a == many);
+        CHECK(d.added);
+        got.push_back(StrCat(d.e, " ", d.v.DebugString(), " ", d.tx));
+        // Without the value, the rest is the same and v is left alone.
+        Datom ids;
+        ids.v = Value::String("untouched");
+        REQUIRE(column->Read(pos, true, &ids).ok());
+        CHECK(ids.e == d.e);
+        CHECK(ids.tx == d.tx);
+        CHECK(ids.v == Value::String("untouched"));
+      }
+      CHECK(got == want);
+    }
+  }
+}
+
 TEST_CASE("a column over its share of the cache is not kept") {
   TempDir dir;
   StoreOptions options = EagerColumns();

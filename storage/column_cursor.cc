@@ -93,44 +93,9 @@ class ColumnCursor : public LayeredCursor {
     scanned_ = 0;
   }
 
-  // The first index in [lo, hi) whose element is not below the target
-  // (`below(i)`), for elements in order. Joins seek in key order (sorted
-  // probes), and a range seek lands next to the seek before it, so it
-  // first gallops from the current position, forward or back: a seek near
-  // the last one touches a few elements instead of a binary search's
-  // twenty cache lines.
   template <typename Below>
   size_t Search(size_t lo, size_t hi, Below below) const {
-    if (pos_ >= lo && pos_ < hi) {
-      size_t step = 1;
-      if (below(pos_)) {
-        lo = pos_ + 1;
-        while (lo + step < hi && below(lo + step)) {
-          lo += step + 1;
-          step *= 2;
-        }
-        hi = std::min(hi, lo + step + 1);
-      } else {
-        hi = pos_;  // the answer is at most pos_
-        while (hi - lo > step) {
-          if (below(hi - step)) {
-            lo = hi - step + 1;
-            break;
-          }
-          hi -= step;
-          step *= 2;
-        }
-      }
-    }
-    while (lo < hi) {
-      const size_t mid = lo + (hi - lo) / 2;
-      if (below(mid)) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
+    return GallopLowerBound(pos_, lo, hi, below);
   }
 
   // The first key at or after `from` that is >= target.

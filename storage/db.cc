@@ -136,12 +136,10 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
   return internal::NewCurrentCursor(*db_, order);
 }
 
-bool DbView::HasColumn(IndexOrder order, EntityId attribute) const {
+std::shared_ptr<const EntityColumn> DbView::EntityColumnOf(
+    EntityId attribute) const {
   internal::ColumnCache* columns = db_->core().column_cache.get();
-  if (columns == nullptr ||
-      (order != IndexOrder::kAevt && order != IndexOrder::kAvet)) {
-    return false;
-  }
+  if (columns == nullptr) return nullptr;
   EntityId t;
   switch (basis_.kind) {
     case BasisKind::kCurrent:
@@ -151,11 +149,13 @@ bool DbView::HasColumn(IndexOrder order, EntityId attribute) const {
       t = basis_.t;
       break;
     default:
-      return false;  // since and history views never read columns
+      return nullptr;  // since and history views never read columns
   }
   absl::Status status;
-  return internal::ColumnFor(*db_, order, attribute, columns, t, &status) !=
-         nullptr;
+  std::shared_ptr<const internal::AttributeColumn> column = internal::ColumnFor(
+      *db_, IndexOrder::kAevt, attribute, columns, t, &status);
+  if (column == nullptr) return nullptr;
+  return std::make_shared<const EntityColumn>(std::move(column));
 }
 
 void DbView::NoteColumnDemand(IndexOrder order, EntityId attribute,

@@ -97,9 +97,9 @@ absl::Status PatternOp::Init() {
   // The datoms' values are not read when the value is `_` or part of the
   // seek prefix (and no range or hash join looks at it): [?i :issue/state
   // :state/open] decodes the entity alone.
-  cursor_->SetSkipValue(
-      !hash_join_ && !ranged &&
-      (t_[kV].kind == TermRef::Kind::kNone || in_prefix_[kV]));
+  skip_value_ = !hash_join_ && !ranged &&
+                (t_[kV].kind == TermRef::Kind::kNone || in_prefix_[kV]);
+  cursor_->SetSkipValue(skip_value_);
   if (!ctx_->history() && attr != nullptr) {
     // A cardinality-one attribute of one entity has at most one datom at
     // any basis, in range or not: the range's predicates, which stay as
@@ -161,10 +161,12 @@ void PatternOp::ChooseColumnProbes() {
   // in key order, costs a few comparisons in memory: less than a record
   // lookup in EAVT, and less than scanning the attribute into a hash
   // table. Without one, the rows count towards building it.
-  if (ctx_->view().HasColumn(IndexOrder::kAevt, p_.attr->id)) {
+  column_ = ctx_->view().EntityColumnOf(p_.attr->id);
+  if (column_ != nullptr) {
     index_ = IndexOrder::kAevt;
     prefix_len_ = 2;
     hash_join_ = false;
+    column_rows_ = row_entity;
   } else {
     column_demand_ = true;
   }
@@ -290,6 +292,34 @@ bool PatternOp::PastUpper(const Datom& d, const Value* row) const {
   return p_.upper->inclusive ? c > 0 : c >= 0;
 }
 
+bool PatternOp::BelowLower(const Datom& d, const Value* row) const {
+  const planner::PlanTerm& term = p_.lower->term;
+  const Value* bound = nullptr;
+  if (term.kind == planner::PlanTerm::Kind::kSlot) {
+    bound = &row[term.slot];
+  } else if (term.kind == planner::PlanTerm::Kind::kConst) {
+    bound = &term.value;
+  }
+  if (bound == nullptr || bound->type() != d.v.type()) return false;
+  const auto c = d.v <=> *bound;
+  return p_.lower->inclusive ? c < 0 : c <= 0;
+}
+
+absl::Status PatternOp::Output(const Datom& d, const Value* row) {
+  if (!Matches(d, row, false)) return absl::OkStatus();
+  Value* o = out_.AppendCopy(row);
+  Bind(d, o);
+  bool ok = true;
+  for (int i = 0; i < 5 && ok; ++i) {
+    if (t_[i].check) ok = FieldEq(d, i, o[t_[i].slot]);
+  }
+  if (!ok || !filters_.Pass(o)) {
+    out_.PopBack();
+    return absl::OkStatus();
+  }
+  return EmitIfFull(out_);
+}
+
 absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
   if (!prefix_ready && !BuildPrefix(row, false)) return absl::OkStatus();
   ++probes_;
@@ -301,20 +331,8 @@ absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
     if (!s.ok()) return s;
     const Datom& d = cursor_->datom();
     if (upper && PastUpper(d, row)) break;
-    if (Matches(d, row, false)) {
-      Value* o = out_.AppendCopy(row);
-      Bind(d, o);
-      bool ok = true;
-      for (int i = 0; i < 5 && ok; ++i) {
-        if (t_[i].check) ok = FieldEq(d, i, o[t_[i].slot]);
-      }
-      if (!ok || !filters_.Pass(o)) {
-        out_.PopBack();
-      } else {
-        s = EmitIfFull(out_);
-        if (!s.ok()) return s;
-      }
-    }
+    s = Output(d, row);
+    if (!s.ok()) return s;
     if (single_ || ctx_->stopped()) break;
   }
   if (!filters_.status().ok()) return filters_.status();
@@ -454,6 +472,7 @@ void PatternOp::SortProbes() {
 
 absl::Status PatternOp::Push(Batch& in) {
   if (step_.never) return absl::OkStatus();
+  if (column_rows_) return PushColumn(in);
   if (!hash_join_ && row_prefix_ && in.size() >= kSortedProbeRows) {
     // Seeking in key order keeps the index and data blocks the seeks
     // touch hot: neighbouring keys share them.

@@ -57,10 +57,18 @@ class PatternOp : public Operator {
   void Bind(const storage::Datom& d, storage::Value* out) const;
   bool RangeStart(const storage::Value* row);
   bool PastUpper(const storage::Datom& d, const storage::Value* row) const;
+  // The datom's value is below the range's start (a range the planner
+  // took from predicates, which stay as filters: a quick no, never a yes).
+  bool BelowLower(const storage::Datom& d, const storage::Value* row) const;
+  // Appends the row joined with `d` if `d` matches it and the filters pass.
+  absl::Status Output(const storage::Datom& d, const storage::Value* row);
   // With prefix_ready, prefix_ holds the row's prefix already.
   absl::Status Probe(const storage::Value* row, bool prefix_ready);
   absl::Status Build(const storage::Value* row);
   absl::Status ProbeHash(const storage::Value* row);
+  // The batch's probes as lookups of the rows' entities in column_
+  // (pattern_op_column.cc).
+  absl::Status PushColumn(Batch& in);
   // Switches to AEVT probes when the attribute has a column (index_,
   // prefix_len_, hash_join_), or notes that the rows would want one.
   void ChooseColumnProbes();
@@ -84,6 +92,20 @@ class PatternOp : public Operator {
   int prefix_len_ = 0;
   bool hash_join_ = false;
   bool column_demand_ = false;  // count probes_ towards an AEVT column
+  // The attribute's column, when probes by entity read it (ChooseColumnProbes);
+  // with column_rows_, the entity comes from each row and batches are
+  // probed through PushColumn.
+  std::shared_ptr<const storage::EntityColumn> column_;
+  bool column_rows_ = false;
+  struct ColumnProbe {
+    storage::EntityId e;
+    uint32_t row;
+    uint32_t pos;  // the entity's first datom in column_, or its size
+  };
+  std::vector<ColumnProbe> column_probes_;
+  storage::Datom datom_;
+  // The value is `_` or in the seek prefix, and nothing else reads it.
+  bool skip_value_ = false;
   uint64_t probes_ = 0;
   std::deque<storage::Value> owned_;
   FilterEval filters_;

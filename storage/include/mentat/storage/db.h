@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "mentat/storage/datom_cursor.h"
+#include "mentat/storage/entity_column.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/schema.h"
 #include "mentat/storage/statistics.h"
@@ -109,13 +110,13 @@ class DbView {
   // A cursor over `order` at this view's basis. Call Seek before use.
   std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
 
-  // Whether this view reads `attribute` in `order` (AEVT or AVET) from an
-  // in-memory column (StoreOptions::column_cache_bytes), where a seek in
-  // key order costs a few comparisons. Builds the column first if readers
-  // asked for enough of the attribute to earn one (a read of the whole
-  // attribute, once). Errors of that read leave the answer false; the
-  // query reads RocksDB instead.
-  bool HasColumn(IndexOrder order, EntityId attribute) const;
+  // The in-memory column of `attribute` in AEVT order
+  // (StoreOptions::column_cache_bytes), where a lookup by entity costs a
+  // few comparisons, or null. Builds the column first if readers asked for
+  // enough of the attribute to earn one (a read of the whole attribute,
+  // once). Errors of that read give null; the query reads RocksDB instead.
+  // Since and history views have no columns.
+  std::shared_ptr<const EntityColumn> EntityColumnOf(EntityId attribute) const;
   // Tells the column cache that a query read `rows` datoms of `attribute`
   // one seek at a time that a column in `order` would have answered: it
   // counts towards building one, as keys scanned in RocksDB do.
