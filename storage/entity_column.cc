@@ -7,21 +7,27 @@ namespace mentat::storage {
 
 EntityColumn::EntityColumn(
     std::shared_ptr<const internal::AttributeColumn> column)
-    : column_(std::move(column)) {}
+    : column_(std::move(column)),
+      entities_(column_->entities.data()),
+      size_(column_->entities.size()) {}
 
 EntityId EntityColumn::attribute() const { return column_->attribute; }
 
-size_t EntityColumn::size() const { return column_->size(); }
-
 size_t EntityColumn::Seek(EntityId e, size_t near) const {
-  const std::vector<uint64_t>& entities = column_->entities;
   const auto target = static_cast<uint64_t>(e);
+  if (near < size_ && entities_[near] < target) {
+    // The next entity of a sorted batch is usually a few datoms on: a
+    // short walk costs less than galloping there.
+    const size_t end = std::min(size_, near + 16);
+    size_t i = near + 1;
+    for (; i < end; ++i) {
+      if (entities_[i] >= target) return i;
+    }
+    if (i == size_) return size_;
+    near = i;
+  }
   return internal::GallopLowerBound(
-      near, 0, entities.size(), [&](size_t k) { return entities[k] < target; });
-}
-
-EntityId EntityColumn::entity(size_t pos) const {
-  return static_cast<EntityId>(column_->entities[pos]);
+      near, 0, size_, [&](size_t k) { return entities_[k] < target; });
 }
 
 void EntityColumn::Prefetch(size_t pos) const {

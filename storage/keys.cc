@@ -31,13 +31,7 @@ std::string_view IndexOrderName(IndexOrder order) {
 }
 
 void AppendEntityId(EntityId id, std::string* out) {
-  char buf[8];
-  uint64_t x = static_cast<uint64_t>(id);
-  for (int i = 7; i >= 0; --i) {
-    buf[i] = static_cast<char>(x & 0xFF);
-    x >>= 8;
-  }
-  out->append(buf, sizeof buf);
+  internal::PutFixed64BE(static_cast<uint64_t>(id), out);
 }
 
 absl::Status ReadEntityId(std::string_view* in, EntityId* id) {
@@ -45,10 +39,8 @@ absl::Status ReadEntityId(std::string_view* in, EntityId* id) {
     return absl::DataLossError(
         absl::StrCat("truncated entity id: ", in->size(), " of 8 bytes"));
   }
-  uint64_t x = 0;
-  for (int i = 0; i < 8; ++i) x = (x << 8) | static_cast<uint8_t>((*in)[i]);
+  *id = static_cast<EntityId>(internal::DecodeFixed64BE(*in));
   in->remove_prefix(8);
-  *id = static_cast<EntityId>(x);
   return absl::OkStatus();
 }
 
@@ -123,59 +115,57 @@ void EncodeKey(IndexOrder order, const Datom& d, std::string* out) {
 }
 
 absl::Status DecodeKey(IndexOrder order, std::string_view key, Datom* d) {
-  std::string_view in = key;
-  EntityId e = 0;
-  EntityId a = 0;
-  // Decoded straight into the caller's datom so its string buffer is reused
-  // from one key to the next (cursors decode millions in a row).
-  Value& v = d->v;
-  absl::Status s;
-  auto read_id = [&](EntityId* id) {
-    if (s.ok()) s = ReadEntityId(&in, id);
+  // Ids are read at fixed offsets and the value straight into the caller's
+  // datom, so that its string buffer is reused from one key to the next
+  // (cursors and joins decode millions in a row).
+  auto id_at = [&](size_t offset) {
+    return static_cast<EntityId>(
+        internal::DecodeFixed64BE(key.substr(offset, 8)));
   };
-  auto read_value = [&] {
-    if (!s.ok()) return;
-    s = DecodeValue(&in, &v);
-    if (!s.ok() && !absl::IsDataLoss(s)) {
-      s = absl::DataLossError(s.message());
+  auto truncated = [&](size_t need) {
+    return BadKey(order, absl::StrCat("truncated: ", key.size(), " bytes, ",
+                                      "at least ", need, " needed"));
+  };
+  // Decodes the value at `offset`, which must leave exactly `after` bytes.
+  auto value_at = [&](size_t offset, size_t after) {
+    std::string_view in = key.substr(offset);
+    absl::Status s = DecodeValue(&in, &d->v);
+    if (!s.ok()) return BadKey(order, s.message());
+    if (in.size() != after) {
+      return BadKey(order, absl::StrCat(in.size(), " bytes after the value at ",
+                                        offset, ", expected ", after));
     }
+    return absl::OkStatus();
   };
   switch (order) {
     case IndexOrder::kEavt:
-      read_id(&e);
-      read_id(&a);
-      read_value();
-      break;
-    case IndexOrder::kAevt:
-      read_id(&a);
-      read_id(&e);
-      read_value();
-      break;
-    case IndexOrder::kAvet:
-      read_id(&a);
-      read_value();
-      read_id(&e);
-      break;
-    case IndexOrder::kVaet: {
-      EntityId ref = 0;
-      read_id(&ref);
-      read_id(&a);
-      read_id(&e);
-      v = Value::Ref(ref);
-      break;
+    case IndexOrder::kAevt: {
+      if (key.size() < 17) return truncated(17);
+      const EntityId first = id_at(0);
+      const EntityId second = id_at(8);
+      if (absl::Status s = value_at(16, 0); !s.ok()) return s;
+      d->e = order == IndexOrder::kEavt ? first : second;
+      d->a = order == IndexOrder::kEavt ? second : first;
+      return absl::OkStatus();
     }
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown index order ", static_cast<int>(order)));
+    case IndexOrder::kAvet: {
+      if (key.size() < 17) return truncated(17);
+      if (absl::Status s = value_at(8, 8); !s.ok()) return s;
+      d->a = id_at(0);
+      d->e = id_at(key.size() - 8);
+      return absl::OkStatus();
+    }
+    case IndexOrder::kVaet:
+      if (key.size() != 24) {
+        return BadKey(order, absl::StrCat(key.size(), " bytes, expected 24"));
+      }
+      d->v = Value::Ref(id_at(0));
+      d->a = id_at(8);
+      d->e = id_at(16);
+      return absl::OkStatus();
   }
-  if (!s.ok()) return BadKey(order, s.message());
-  if (!in.empty()) {
-    return BadKey(order, absl::StrCat(in.size(), " trailing bytes after ",
-                                      key.size() - in.size(), " bytes"));
-  }
-  d->e = e;
-  d->a = a;
-  return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown index order ", static_cast<int>(order)));
 }
 
 absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d) {

@@ -37,6 +37,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "internal/coding.h"
 
 namespace mentat::storage {
 namespace {
@@ -50,22 +51,9 @@ constexpr uint8_t kBigPositive = 0x03;
 constexpr uint64_t kSignBit = uint64_t{1} << 63;
 constexpr uint64_t kCanonicalNaNBits = 0x7FF8000000000000ULL;
 
-void AppendU64(uint64_t x, std::string* out) {
-  char buf[8];
-  for (int i = 7; i >= 0; --i) {
-    buf[i] = static_cast<char>(x & 0xFF);
-    x >>= 8;
-  }
-  out->append(buf, 8);
-}
+void AppendU64(uint64_t x, std::string* out) { internal::PutFixed64BE(x, out); }
 
-uint64_t LoadU64(const char* p) {
-  uint64_t x = 0;
-  for (int i = 0; i < 8; ++i) {
-    x = (x << 8) | static_cast<uint8_t>(p[i]);
-  }
-  return x;
-}
+uint64_t LoadU64(const char* p) { return internal::LoadBigEndian64(p); }
 
 uint64_t DoubleKeyBits(double d) {
   uint64_t bits;

@@ -2,6 +2,7 @@
 #define MENTAT_QUERY_EXECUTION_BATCH_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,15 @@ class Batch {
   storage::Value* AppendCopy(const storage::Value* src) {
     storage::Value* dst = Append();
     for (int i = 0; i < width_; ++i) dst[i] = src[i];
+    return dst;
+  }
+  // A new row holding `src`'s values at `slots`; its other values are
+  // whatever the storage held. For operators that know which slots of
+  // their input rows are bound: copying the rest would copy junk.
+  storage::Value* AppendCopy(const storage::Value* src,
+                             const std::vector<int32_t>& slots) {
+    storage::Value* dst = Append();
+    for (const int32_t s : slots) dst[s] = src[s];
     return dst;
   }
   // Drops the last row (a row appended, then rejected by a filter).

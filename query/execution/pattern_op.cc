@@ -49,12 +49,14 @@ bool FieldEq(const Datom& d, int pos, const Value& v) {
 }  // namespace
 
 PatternOp::PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
-                     const planner::Step& step, std::string label)
+                     const planner::Step& step, std::vector<planner::Slot> live,
+                     std::string label)
     : Operator(ctx),
       scope_(scope),
       step_(step),
       p_(step.pattern),
       label_(std::move(label)),
+      live_(std::move(live)),
       filters_(ctx),
       out_(scope.width()) {}
 
@@ -65,6 +67,8 @@ absl::Status PatternOp::Init() {
     if (!r.ok()) return r.status();
     t_[i] = *r;
   }
+  std::sort(live_.begin(), live_.end());
+  live_.erase(std::unique(live_.begin(), live_.end()), live_.end());
   index_ = p_.index;
   prefix_len_ = p_.prefix_len;
   hash_join_ = p_.hash_join;
@@ -307,7 +311,7 @@ bool PatternOp::BelowLower(const Datom& d, const Value* row) const {
 
 absl::Status PatternOp::Output(const Datom& d, const Value* row) {
   if (!Matches(d, row, false)) return absl::OkStatus();
-  Value* o = out_.AppendCopy(row);
+  Value* o = out_.AppendCopy(row, live_);
   Bind(d, o);
   bool ok = true;
   for (int i = 0; i < 5 && ok; ++i) {
@@ -409,7 +413,7 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
        r = int_key_ ? int_next_[r] : build_index_->Next(r)) {
     const Value* b =
         build_.data() + static_cast<size_t>(r) * width + key_width_;
-    Value* o = out_.AppendCopy(row);
+    Value* o = out_.AppendCopy(row, live_);
     bool ok = true;
     for (size_t i = 0; i < bind_pos_.size() && ok; ++i) {
       const TermRef& t = t_[bind_pos_[i]];

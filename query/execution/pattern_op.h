@@ -25,8 +25,10 @@ namespace mentat::query::execution {
 // probes with every row.
 class PatternOp : public Operator {
  public:
+  // `live`: the slots bound in the rows the step receives.
   PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
-            const planner::Step& step, std::string label);
+            const planner::Step& step, std::vector<planner::Slot> live,
+            std::string label);
 
   absl::Status Init();
   absl::Status Push(Batch& in) override;
@@ -83,6 +85,8 @@ class PatternOp : public Operator {
   const planner::Step& step_;
   const planner::PatternSpec& p_;
   std::string label_;
+  // The slots of an input row an output row copies (the rest are junk).
+  std::vector<planner::Slot> live_;
   TermRef t_[5];
   bool in_prefix_[5] = {false, false, false, false, false};
   Pos order_[3];

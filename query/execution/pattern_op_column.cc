@@ -16,7 +16,7 @@ namespace {
 
 // How many probes ahead a datom is prefetched: far enough for its memory
 // to arrive, near enough to stay in the cache until it is read.
-constexpr size_t kColumnPrefetchAhead = 8;
+constexpr size_t kColumnPrefetchAhead = 16;
 
 }  // namespace
 

@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
     absl::Status s;
     switch (step.kind) {
       case planner::Step::Kind::kPattern: {
-        auto o = std::make_unique<PatternOp>(ctx, scope, step, label);
+        auto o = std::make_unique<PatternOp>(ctx, scope, step, live, label);
         s = o->Init();
         op = std::move(o);
         break;

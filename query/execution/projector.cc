@@ -82,10 +82,7 @@ absl::Status Projector::Push(Batch& in) {
     if (groups_ != nullptr) {
       s = Aggregate(row);
     } else {
-      for (size_t c = 0; c < values_.size(); ++c) {
-        values_[c] = row[plan_.find[c].slot];
-      }
-      s = emitter_->Add(values_.data(), nullptr);
+      s = emitter_->AddRow(row);
       if (ctx_->stopped()) return s;
     }
     if (!s.ok()) return s;

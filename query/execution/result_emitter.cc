@@ -64,7 +64,7 @@ absl::StatusOr<EdnValue> ResultEmitter::Convert(size_t column, const Value& v) {
   return ValueToEdn(v);
 }
 
-absl::Status ResultEmitter::Output(const Value* values,
+absl::Status ResultEmitter::Output(const Value* const* columns,
                                    std::vector<EdnValue>* aggregates) {
   if (limit_.has_value() && emitted_ >= static_cast<uint64_t>(*limit_)) {
     ctx_->Stop();
@@ -78,7 +78,7 @@ absl::Status ResultEmitter::Output(const Value* values,
   row.reserve(width_);
   for (size_t c = 0; c < width_; ++c) {
     if (plain_[c]) {
-      row.push_back(ValueToEdn(values[c]));
+      row.push_back(ValueToEdn(*columns[c]));
       continue;
     }
     if (plan_.find[c].kind == FindElement::Kind::kAggregate &&
@@ -86,7 +86,7 @@ absl::Status ResultEmitter::Output(const Value* values,
       row.push_back(std::move((*aggregates)[c]));
       continue;
     }
-    absl::StatusOr<EdnValue> v = Convert(c, values[c]);
+    absl::StatusOr<EdnValue> v = Convert(c, *columns[c]);
     if (!v.ok()) return v.status();
     row.push_back(*std::move(v));
   }
@@ -128,11 +128,35 @@ absl::Status ResultEmitter::Output(const Value* values,
 
 absl::Status ResultEmitter::Add(const Value* values,
                                 std::vector<EdnValue>* aggregates) {
-  if (plan_.order.empty()) return Output(values, aggregates);
+  if (plan_.order.empty()) {
+    columns_.resize(width_);
+    for (size_t c = 0; c < width_; ++c) columns_[c] = &values[c];
+    return Output(columns_.data(), aggregates);
+  }
   for (size_t c = 0; c < width_; ++c) {
     sorted_values_.push_back(values[c]);
     bytes_ += ValueBytes(values[c]);
   }
+  return Keep(aggregates);
+}
+
+absl::Status ResultEmitter::AddRow(const Value* row) {
+  if (plan_.order.empty()) {
+    columns_.resize(width_);
+    for (size_t c = 0; c < width_; ++c) {
+      columns_[c] = &row[plan_.find[c].slot];
+    }
+    return Output(columns_.data(), nullptr);
+  }
+  for (size_t c = 0; c < width_; ++c) {
+    const Value& v = row[plan_.find[c].slot];
+    sorted_values_.push_back(v);
+    bytes_ += ValueBytes(v);
+  }
+  return Keep(nullptr);
+}
+
+absl::Status ResultEmitter::Keep(std::vector<EdnValue>* aggregates) {
   sorted_aggregates_.push_back(aggregates != nullptr ? std::move(*aggregates)
                                                      : std::vector<EdnValue>());
   bytes_ += 64;
@@ -168,7 +192,11 @@ absl::Status ResultEmitter::Finish() {
       if (ctx_->stopped()) break;
       std::vector<EdnValue>* aggs =
           sorted_aggregates_[i].empty() ? nullptr : &sorted_aggregates_[i];
-      s = Output(&sorted_values_[i * width_], aggs);
+      columns_.resize(width_);
+      for (size_t c = 0; c < width_; ++c) {
+        columns_[c] = &sorted_values_[i * width_ + c];
+      }
+      s = Output(columns_.data(), aggs);
       if (!s.ok()) return s;
     }
   }

@@ -32,14 +32,20 @@ class ResultEmitter {
   // ctx->Stop() once no more rows are wanted.
   absl::Status Add(const storage::Value* values,
                    std::vector<edn::EdnValue>* aggregates);
+  // One result row of a plan without aggregates, read from a row of the
+  // :where scope (the :find elements' slots), without copying it first.
+  absl::Status AddRow(const storage::Value* row);
   // Sorts (with :order) and flushes.
   absl::Status Finish();
 
   uint64_t rows_emitted() const { return emitted_; }
 
  private:
-  absl::Status Output(const storage::Value* values,
+  // `columns`: a value per :find element.
+  absl::Status Output(const storage::Value* const* columns,
                       std::vector<edn::EdnValue>* aggregates);
+  // Keeps a row for Finish's sort (:order).
+  absl::Status Keep(std::vector<edn::EdnValue>* aggregates);
   absl::StatusOr<edn::EdnValue> Convert(size_t column, const storage::Value& v);
 
   ExecContext* ctx_;
@@ -54,6 +60,7 @@ class ResultEmitter {
   // without Convert's checks and status.
   std::vector<bool> plain_;
   std::vector<Row> pending_;
+  std::vector<const storage::Value*> columns_;  // scratch for Output
   // With :order, every row waits here until Finish.
   std::vector<storage::Value> sorted_values_;
   std::vector<std::vector<edn::EdnValue>> sorted_aggregates_;

@@ -1,30 +1,43 @@
 #ifndef MENTAT_STORAGE_INTERNAL_CODING_H_
 #define MENTAT_STORAGE_INTERNAL_CODING_H_
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 namespace mentat::storage::internal {
 
 // Fixed-width big-endian integers: they sort bytewise in numeric order
-// (for unsigned values), which is why keys use them.
+// (for unsigned values), which is why keys use them. One load and a byte
+// swap: GCC does not turn a loop over the bytes into that, and keys are
+// decoded millions of times a query.
+inline uint64_t LoadBigEndian64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap64(v);
+  }
+  return v;
+}
+
+inline void StoreBigEndian64(uint64_t v, char* p) {
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap64(v);
+  }
+  std::memcpy(p, &v, sizeof v);
+}
+
 inline void PutFixed64BE(uint64_t v, std::string* out) {
   char buf[8];
-  for (int i = 7; i >= 0; --i) {
-    buf[i] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
+  StoreBigEndian64(v, buf);
   out->append(buf, 8);
 }
 
 // Requires in.size() >= 8.
 inline uint64_t DecodeFixed64BE(std::string_view in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) {
-    v = (v << 8) | static_cast<uint8_t>(in[i]);
-  }
-  return v;
+  return LoadBigEndian64(in.data());
 }
 
 inline std::string Fixed64BE(uint64_t v) {

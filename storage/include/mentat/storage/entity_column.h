@@ -2,6 +2,7 @@
 #define MENTAT_STORAGE_ENTITY_COLUMN_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "absl/status/status.h"
@@ -31,13 +32,15 @@ class EntityColumn {
 
   EntityId attribute() const;
   // How many datoms; positions are [0, size()).
-  size_t size() const;
+  size_t size() const { return size_; }
   // The first position whose entity is >= `e`, or size(). `near` is where
   // to start looking (the answer for the entity before, say): a nearby
   // answer costs a few comparisons.
   size_t Seek(EntityId e, size_t near = 0) const;
   // The entity of the datom at `pos`.
-  EntityId entity(size_t pos) const;
+  EntityId entity(size_t pos) const {
+    return static_cast<EntityId>(entities_[pos]);
+  }
   // Fetches the datom at `pos` into the CPU's cache (a hint; it changes
   // nothing). Needs the position's end offset, so hint positions some
   // lookups ahead.
@@ -49,6 +52,9 @@ class EntityColumn {
 
  private:
   std::shared_ptr<const internal::AttributeColumn> column_;
+  // The column's entities, one per datom, in order.
+  const uint64_t* entities_;
+  size_t size_;
 };
 
 }  // namespace mentat::storage
