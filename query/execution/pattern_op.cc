@@ -93,6 +93,12 @@ absl::Status PatternOp::Init() {
     row_prefix_ |= t.kind == TermRef::Kind::kSlot &&
                    !scope_.const_slots[static_cast<size_t>(t.slot)];
   }
+  for (int i = 0; i < 5; ++i) {
+    const TermRef& t = t_[i];
+    if (!in_prefix_[i] && t.known()) match_pos_.push_back(static_cast<Pos>(i));
+    if (t.binds()) bind_out_.push_back(static_cast<Pos>(i));
+    if (t.check) check_pos_.push_back(static_cast<Pos>(i));
+  }
   absl::Status s = filters_.Init(step_.filters);
   if (!s.ok()) return s;
   cursor_ = ctx_->view().NewCursor(index_);
@@ -223,6 +229,12 @@ bool PatternOp::BuildPrefix(const Value* row, bool independent) {
 
 bool PatternOp::Matches(const Datom& d, const Value* row,
                         bool independent) const {
+  if (!independent) {
+    for (const Pos i : match_pos_) {
+      if (!FieldEq(d, i, t_[i].Get(row))) return false;
+    }
+    return true;
+  }
   for (int i = 0; i < 5; ++i) {
     const TermRef& t = t_[i];
     if (in_prefix_[i] || !t.known()) continue;
@@ -238,10 +250,8 @@ bool PatternOp::Matches(const Datom& d, const Value* row,
 void PatternOp::Bind(const Datom& d, Value* out) const {
   // Assigning in place keeps the row's string buffers for the next row
   // (assigning a fresh Value would free them).
-  for (int i = 0; i < 5; ++i) {
-    const TermRef& t = t_[i];
-    if (!t.binds()) continue;
-    Value& o = out[t.slot];
+  for (const Pos i : bind_out_) {
+    Value& o = out[t_[i].slot];
     switch (i) {
       case kE:
         o.AssignInt(storage::ValueType::kRef, d.e);
@@ -314,8 +324,11 @@ absl::Status PatternOp::Output(const Datom& d, const Value* row) {
   Value* o = out_.AppendCopy(row, live_);
   Bind(d, o);
   bool ok = true;
-  for (int i = 0; i < 5 && ok; ++i) {
-    if (t_[i].check) ok = FieldEq(d, i, o[t_[i].slot]);
+  for (const Pos i : check_pos_) {
+    if (!FieldEq(d, i, o[t_[i].slot])) {
+      ok = false;
+      break;
+    }
   }
   if (!ok || !filters_.Pass(o)) {
     out_.PopBack();
