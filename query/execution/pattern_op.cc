@@ -46,6 +46,23 @@ bool FieldEq(const Datom& d, int pos, const Value& v) {
   }
 }
 
+// Compares `v` with a range bound of the row (or a constant) into *c;
+// false when they cannot be compared (a bound of another type, or none):
+// then the predicates, which stay as filters, decide.
+bool CompareWithBound(const Value& v, const planner::RangeBound& bound,
+                      const Value* row, std::strong_ordering* c) {
+  const planner::PlanTerm& term = bound.term;
+  const Value* b = nullptr;
+  if (term.kind == planner::PlanTerm::Kind::kSlot) {
+    b = &row[term.slot];
+  } else if (term.kind == planner::PlanTerm::Kind::kConst) {
+    b = &term.value;
+  }
+  if (b == nullptr || b->type() != v.type()) return false;
+  *c = v <=> *b;
+  return true;
+}
+
 }  // namespace
 
 PatternOp::PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
@@ -294,28 +311,14 @@ bool PatternOp::RangeStart(const Value* row) {
 }
 
 bool PatternOp::PastUpper(const Datom& d, const Value* row) const {
-  const planner::PlanTerm& term = p_.upper->term;
-  const Value* bound = nullptr;
-  if (term.kind == planner::PlanTerm::Kind::kSlot) {
-    bound = &row[term.slot];
-  } else if (term.kind == planner::PlanTerm::Kind::kConst) {
-    bound = &term.value;
-  }
-  if (bound == nullptr || bound->type() != d.v.type()) return false;
-  const auto c = d.v <=> *bound;
+  std::strong_ordering c = std::strong_ordering::equal;
+  if (!CompareWithBound(d.v, *p_.upper, row, &c)) return false;
   return p_.upper->inclusive ? c > 0 : c >= 0;
 }
 
 bool PatternOp::BelowLower(const Datom& d, const Value* row) const {
-  const planner::PlanTerm& term = p_.lower->term;
-  const Value* bound = nullptr;
-  if (term.kind == planner::PlanTerm::Kind::kSlot) {
-    bound = &row[term.slot];
-  } else if (term.kind == planner::PlanTerm::Kind::kConst) {
-    bound = &term.value;
-  }
-  if (bound == nullptr || bound->type() != d.v.type()) return false;
-  const auto c = d.v <=> *bound;
+  std::strong_ordering c = std::strong_ordering::equal;
+  if (!CompareWithBound(d.v, *p_.lower, row, &c)) return false;
   return p_.lower->inclusive ? c < 0 : c <= 0;
 }
 
