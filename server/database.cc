@@ -103,14 +103,13 @@ void Database::Transact(storage::TxRequest request, storage::TxCallback done) {
     done(absl::NotFoundError(StrCat("database ", name_, " was deleted")));
     return;
   }
-  store_->Transact(
-      std::move(request),
-      [this, done = std::move(done)](
-          absl::StatusOr<storage::TxReport> report) mutable {
-        const bool committed = report.ok();
-        done(std::move(report));
-        if (committed) NotifyCommitted();
-      });
+  store_->Transact(std::move(request),
+                   [this, done = std::move(done)](
+                       absl::StatusOr<storage::TxReport> report) mutable {
+                     const bool committed = report.ok();
+                     done(std::move(report));
+                     if (committed) NotifyCommitted();
+                   });
 }
 
 void Database::NotifyCommitted() {

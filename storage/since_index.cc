@@ -111,8 +111,7 @@ std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
   return std::make_unique<SinceCursor>(&by_order_[o]);
 }
 
-std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis,
-                                                   EntityId t) {
+std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Slot& slot : slots_) {
     if (slot.basis == basis && slot.t == t) return slot.index;

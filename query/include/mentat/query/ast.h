@@ -30,8 +30,8 @@ struct Term {
     kSource,    // $ or $name   (name: "$", "$hist")
   };
   Kind kind = Kind::kBlank;
-  std::string name;           // kVariable, kSource
-  edn::EdnValue constant;     // kConstant
+  std::string name;        // kVariable, kSource
+  edn::EdnValue constant;  // kConstant
   Pos pos;
 
   bool is_var() const { return kind == Kind::kVariable; }
@@ -97,7 +97,14 @@ struct OrClause {
 };
 
 struct Clause {
-  enum class Kind : uint8_t { kPattern, kPredicate, kFunction, kRuleCall, kNot, kOr };
+  enum class Kind : uint8_t {
+    kPattern,
+    kPredicate,
+    kFunction,
+    kRuleCall,
+    kNot,
+    kOr
+  };
   Kind kind = Kind::kPattern;
   PatternClause pattern;
   PredicateClause predicate;
