@@ -14,6 +14,11 @@ absl::Status BadKey(IndexOrder order, absl::string_view why) {
                    " key: ", why));
 }
 
+// The id at `offset` of a key at least offset + 8 bytes long.
+EntityId IdAt(std::string_view key, size_t offset) {
+  return static_cast<EntityId>(internal::DecodeFixed64BE(key.substr(offset)));
+}
+
 }  // namespace
 
 std::string_view IndexOrderName(IndexOrder order) {
@@ -115,57 +120,39 @@ void EncodeKey(IndexOrder order, const Datom& d, std::string* out) {
 }
 
 absl::Status DecodeKey(IndexOrder order, std::string_view key, Datom* d) {
-  // Ids are read at fixed offsets and the value straight into the caller's
-  // datom, so that its string buffer is reused from one key to the next
-  // (cursors and joins decode millions in a row).
-  auto id_at = [&](size_t offset) {
-    return static_cast<EntityId>(
-        internal::DecodeFixed64BE(key.substr(offset, 8)));
-  };
-  auto truncated = [&](size_t need) {
-    return BadKey(order, absl::StrCat("truncated: ", key.size(), " bytes, ",
-                                      "at least ", need, " needed"));
-  };
-  // Decodes the value at `offset`, which must leave exactly `after` bytes.
-  auto value_at = [&](size_t offset, size_t after) {
-    std::string_view in = key.substr(offset);
-    absl::Status s = DecodeValue(&in, &d->v);
-    if (!s.ok()) return BadKey(order, s.message());
-    if (in.size() != after) {
-      return BadKey(order, absl::StrCat(in.size(), " bytes after the value at ",
-                                        offset, ", expected ", after));
+  if (order == IndexOrder::kVaet) {
+    if (key.size() != 24) {
+      return BadKey(order, absl::StrCat(key.size(), " bytes, expected 24"));
     }
+    d->v = Value::Ref(IdAt(key, 0));
+    d->a = IdAt(key, 8);
+    d->e = IdAt(key, 16);
     return absl::OkStatus();
-  };
-  switch (order) {
-    case IndexOrder::kEavt:
-    case IndexOrder::kAevt: {
-      if (key.size() < 17) return truncated(17);
-      const EntityId first = id_at(0);
-      const EntityId second = id_at(8);
-      if (absl::Status s = value_at(16, 0); !s.ok()) return s;
-      d->e = order == IndexOrder::kEavt ? first : second;
-      d->a = order == IndexOrder::kEavt ? second : first;
-      return absl::OkStatus();
-    }
-    case IndexOrder::kAvet: {
-      if (key.size() < 17) return truncated(17);
-      if (absl::Status s = value_at(8, 8); !s.ok()) return s;
-      d->a = id_at(0);
-      d->e = id_at(key.size() - 8);
-      return absl::OkStatus();
-    }
-    case IndexOrder::kVaet:
-      if (key.size() != 24) {
-        return BadKey(order, absl::StrCat(key.size(), " bytes, expected 24"));
-      }
-      d->v = Value::Ref(id_at(0));
-      d->a = id_at(8);
-      d->e = id_at(16);
-      return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown index order ", static_cast<int>(order)));
+  if (order != IndexOrder::kEavt && order != IndexOrder::kAevt &&
+      order != IndexOrder::kAvet) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown index order ", static_cast<int>(order)));
+  }
+  // Two ids and at least a value's type tag.
+  if (key.size() < 17) {
+    return BadKey(order, absl::StrCat("truncated: ", key.size(),
+                                      " bytes, at least 17 needed"));
+  }
+  // The value straight into the caller's datom, so that its string buffer
+  // is reused from one key to the next (cursors and joins decode millions
+  // in a row); it must end where the key does, or where AVET's entity
+  // starts.
+  const size_t offset = order == IndexOrder::kAvet ? 8 : 16;
+  const size_t after = order == IndexOrder::kAvet ? 8 : 0;
+  std::string_view in = key.substr(offset);
+  absl::Status s = DecodeValue(&in, &d->v);
+  if (!s.ok()) return BadKey(order, s.message());
+  if (in.size() != after) {
+    return BadKey(order, absl::StrCat(in.size(), " bytes after the value at ",
+                                      offset, ", expected ", after));
+  }
+  return DecodeKeyIds(order, key, d);
 }
 
 absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d) {
@@ -173,14 +160,10 @@ absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d) {
   if (order == IndexOrder::kVaet || key.size() < 17) {
     return DecodeKey(order, key, d);
   }
-  auto id_at = [&](size_t offset) {
-    return static_cast<EntityId>(
-        internal::DecodeFixed64BE(key.substr(offset, 8)));
-  };
-  const EntityId first = id_at(0);
+  const EntityId first = IdAt(key, 0);
   // AVET's entity follows the value, at the end.
   const EntityId second =
-      id_at(order == IndexOrder::kAvet ? key.size() - 8 : 8);
+      IdAt(key, order == IndexOrder::kAvet ? key.size() - 8 : 8);
   if (order == IndexOrder::kEavt) {
     d->e = first;
     d->a = second;

@@ -51,10 +51,6 @@ constexpr uint8_t kBigPositive = 0x03;
 constexpr uint64_t kSignBit = uint64_t{1} << 63;
 constexpr uint64_t kCanonicalNaNBits = 0x7FF8000000000000ULL;
 
-void AppendU64(uint64_t x, std::string* out) { internal::PutFixed64BE(x, out); }
-
-uint64_t LoadU64(const char* p) { return internal::LoadBigEndian64(p); }
-
 uint64_t DoubleKeyBits(double d) {
   uint64_t bits;
   if (d != d) {
@@ -321,13 +317,14 @@ void EncodeValue(const Value& v, std::string* out) {
     case ValueType::kRef:
     case ValueType::kLong:
     case ValueType::kInstant:
-      AppendU64(static_cast<uint64_t>(v.as_long()) ^ kSignBit, out);
+      internal::PutFixed64BE(static_cast<uint64_t>(v.as_long()) ^ kSignBit,
+                             out);
       return;
     case ValueType::kBoolean:
       out->push_back(v.as_bool() ? 1 : 0);
       return;
     case ValueType::kDouble:
-      AppendU64(DoubleKeyBits(v.as_double()), out);
+      internal::PutFixed64BE(DoubleKeyBits(v.as_double()), out);
       return;
     case ValueType::kUuid: {
       // Always 16 bytes, so the body stays self-delimiting even if a
@@ -373,7 +370,8 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
     case ValueType::kLong:
     case ValueType::kInstant: {
       if (body.size() < 8) return Corrupt("truncated integer");
-      int64_t x = static_cast<int64_t>(LoadU64(body.data()) ^ kSignBit);
+      int64_t x = static_cast<int64_t>(internal::LoadBigEndian64(body.data()) ^
+                                       kSignBit);
       // In place: a reused Value keeps its text buffer.
       out->AssignInt(static_cast<ValueType>(tag), x);
       body.remove_prefix(8);
@@ -389,7 +387,7 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
     }
     case ValueType::kDouble: {
       if (body.size() < 8) return Corrupt("truncated double");
-      uint64_t k = LoadU64(body.data());
+      uint64_t k = internal::LoadBigEndian64(body.data());
       uint64_t bits = (k & kSignBit) ? (k ^ kSignBit) : ~k;
       double d;
       std::memcpy(&d, &bits, sizeof d);

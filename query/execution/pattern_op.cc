@@ -112,7 +112,15 @@ absl::Status PatternOp::Init() {
   }
   for (int i = 0; i < 5; ++i) {
     const TermRef& t = t_[i];
-    if (!in_prefix_[i] && t.known()) match_pos_.push_back(static_cast<Pos>(i));
+    if (!in_prefix_[i] && t.known()) {
+      match_pos_.push_back(static_cast<Pos>(i));
+      // A hash join's build side leaves the join keys (row slots) to the
+      // probe.
+      if (t.kind != TermRef::Kind::kSlot ||
+          scope_.const_slots[static_cast<size_t>(t.slot)]) {
+        build_match_pos_.push_back(static_cast<Pos>(i));
+      }
+    }
     if (t.binds()) bind_out_.push_back(static_cast<Pos>(i));
     if (t.check) check_pos_.push_back(static_cast<Pos>(i));
   }
@@ -246,20 +254,8 @@ bool PatternOp::BuildPrefix(const Value* row, bool independent) {
 
 bool PatternOp::Matches(const Datom& d, const Value* row,
                         bool independent) const {
-  if (!independent) {
-    for (const Pos i : match_pos_) {
-      if (!FieldEq(d, i, t_[i].Get(row))) return false;
-    }
-    return true;
-  }
-  for (int i = 0; i < 5; ++i) {
-    const TermRef& t = t_[i];
-    if (in_prefix_[i] || !t.known()) continue;
-    if (independent && t.kind == TermRef::Kind::kSlot &&
-        !scope_.const_slots[static_cast<size_t>(t.slot)]) {
-      continue;  // a join key, compared when probing
-    }
-    if (!FieldEq(d, i, t.Get(row))) return false;
+  for (const Pos i : independent ? build_match_pos_ : match_pos_) {
+    if (!FieldEq(d, i, t_[i].Get(row))) return false;
   }
   return true;
 }

@@ -90,9 +90,10 @@ class PatternOp : public Operator {
   TermRef t_[5];
   bool in_prefix_[5] = {false, false, false, false, false};
   // Positions, worked out once (Init): known outside the seek prefix
-  // (Matches), bound by the step (Bind), compared with an earlier position
-  // of the same variable (Output).
-  std::vector<Pos> match_pos_, bind_out_, check_pos_;
+  // (Matches; for a hash join's build side, those not from the rows), bound
+  // by the step (Bind), compared with an earlier position of the same
+  // variable (Output).
+  std::vector<Pos> match_pos_, build_match_pos_, bind_out_, check_pos_;
   Pos order_[3];
   // The index read: the plan's, or AEVT for EAVT probes of an attribute
   // with a column (Init).

@@ -126,13 +126,16 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   return absl::OkStatus();
 }
 
+absl::Status ResultEmitter::OutputValues(const Value* values,
+                                         std::vector<EdnValue>* aggregates) {
+  columns_.resize(width_);
+  for (size_t c = 0; c < width_; ++c) columns_[c] = &values[c];
+  return Output(columns_.data(), aggregates);
+}
+
 absl::Status ResultEmitter::Add(const Value* values,
                                 std::vector<EdnValue>* aggregates) {
-  if (plan_.order.empty()) {
-    columns_.resize(width_);
-    for (size_t c = 0; c < width_; ++c) columns_[c] = &values[c];
-    return Output(columns_.data(), aggregates);
-  }
+  if (plan_.order.empty()) return OutputValues(values, aggregates);
   for (size_t c = 0; c < width_; ++c) {
     sorted_values_.push_back(values[c]);
     bytes_ += ValueBytes(values[c]);
@@ -192,11 +195,7 @@ absl::Status ResultEmitter::Finish() {
       if (ctx_->stopped()) break;
       std::vector<EdnValue>* aggs =
           sorted_aggregates_[i].empty() ? nullptr : &sorted_aggregates_[i];
-      columns_.resize(width_);
-      for (size_t c = 0; c < width_; ++c) {
-        columns_[c] = &sorted_values_[i * width_ + c];
-      }
-      s = Output(columns_.data(), aggs);
+      s = OutputValues(&sorted_values_[i * width_], aggs);
       if (!s.ok()) return s;
     }
   }

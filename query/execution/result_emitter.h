@@ -44,6 +44,9 @@ class ResultEmitter {
   // `columns`: a value per :find element.
   absl::Status Output(const storage::Value* const* columns,
                       std::vector<edn::EdnValue>* aggregates);
+  // Output of a value per :find element, side by side.
+  absl::Status OutputValues(const storage::Value* values,
+                            std::vector<edn::EdnValue>* aggregates);
   // Keeps a row for Finish's sort (:order).
   absl::Status Keep(std::vector<edn::EdnValue>* aggregates);
   absl::StatusOr<edn::EdnValue> Convert(size_t column, const storage::Value& v);
