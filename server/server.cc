@@ -172,6 +172,9 @@ absl::Status ServerImpl::Start() {
     http = *std::move(h);
   }
 
+  // The configuration line comes first: whoever waits for the serving line
+  // (an operator's script, the process tests) then has both.
+  spdlog::info("configuration: {}", DescribeConfig(config));
   spdlog::info(
       "{} serving gRPC on {} (port {}), HTTP on {}; {} reader threads "
       "on {} NUMA node(s){}; databases: {}",
@@ -179,7 +182,6 @@ absl::Status ServerImpl::Start() {
       http ? StrCat("port ", http->port()) : std::string("(off)"),
       readers->threads(), readers->nodes(), readers->pinned() ? ", pinned" : "",
       registry->List().size());
-  spdlog::info("configuration: {}", DescribeConfig(config));
   return absl::OkStatus();
 }
 
