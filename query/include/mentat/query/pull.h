@@ -25,7 +25,9 @@ absl::Status ValidatePullPattern(const PullPattern& pattern,
 // {:db/id N} maps (nested patterns and components give nested maps); an
 // entity with nothing matching gives {} (Datomic gives nil for a missing
 // entity in find specs; the caller decides). Errors: InvalidArgument for
-// unknown attributes, DataLoss/Unavailable from storage.
+// unknown attributes and a history view, FailedPrecondition for an as_of
+// before the history retention horizon (PullExecutor::Create),
+// DataLoss/Unavailable from storage.
 //
 // Details, following Datomic's pull:
 //  - `*` gives :db/id (when the entity has any datom at the basis) and every

@@ -36,7 +36,8 @@ struct QueryOptions {
   size_t memory_budget_bytes = size_t{1} << 30;
   // Rows per batch handed to the sink. Default: 1000.
   size_t batch_rows = 1000;
-  // Collect actual rows and time per operator (see Explain).
+  // Not read by Execute or Query, which never profile: a profile (rows and
+  // time per operator) comes from Explain with `profile` set.
   bool profile = false;
   // Answer counts the statistics know (`[:find ?v (count ?e) ...]` and
   // friends) from them instead of scanning. Off: always scan (benchmarks,
@@ -98,9 +99,11 @@ class QueryEngine {
   // Runs a prepared query. `inputs` are the :in values after the sources
   // and rules, in order (scalars, tuples as vectors, collections as
   // vectors, relations as vectors of vectors); entity positions accept ids,
-  // idents and lookup refs. Errors: InvalidArgument (bad inputs),
-  // DeadlineExceeded, Cancelled, ResourceExhausted (memory budget), or what
-  // the sink returned.
+  // idents and lookup refs. Errors: InvalidArgument (bad inputs, a pull on
+  // a history basis), DeadlineExceeded, Cancelled, ResourceExhausted
+  // (memory budget), OutOfRange (an integer overflow in a function),
+  // FailedPrecondition (a pull on an as_of before the retention horizon),
+  // DataLoss or Unavailable from storage, or what the sink returned.
   //
   // With :keys/:strs/:syms each row the sink gets holds one map. A plan
   // keeps the attribute definitions it was made with; Query() and Prepare()

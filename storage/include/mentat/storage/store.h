@@ -87,9 +87,10 @@ class Store {
   std::shared_ptr<const Db> Latest() const;
 
   // Queues a transaction. `done` runs on the transactor thread once the
-  // transaction is durable (or failed); it must not block. Answers
-  // ResourceExhausted at once if the queue is full, Unavailable after
-  // Close.
+  // transaction is durable (or failed); it must not block. A transaction
+  // refused at once (ResourceExhausted when StoreOptions::queue_capacity
+  // transactions are already waiting, Unavailable after Close) gets `done`
+  // on the calling thread, before Transact returns.
   void Transact(TxRequest request, TxCallback done);
 
   // The same, as a future.

@@ -50,7 +50,7 @@ struct EntityRef {
 // coerces it with the schema: for a ref attribute a long is an entity id, a
 // keyword an ident, a string a tempid; for other types the scalar must
 // match the attribute's type exactly (a long is accepted for a double and
-// for bigint/bigdec attributes).
+// for bigint/bigdec attributes, a bigint for a bigdec attribute).
 struct TxValue {
   enum class Kind : uint8_t { kScalar, kEntity };
   Kind kind = Kind::kScalar;
