@@ -10,6 +10,7 @@
 
 #include "internal/coding.h"
 #include "internal/group_batch.h"
+#include "internal/rocks_status.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/str_cat.h"
 #include "rocksdb/sst_file_writer.h"
@@ -17,8 +18,12 @@
 namespace mentat::storage::internal {
 namespace {
 
-absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+// `dir`, where the import writes: a full disk there is ResourceExhausted
+// and names it.
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view what,
+                       std::string_view dir = "") {
   if (s.ok()) return absl::OkStatus();
+  if (!dir.empty() && IsDiskFull(s)) return WriteFailure(s, what, dir);
   return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
 }
 
@@ -63,15 +68,15 @@ class SstRun {
       writer_ = std::make_unique<rocksdb::SstFileWriter>(
           rocksdb::EnvOptions(), options, core_->cf(cf_));
       files_.push_back(StrCat(path_, "-", files_.size(), ".sst"));
-      absl::Status s =
-          FromRocks(writer_->Open(files_.back()), "opening " + files_.back());
+      absl::Status s = FromRocks(writer_->Open(files_.back()),
+                                 "opening " + files_.back(), core_->path);
       if (!s.ok()) return s;
     }
     const rocksdb::Slice k(key.data(), key.size());
     return FromRocks(
         deleted ? writer_->Delete(k)
                 : writer_->Put(k, rocksdb::Slice(value.data(), value.size())),
-        "writing " + files_.back());
+        "writing " + files_.back(), core_->path);
   }
 
   // Finishes the files and adds them to `args` (nothing if there are
@@ -90,7 +95,8 @@ class SstRun {
  private:
   absl::Status FinishFile() {
     if (!writer_) return absl::OkStatus();
-    absl::Status s = FromRocks(writer_->Finish(), "finishing " + files_.back());
+    absl::Status s =
+        FromRocks(writer_->Finish(), "finishing " + files_.back(), core_->path);
     writer_.reset();
     return s;
   }
@@ -535,7 +541,7 @@ absl::Status GroupBatch::WriteAndIngest(Frozen* chunk, int threads) {
   // One call for every family: the ingestion is atomic across them.
   if (args.empty()) return absl::OkStatus();
   return FromRocks(core_->db->IngestExternalFiles(args),
-                   "ingesting imported data");
+                   "ingesting imported data", core_->path);
 }
 
 absl::Status GroupBatch::StartIngest(const std::string& dir, int threads) {
@@ -549,6 +555,11 @@ absl::Status GroupBatch::StartIngest(const std::string& dir, int threads) {
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  if (ec == std::errc::no_space_on_device) {
+    return absl::ResourceExhaustedError(
+        StrCat("no space left on the disk holding ", core_->path,
+               ": cannot create ", dir, ": ", ec.message()));
+  }
   if (ec) {
     return absl::UnavailableError(
         StrCat("cannot create ", dir, ": ", ec.message()));

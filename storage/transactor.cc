@@ -7,6 +7,7 @@
 #include "internal/coding.h"
 #include "internal/group_batch.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
 #include "mentat/storage/str_cat.h"
 
@@ -192,28 +193,42 @@ void Transactor::Run() {
   }
 }
 
+absl::Status Transactor::ResumeWrites() {
+  // RocksDB stops writes after a failed WAL write or sync, and resumes
+  // from some errors by itself (a full disk once space is back: its
+  // SstFileManager polls) and not from others; then nothing commits until
+  // the store reopens. Resume answers Busy while its own recovery runs.
+  const rocksdb::Status resumed = core_->db->Resume();
+  if (resumed.ok()) {
+    write_error_ = rocksdb::Status::OK();
+    return absl::OkStatus();
+  }
+  if (internal::IsDiskFull(write_error_) || internal::IsDiskFull(resumed)) {
+    const absl::Status full = internal::WriteFailure(
+        internal::IsDiskFull(resumed) ? resumed : write_error_, "a commit",
+        core_->path);
+    return absl::ResourceExhaustedError(
+        StrCat("writes are paused: ", full.message(),
+               "; nothing was written. Reads go on; writes resume by "
+               "themselves once space is freed (",
+               internal::kMemtableBytes >> 20, " MiB free)"));
+  }
+  if (resumed.IsBusy()) {
+    return absl::UnavailableError(StrCat(
+        "writes are paused after an I/O error (", write_error_.ToString(),
+        "); the store resumes them by itself once the fault clears: "
+        "retry later"));
+  }
+  return absl::UnavailableError(StrCat(
+      "the store is read-only after an I/O error (", write_error_.ToString(),
+      ") and it cannot resume (", resumed.ToString(),
+      "); nothing was written: reopen the store to recover"));
+}
+
 void Transactor::CommitGroup(std::deque<Pending>* group) {
   if (!write_error_.ok()) {
-    // RocksDB stops writes after a failed WAL write or sync. It resumes
-    // from some errors (a full disk once space is back) and not from
-    // others; then nothing commits until the store reopens.
-    rocksdb::Status resumed = core_->db->Resume();
-    if (resumed.ok()) {
-      write_error_ = absl::OkStatus();
-    } else {
-      // Busy: RocksDB's own recovery runs (a full disk: it retries while
-      // it waits for free space).
-      const absl::Status refused = absl::UnavailableError(
-          resumed.IsBusy()
-              ? StrCat("writes are paused after an I/O error (",
-                       write_error_.message(),
-                       "); the store resumes them by itself once the "
-                       "fault clears (free disk space): retry later")
-              : StrCat("the store is read-only after an I/O error (",
-                       write_error_.message(), ") and it cannot resume (",
-                       resumed.ToString(),
-                       "); nothing was written: reopen the store to "
-                       "recover"));
+    const absl::Status refused = ResumeWrites();
+    if (!refused.ok()) {
       failed_transactions_.fetch_add(group->size(), std::memory_order_relaxed);
       for (Pending& p : *group) p.done(refused);
       return;
@@ -265,12 +280,22 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     wo.sync = core_->options.sync_commits;
     rocksdb::Status s = core_->db->Write(wo, batch.batch());
     if (!s.ok()) {
-      commit_status = absl::UnavailableError(StrCat(
-          "commit failed (", s.ToString(),
-          "): the transaction is not acknowledged; if only the fsync "
-          "failed, its data reached the log and it may be there once the "
-          "store reopens"));
-      write_error_ = absl::UnavailableError(s.ToString());
+      if (internal::IsDiskFull(s)) {
+        // ENOSPC on the log's write: the record did not reach it whole,
+        // and RocksDB stops writes until it recovers.
+        commit_status = absl::ResourceExhaustedError(StrCat(
+            internal::WriteFailure(s, "the commit", core_->path).message(),
+            ": the transaction is not acknowledged. Reads go on; "
+            "writes resume by themselves once space is freed (",
+            internal::kMemtableBytes >> 20, " MiB free)"));
+      } else {
+        commit_status = absl::UnavailableError(StrCat(
+            "commit failed (", s.ToString(),
+            "): the transaction is not acknowledged; if only the fsync "
+            "failed, its data reached the log and it may be there once the "
+            "store reopens"));
+      }
+      write_error_ = s;
     }
   }
 

@@ -7,6 +7,7 @@
 #include "internal/coding.h"
 #include "internal/group_batch.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/transactor.h"
 #include "internal/tx_applier.h"
 #include "mentat/storage/str_cat.h"
@@ -99,6 +100,12 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     wo.sync = true;
     rocksdb::Status w = core_->db->Write(wo, &meta);
     if (!w.ok()) {
+      // The commit path's error state: RocksDB stopped writes.
+      write_error_ = w;
+      if (internal::IsDiskFull(w)) {
+        return internal::WriteFailure(w, "recording an imported chunk",
+                                      core_->path);
+      }
       return absl::UnavailableError(
           StrCat("recording an imported chunk: ", w.ToString()));
     }

@@ -71,10 +71,14 @@ class Transactor {
   // Owned by the transactor thread.
   internal::TxState state_;
   std::shared_ptr<Statistics> stats_;
+  // Before a group commits after a failed write: OK once RocksDB takes
+  // writes again, else the status that refuses the group.
+  absl::Status ResumeWrites();
+
   // Set when a commit failed with an I/O error: RocksDB then refuses
   // writes until DB::Resume succeeds (or the store reopens). Transactor
   // thread only.
-  absl::Status write_error_;
+  rocksdb::Status write_error_;
   // True while a bulk import runs (transactor thread only).
   bool importing_ = false;
 
