@@ -18,6 +18,38 @@ bool IsBootstrapEntity(EntityId e) {
 
 }  // namespace
 
+absl::Status TxApplier::CheckSystemWrites() {
+  const Schema& schema = *state_->schema;
+  for (const PendingDatom& p : datoms_) {
+    // Datoms without a source (the automatic :db/txInstant) are the
+    // transactor's own.
+    if (p.source == nullptr || p.source->system) continue;
+    // Reached by retractEntity of a transaction entity; plain ops naming a
+    // system attribute were refused when resolved.
+    if (p.attr->system) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     SystemAttributeMessage(*p.attr));
+    }
+    if (PartitionIndex(p.datom.e) == 0) {
+      const Attribute* target = schema.FindAttribute(p.datom.e);
+      if (target != nullptr && target->system) {
+        return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                       StrCat(":", target->ident,
+                              " is a system attribute (ident namespace "
+                              "mentat.*), whose schema tx-data cannot change"));
+      }
+    }
+    if (p.datom.a == ids::kDbIdent && IsSystemIdent(p.datom.v.text())) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     StrCat("ident :", p.datom.v.text(),
+                            " is in the system namespace mentat.*, where "
+                            "tx-data cannot ",
+                            p.datom.added ? "define" : "retract", " idents"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TxApplier::CheckSchemaChanges() {
   if (!schema_touched_) return absl::OkStatus();
   const Schema& schema = *state_->schema;
