@@ -57,6 +57,9 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
     if (attr != nullptr) return attr->id;
     auto request = query::ParseTxData(schema);
     if (!request.ok()) return request.status();
+    // The ledger's attributes are in the system namespace (mentat.*),
+    // which only ops marked system may define.
+    for (storage::TxOp& op : request->ops) op.system = true;
     auto report = db->store_->Transact(*std::move(request)).get();
     if (!report.ok()) {
       return absl::Status(report.status().code(),

@@ -164,8 +164,11 @@ void Submit(const std::shared_ptr<TransactState>& st,
             storage::TxRequest tx_request) {
   const std::string id = st->request.request_id();
   if (!id.empty()) {
+    // The ledger's attributes are system attributes: tx-data cannot write
+    // them, so only this op can bind an id to a transaction.
     storage::TxOp op;
     op.kind = storage::TxOp::Kind::kAdd;
+    op.system = true;
     op.e = storage::EntityRef::TxTempId();
     op.a = storage::EntityRef::Id(st->database->request_id_attr());
     op.v = storage::TxValue::Scalar(storage::Value::String(id));

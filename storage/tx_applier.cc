@@ -46,6 +46,7 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   if (s.ok()) s = ResolveTempIds();
   if (s.ok()) s = CheckNested();
   if (s.ok()) s = BuildDatoms();
+  if (s.ok()) s = CheckSystemWrites();
   if (s.ok()) s = CheckUniqueness();
   if (s.ok()) s = CheckSchemaChanges();
   if (s.ok()) s = ComputeStats(delta);

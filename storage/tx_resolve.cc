@@ -17,6 +17,12 @@ std::string TypeName(ValueType t) { return std::string(ValueTypeIdent(t)); }
 
 }  // namespace
 
+std::string SystemAttributeMessage(const Attribute& attr) {
+  return StrCat(":", attr.ident,
+                " is a system attribute (ident namespace mentat.*), which "
+                "tx-data cannot write");
+}
+
 TxApplier::TxApplier(GroupBatch* group, const Statistics* group_stats,
                      TxState* state)
     : group_(group), group_stats_(group_stats), state_(state) {}
@@ -261,6 +267,10 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
       } else {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        "an attribute must be an ident or an entity id");
+      }
+      if (attr->system && !op.system) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       SystemAttributeMessage(*attr));
       }
       o.attr = attr;
       if (op.kind == TxOp::Kind::kAdd || op.kind == TxOp::Kind::kRetract ||

@@ -15,6 +15,9 @@
 
 namespace mentat::storage::internal {
 
+// The message refusing a write of system attribute `attr` by tx-data.
+std::string SystemAttributeMessage(const Attribute& attr);
+
 // Applies one transaction on top of the group's batch with Datomic's
 // semantics: resolves idents, lookup refs and tempids (unifying them and
 // upserting through :db.unique/identity), checks types, uniqueness,
@@ -83,6 +86,7 @@ class TxApplier {
                              const TxOp* source);
   absl::Status RetractEntity(EntityId e, const TxOp* source, int depth);
   absl::Status CheckUniqueness();
+  absl::Status CheckSystemWrites();
   absl::Status CheckSchemaChanges();
   absl::Status ComputeStats(StatsDelta* delta);
   absl::Status WriteDatoms();

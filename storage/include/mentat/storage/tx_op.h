@@ -79,6 +79,11 @@ struct TxOp {
   TxValue v;    // kAdd, kRetract, kCas (new value)
   TxValue old;  // kCas; old_is_nil means "must have no value"
   bool old_is_nil = false;
+  // The op comes from the program that runs the store, not from tx-data:
+  // it may write system attributes (IsSystemIdent in schema.h). Parsers
+  // never set it; mentatd sets it on the request id it adds to a
+  // transaction and on the schema it installs.
+  bool system = false;
   SourcePos pos;
 
   std::string DebugString() const;
