@@ -36,10 +36,14 @@ absl::Status ResultEmitter::Init() {
         (f.kind == FindElement::Kind::kVariable) &&
         !(f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple);
     if (f.kind != FindElement::Kind::kPull) continue;
-    absl::StatusOr<PullExecutor> p =
-        PullExecutor::Create(ctx_->view(), *f.pull);
+    absl::StatusOr<std::unique_ptr<pull_internal::PullRunner>> p =
+        pull_internal::PullRunner::Create(ctx_->view(), *f.pull, ctx_);
     if (!p.ok()) return p.status();
-    pulls_[c] = std::make_unique<PullExecutor>(*std::move(p));
+    pulls_[c] = *std::move(p);
+    if (pulled_memory_ == nullptr) {
+      pulled_memory_ = std::make_unique<MemoryHold>(
+          ctx_, "the pulled values of a batch of rows");
+    }
   }
   if (!plan_.order.empty()) {
     memory_ = std::make_unique<MemoryHold>(ctx_, "sorting the result (:order)");
@@ -55,7 +59,13 @@ absl::StatusOr<EdnValue> ResultEmitter::Convert(size_t column, const Value& v) {
       return absl::InvalidArgumentError(
           StrCat(f.text, ": ", v.DebugString(), " is not an entity id"));
     }
-    return pulls_[column]->Pull(e);
+    size_t bytes = 0;
+    absl::StatusOr<EdnValue> pulled = pulls_[column]->Pull(e, &bytes);
+    if (!pulled.ok()) return pulled;
+    pulled_bytes_ += bytes;
+    absl::Status held = pulled_memory_->Update(pulled_bytes_);
+    if (!held.ok()) return held;
+    return pulled;
   }
   if (f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple &&
       v.type() == storage::ValueType::kBytes) {
@@ -115,8 +125,7 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   ++emitted_;
   const size_t batch = std::max<size_t>(1, ctx_->options().batch_rows);
   if (pending_.size() >= batch) {
-    absl::Status s = sink_->OnRows(std::move(pending_));
-    pending_.clear();
+    absl::Status s = Flush();
     pending_.reserve(batch);
     if (!s.ok()) return s;
   }
@@ -200,8 +209,16 @@ absl::Status ResultEmitter::Finish() {
     }
   }
   if (pending_.empty()) return absl::OkStatus();
+  return Flush();
+}
+
+absl::Status ResultEmitter::Flush() {
   absl::Status s = sink_->OnRows(std::move(pending_));
   pending_.clear();
+  if (pulled_memory_ != nullptr) {
+    pulled_bytes_ = 0;
+    pulled_memory_->Update(0).IgnoreError();  // a release cannot fail
+  }
   return s;
 }
 

@@ -34,6 +34,16 @@ struct QueryOptions {
   // Most bytes the query's intermediate results may hold before it stops
   // with ResourceExhausted. Default: 1 GiB.
   size_t memory_budget_bytes = size_t{1} << 30;
+  // Most datoms and rows the executor may step through (every datom a scan
+  // or probe reads, every row a step handles, every datom a pull reads)
+  // before it stops with ResourceExhausted. 0: no limit (the default).
+  uint64_t max_rows_scanned = 0;
+  // Largest pull result, in bytes as the engine builds it (each value about
+  // sizeof(EdnValue), 80 bytes, plus its text): one `(pull ...)` value of a
+  // row, one Pull, or all the results of one PullExecutor (PullMany).
+  // Past it the pull stops with ResourceExhausted. 0: no cap. Default:
+  // 256 MiB, about what fits the server's 64 MiB message limit.
+  size_t max_pull_bytes = size_t{256} << 20;
   // Rows per batch handed to the sink. Default: 1000.
   size_t batch_rows = 1000;
   // Not read by Execute or Query, which never profile: a profile (rows and
