@@ -275,6 +275,17 @@ absl::Status DatabaseRegistry::FinishDeletion(const std::string& data_dir,
   return SyncDirectory(data_dir);
 }
 
+std::string DatabaseRegistry::WriteProblems() const {
+  std::string out;
+  for (const auto& [name, db] : *map_.load()) {
+    const absl::Status s = db->store().WriteHealth();
+    if (s.ok()) continue;
+    if (!out.empty()) out += "; ";
+    StrAppend(&out, "database ", name, ": ", s.message());
+  }
+  return out;
+}
+
 void DatabaseRegistry::CloseAll() {
   std::shared_ptr<const Map> map;
   {

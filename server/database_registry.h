@@ -51,6 +51,11 @@ class DatabaseRegistry {
   // Every open database, sorted by name.
   std::vector<std::shared_ptr<Database>> List() const;
 
+  // Empty while every database takes writes; else one clause per database
+  // that does not ("database NAME: " and Store::WriteHealth's message),
+  // joined with "; ". For /healthz. Any thread.
+  std::string WriteProblems() const;
+
   // Shutdown: closes every database (queued transactions commit first) and
   // forgets them.
   void CloseAll();
