@@ -98,7 +98,12 @@ Database::~Database() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
-  if (on_destroyed_) on_destroyed_();
+  if (on_destroyed_) on_destroyed_(deleted());
+}
+
+absl::Status Database::CheckLive() const {
+  if (!deleted()) return absl::OkStatus();
+  return absl::NotFoundError(StrCat("database ", name_, " was deleted"));
 }
 
 void Database::Transact(storage::TxRequest request, storage::TxCallback done) {

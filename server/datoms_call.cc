@@ -220,6 +220,9 @@ class DatomsStream : public BatchStream {
  protected:
   absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
                                bool* has_message) override {
+    // A deleted database ends its streams (NOT_FOUND), as the proto says.
+    absl::Status live = database_->CheckLive();
+    if (!live.ok()) return live;
     if (!view_) {
       absl::Status s = Setup();
       if (!s.ok()) return s;

@@ -79,6 +79,9 @@ class TxRangeStream : public BatchStream {
  protected:
   absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
                                bool* has_message) override {
+    // A deleted database ends its streams (NOT_FOUND), as the proto says.
+    absl::Status live = database_->CheckLive();
+    if (!live.ok()) return live;
     v1::TxRangeResponse message;
     auto more =
         ReadBatch(*db_, &next_, to_, false, message.mutable_transactions());

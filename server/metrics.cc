@@ -233,6 +233,10 @@ std::string Metrics::RenderPrometheus(const std::vector<DatabaseFigures>& dbs,
        &DatabaseFigures::memtable_bytes},
       {"mentat_disk_bytes", "gauge", "Size of the database's files.",
        &DatabaseFigures::disk_bytes},
+      {"mentat_writes_stopped", "gauge",
+       "1 while storage refuses writes or pauses compactions after an I/O "
+       "error (a full disk); reads go on.",
+       &DatabaseFigures::writes_stopped},
   };
   for (const DbMetric& m : kDbMetrics) {
     Header(&out, m.name, m.type, m.help);

@@ -58,6 +58,8 @@ struct DatabaseFigures {
   uint64_t running_compactions = 0;
   uint64_t memtable_bytes = 0;
   uint64_t disk_bytes = 0;
+  // 1 while RocksDB holds a background error (Store::WriteHealth).
+  uint64_t writes_stopped = 0;
 };
 
 // The server's counters: RPC counts and latency histograms by method and

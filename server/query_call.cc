@@ -183,8 +183,11 @@ class QueryReactor : public StreamReactor {
 
   // Sends a message; the `last` one also ends the stream with OK.
   absl::Status Send(const v1::QueryResponse& message, bool last) {
+    // A deleted database ends its streams (NOT_FOUND), as the proto says.
+    absl::Status s = database_->CheckLive();
+    if (!s.ok()) return s;
     grpc::ByteBuffer buffer;
-    absl::Status s = SerializeResponse(message, &buffer);
+    s = SerializeResponse(message, &buffer);
     if (!s.ok()) return s;
     if (last) {
       Push(std::move(buffer), /*last=*/true);

@@ -98,6 +98,7 @@ absl::Status ServerImpl::Start() {
   db_options.store.memtable_budget_bytes = config.memtable_budget_bytes;
   db_options.store.column_cache_bytes = config.column_cache_bytes;
   db_options.store.queue_capacity = config.transactor_queue;
+  db_options.store.env = config.storage_env;
   db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
   db_options.resume_window_micros = config.resume_window_s * 1000000;
@@ -191,6 +192,9 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
     if (sc->shutting_down.load()) {
       r.status = 503;
       r.body = "shutting down\n";
+    } else if (std::string why = registry->WriteProblems(); !why.empty()) {
+      // Still 200: reads are served (docs/bad-input.md, "Full disk").
+      r.body = StrCat("degraded: ", why, "\n");
     } else {
       r.body = "ok\n";
     }
@@ -232,6 +236,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       f.memtable_bytes =
           store.RocksDbProperty("rocksdb.cur-size-all-mem-tables");
       f.disk_bytes = store.DiskSizeBytes();
+      f.writes_stopped = store.WriteHealth().ok() ? 0 : 1;
       figures.push_back(std::move(f));
     }
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";

@@ -519,7 +519,8 @@ absl::Status Store::WriteHealth() const {
                          : "compactions are paused, reads and writes go on: ",
              s.message(),
              internal::IsDiskFull(state.error)
-                 ? StrCat("; they resume by themselves once space is freed (",
+                 ? StrCat("; they resume by themselves once space is freed (at "
+                          "least ",
                           internal::kMemtableBytes >> 20, " MiB free)")
                  : std::string()));
 }

@@ -210,7 +210,7 @@ absl::Status Transactor::ResumeWrites() {
     return absl::ResourceExhaustedError(
         StrCat("writes are paused: ", full.message(),
                "; nothing was written. Reads go on; writes resume by "
-               "themselves once space is freed (",
+               "themselves once space is freed (at least ",
                internal::kMemtableBytes >> 20, " MiB free)"));
   }
   if (resumed.IsBusy()) {
@@ -286,7 +286,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
         commit_status = absl::ResourceExhaustedError(StrCat(
             internal::WriteFailure(s, "the commit", core_->path).message(),
             ": the transaction is not acknowledged. Reads go on; "
-            "writes resume by themselves once space is freed (",
+            "writes resume by themselves once space is freed (at least ",
             internal::kMemtableBytes >> 20, " MiB free)"));
       } else {
         commit_status = absl::UnavailableError(StrCat(

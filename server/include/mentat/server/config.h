@@ -9,6 +9,10 @@
 
 #include "absl/status/statusor.h"
 
+namespace rocksdb {
+class Env;
+}
+
 namespace mentat::server {
 
 // Everything mentatd can be told. Plain struct; every field has the default
@@ -88,6 +92,11 @@ struct ServerConfig {
 
   // Creates "default" at startup when the data dir has no such database.
   bool create_default_database = true;
+
+  // For tests, not a flag: the RocksDB Env of every database's store
+  // (storage/testing/fault_env.h injects I/O faults); not owned, outlives
+  // the server. Null: RocksDB's default.
+  rocksdb::Env* storage_env = nullptr;
 };
 
 // What the command line asked for besides a configuration.
