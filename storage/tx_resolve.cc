@@ -24,8 +24,11 @@ std::string SystemAttributeMessage(const Attribute& attr) {
 }
 
 TxApplier::TxApplier(GroupBatch* group, const Statistics* group_stats,
-                     TxState* state)
-    : group_(group), group_stats_(group_stats), state_(state) {}
+                     TxState* state, const StoreOptions& options)
+    : group_(group),
+      group_stats_(group_stats),
+      state_(state),
+      options_(options) {}
 
 absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
                                 const std::string& message) const {
