@@ -74,6 +74,7 @@ class TxApplier {
                                            const TxOp& op);
   absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
                                          const Attribute& attr, const TxOp& op);
+  bool MapPairIsLookupRef(const Attribute& attr, const EntityRef& pair) const;
   absl::Status ResolveTempIds();
   absl::Status CheckNested();
   EntityId Id(const EntitySlot& slot) const;
