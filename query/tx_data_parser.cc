@@ -249,17 +249,22 @@ class TxDataParser {
         if (item.is_nil()) {
           return Error(item, "nil is not a value; use :db/retract");
         }
-        if (absl::Status s = AddOneForward(key, attr, item, entity); !s.ok()) {
+        if (absl::Status s = AddOneForward(key, attr, item, entity,
+                                           /*whole_value=*/false);
+            !s.ok()) {
           return s;
         }
       }
       return absl::OkStatus();
     }
-    return AddOneForward(key, attr, value, entity);
+    return AddOneForward(key, attr, value, entity, /*whole_value=*/true);
   }
 
+  // `whole_value`: `value` is the map's whole value for `key`, not an
+  // element of a collection, so [k v] may also be two values (map_pair).
   absl::Status AddOneForward(const EdnValue& key, const EntityRef& attr,
-                             const EdnValue& value, const EntityRef& entity) {
+                             const EdnValue& value, const EntityRef& entity,
+                             bool whole_value) {
     TxOp op;
     op.kind = TxOp::Kind::kAdd;
     op.e = entity;
@@ -276,6 +281,7 @@ class TxDataParser {
       return ExpandMap(value, nested);
     }
     if (absl::Status s = ParseOpValue(value, &op.v); !s.ok()) return s;
+    op.v.map_pair = whole_value && IsLookupRefVector(value);
     ops_->push_back(std::move(op));
     return absl::OkStatus();
   }

@@ -246,7 +246,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     internal::TxState tx_state = state_;
     internal::StatsDelta delta;
     batch.SetSavePoint();
-    internal::TxApplier applier(&batch, stats.get(), &tx_state);
+    internal::TxApplier applier(&batch, stats.get(), &tx_state, core_->options);
     absl::StatusOr<TxReport> report = applier.Apply(p.request, &delta);
     if (report.ok()) {
       batch.PopSavePoint();

@@ -146,7 +146,7 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     internal::TxState tx_state = state_;
     internal::StatsDelta delta;
     batch.SetSavePoint();
-    internal::TxApplier applier(&batch, stats.get(), &tx_state);
+    internal::TxApplier applier(&batch, stats.get(), &tx_state, core_->options);
     absl::StatusOr<TxReport> r = applier.Apply(request, &delta);
     if (!r.ok()) {
       batch.RollbackToSavePoint();

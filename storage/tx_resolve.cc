@@ -24,8 +24,11 @@ std::string SystemAttributeMessage(const Attribute& attr) {
 }
 
 TxApplier::TxApplier(GroupBatch* group, const Statistics* group_stats,
-                     TxState* state)
-    : group_(group), group_stats_(group_stats), state_(state) {}
+                     TxState* state, const StoreOptions& options)
+    : group_(group),
+      group_stats_(group_stats),
+      state_(state),
+      options_(options) {}
 
 absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
                                 const std::string& message) const {
@@ -195,6 +198,14 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
     return slot;
   }
   if (tv.kind == TxValue::Kind::kEntity) {
+    if (tv.entity.kind == EntityRef::Kind::kLookupRef) {
+      return OpError(absl::StatusCode::kInvalidArgument, &op,
+                     StrCat("value ", tv.entity.DebugString(), " of :",
+                            attr.ident, " is a lookup ref, but :", attr.ident,
+                            " takes ", TypeName(attr.type),
+                            " (only a :db.type/ref attribute takes a lookup "
+                            "ref)"));
+    }
     return OpError(
         absl::StatusCode::kInvalidArgument, &op,
         StrCat("value of :", attr.ident, " is ",
@@ -232,6 +243,15 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
                  StrCat("value ", v.DebugString(), " of :", attr.ident,
                         " is a ", TypeName(v.type()), "; :", attr.ident,
                         " takes ", TypeName(attr.type)));
+}
+
+bool TxApplier::MapPairIsLookupRef(const Attribute& attr,
+                                   const EntityRef& pair) const {
+  // Datomic reads [k v] as a lookup ref for any reference attribute; a
+  // lookup ref must name an attribute, so for a cardinality-many
+  // reference a k that names none makes two values (enum idents).
+  return attr.is_ref() && (!attr.many() || state_->schema->FindAttribute(
+                                               pair.lookup_attr) != nullptr);
 }
 
 absl::Status TxApplier::ResolveOps(const TxRequest& request) {
@@ -273,6 +293,24 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
                        SystemAttributeMessage(*attr));
       }
       o.attr = attr;
+      if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
+          IsSchemaAttribute(attr->id)) {
+        tempids_[o.e.tempid].schema = true;
+      }
+      if (op.v.map_pair && op.v.entity.lookup_value != nullptr &&
+          !MapPairIsLookupRef(*attr, op.v.entity)) {
+        // [k v] written in a map form for an attribute that takes no
+        // lookup ref here: the attribute's two values k and v.
+        for (const Value& item : {Value::Keyword(op.v.entity.lookup_attr),
+                                  *op.v.entity.lookup_value}) {
+          auto v = ResolveValue(TxValue::Scalar(item), *attr, op);
+          if (!v.ok()) return v.status();
+          Op one = o;
+          one.v = std::move(*v);
+          ops_.push_back(std::move(one));
+        }
+        continue;
+      }
       if (op.kind == TxOp::Kind::kAdd || op.kind == TxOp::Kind::kRetract ||
           op.kind == TxOp::Kind::kCas) {
         auto v = ResolveValue(op.v, *attr, op);
@@ -292,10 +330,6 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
           if (!old.ok()) return old.status();
           o.old = std::move(*old);
         }
-      }
-      if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
-          IsSchemaAttribute(attr->id)) {
-        tempids_[o.e.tempid].schema = true;
       }
     }
     ops_.push_back(std::move(o));

@@ -26,7 +26,9 @@ std::string SystemAttributeMessage(const Attribute& attr);
 // the current and history families and the log. Transactor thread only.
 class TxApplier {
  public:
-  TxApplier(GroupBatch* group, const Statistics* group_stats, TxState* state);
+  // `options` (tx_instant_max_skew_ms) must outlive the applier.
+  TxApplier(GroupBatch* group, const Statistics* group_stats, TxState* state,
+            const StoreOptions& options);
 
   // On success the batch holds the transaction's writes, *state is
   // advanced and *delta holds its statistics changes. On failure the
@@ -72,6 +74,7 @@ class TxApplier {
                                            const TxOp& op);
   absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
                                          const Attribute& attr, const TxOp& op);
+  bool MapPairIsLookupRef(const Attribute& attr, const EntityRef& pair) const;
   absl::Status ResolveTempIds();
   absl::Status CheckNested();
   EntityId Id(const EntitySlot& slot) const;
@@ -98,6 +101,7 @@ class TxApplier {
   GroupBatch* group_;
   const Statistics* group_stats_;
   TxState* state_;
+  const StoreOptions& options_;
 
   EntityId tx_ = 0;
   std::array<int64_t, 5> start_counter_{};

@@ -51,11 +51,20 @@ struct EntityRef {
 // keyword an ident, a string a tempid; for other types the scalar must
 // match the attribute's type exactly (a long is accepted for a double and
 // for bigint/bigdec attributes, a bigint for a bigdec attribute).
+//
+// A two-element vector with a keyword first, [k v], written as a value in
+// a map form is ambiguous without the schema: a lookup ref, or two values
+// of a cardinality-many attribute. The parser gives it as a lookup ref
+// (kEntity) with `map_pair` set, and the transactor decides: a lookup ref
+// where the attribute is a reference (except a cardinality-many reference
+// whose k names no attribute: then k and v are two values, such as two
+// enum idents), else the two values k and v.
 struct TxValue {
   enum class Kind : uint8_t { kScalar, kEntity };
   Kind kind = Kind::kScalar;
-  Value scalar;      // kScalar
-  EntityRef entity;  // kEntity: a lookup ref or a nested map's tempid
+  Value scalar;           // kScalar
+  EntityRef entity;       // kEntity: a lookup ref or a nested map's tempid
+  bool map_pair = false;  // kEntity lookup ref written [k v] in a map form
 
   static TxValue Scalar(Value v);
   static TxValue Entity(EntityRef e);
