@@ -342,9 +342,9 @@ std::string Runner::Since() {
   basis.set_tx(load_.t_since);
   auto rows = Query(kSince, {}, &basis);
   if (!rows.ok()) return rows.status().ToString();
-  if (static_cast<int64_t>(rows->size()) != truth_.changed_in_last_batch) {
+  if (static_cast<int64_t>(rows->size()) != truth_.changed_after_since) {
     return StrCat("since: ", rows->size(), " issues, expected ",
-                  truth_.changed_in_last_batch);
+                  truth_.changed_after_since);
   }
   return "";
 }

@@ -36,6 +36,8 @@ struct LoadOptions {
 };
 
 absl::Status RunLoad(client::Client& client, const LoadOptions& options);
+// FailedPrecondition for a record an older mentat-bench load wrote (its
+// t_since means something else): regenerate and load again.
 absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
                                           const std::string& database,
                                           size_t issues);
