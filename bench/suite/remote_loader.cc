@@ -8,6 +8,7 @@
 
 #include "mentat/storage/str_cat.h"
 #include "suite/dataset.h"
+#include "suite/mixed_pool.h"
 #include "suite/suite.h"
 
 namespace mentat::bench {
@@ -259,6 +260,8 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
   ids.write(reinterpret_cast<const char*>(record.issue_ids.data()),
             static_cast<std::streamsize>(record.issue_ids.size() * 8));
   if (!out || !ids) return absl::UnavailableError("cannot write " + base);
+  // A fresh load: the mixed writer has changed nothing in it yet.
+  MixedPool::Forget(options.data, options.database);
   std::printf(
       "loaded %lld datoms by %s in %.2f s (%.0f datoms/s); history %lld "
       "changes in %.2f s; t_mid %lld, t_since %lld; %.1f MB on disk\n",
