@@ -10,8 +10,9 @@
 namespace mentat::bench {
 namespace {
 
-// Enough members that 20 or more writers each hold four without waiting,
-// few enough that since(t_since) grows by at most 512 rows (1,634 at s).
+// Enough members that 64 writers can each hold four (one open) without
+// waiting, few enough that since(t_since) grows by at most 512 rows (1,634
+// at s).
 constexpr int64_t kPoolSize = 512;
 constexpr char kHeader[] = "mixed-pool 1";
 

@@ -156,7 +156,7 @@ absl::Status Runner::Mixed() {
   for (int rate : options_.mixed_rates) {
     const int writers = options_.mixed_writers > 0
                             ? options_.mixed_writers
-                            : std::max(2, (rate + 249) / 250);
+                            : std::clamp((rate + 99) / 100, 2, 64);
     std::vector<double> write_ms;
     int64_t write_errors = 0, acked = 0;
     double write_seconds = 0;

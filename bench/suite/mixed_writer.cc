@@ -91,19 +91,26 @@ bool MixedWriter::Take(std::mt19937_64& rng, Held* held) {
     return false;
   }
   busy_[h.b] = true;
-  if (!find([](const auto&) { return true; }, &h.c)) {
-    busy_[h.a] = busy_[h.b] = false;
+  // C and D: any two that fit (both open or both not); when no open pair
+  // is free, two that are not open (most members).
+  auto take_pair = [&](auto c_fits) {
+    if (!find(c_fits, &h.c)) return false;
+    busy_[h.c] = true;
+    const bool open = m[h.c].state == 0;
+    const int64_t pc = m[h.c].priority;
+    if (find(
+            [&](const auto& x) {
+              return (x.state == 0) == open && x.priority != pc;
+            },
+            &h.d)) {
+      return true;
+    }
+    busy_[h.c] = false;
     return false;
-  }
-  busy_[h.c] = true;
-  const bool open = m[h.c].state == 0;
-  const int64_t pc = m[h.c].priority;
-  if (!find(
-          [&](const auto& x) {
-            return (x.state == 0) == open && x.priority != pc;
-          },
-          &h.d)) {
-    busy_[h.a] = busy_[h.b] = busy_[h.c] = false;
+  };
+  if (!take_pair([](const auto&) { return true; }) &&
+      !take_pair([](const auto& x) { return x.state != 0; })) {
+    busy_[h.a] = busy_[h.b] = false;
     return false;
   }
   busy_[h.d] = true;

@@ -55,7 +55,7 @@ struct RunOptions {
   double min_s = 10;
   // mixed: the writer's rates (tx/s), the queries measured under it (ops
   // of the read scenarios: q1, q2, pull, q2_as_of, inputs_100, since, q3,
-  // q4; empty: all), and its threads (0: one per 250 tx/s, at least 2).
+  // q4; empty: all), and its threads (0: one per 100 tx/s, 2 to 64).
   std::vector<int> mixed_rates = {1000, 5000};
   std::vector<std::string> mixed_queries;
   int mixed_writers = 0;
