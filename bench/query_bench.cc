@@ -137,6 +137,10 @@ int Run(const Args& args) {
   }
   std::unique_ptr<storage::Store> store = std::move(*opened);
   auto meta = ReadLoadMeta(args.dir, scale);
+  if (!meta.ok() && meta.status().code() != absl::StatusCode::kNotFound) {
+    std::fprintf(stderr, "%s\n", meta.status().ToString().c_str());
+    return 1;
+  }
   if (!meta.ok()) {
     std::printf("loading scale %s into %s...\n", scale.name.c_str(),
                 args.dir.c_str());
@@ -275,7 +279,7 @@ int Run(const Args& args) {
   bench("since", kSince, since, {}, [&](Lap& lap) {
     auto r = lap.Time([&] { return engine.Query(kSince, since, {}); });
     if (!r.ok()) return Fail("since", r.status().ToString()), false;
-    if (static_cast<int64_t>(r->rows.size()) != truth.changed_in_last_batch) {
+    if (static_cast<int64_t>(r->rows.size()) != truth.changed_after_since) {
       return Fail("since", "got " + std::to_string(r->rows.size()) + " issues"),
              false;
     }

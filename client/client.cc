@@ -167,6 +167,13 @@ absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
   });
 }
 
+absl::StatusOr<v1::PingResponse> Client::Ping(const CallOptions& call) {
+  v1::PingRequest request;
+  return Unary<v1::PingResponse>(call, [&](auto* ctx, auto* resp) {
+    return stub_->Ping(ctx, request, resp);
+  });
+}
+
 absl::Status Client::Health(const CallOptions& call) {
   // grpc.health.v1.HealthCheckRequest{service: ""} is the empty message;
   // the response's field 1 (a varint) is the status, SERVING = 1. Sent as

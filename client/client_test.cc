@@ -215,6 +215,16 @@ TEST_CASE("client: query streams, errors, cancellation and resume") {
   }
 }
 
+TEST_CASE("client: ping answers with the server's version") {
+  Client* client = Shared().client.get();
+  absl::StatusOr<v1::PingResponse> pong = client->Ping();
+  REQUIRE_MESSAGE(pong.ok(), pong.status().ToString());
+  CHECK(pong->server_version().rfind("mentatd ", 0) == 0);
+  CallOptions call;
+  call.timeout = std::chrono::milliseconds(20000);
+  CHECK(client->Ping(call).ok());
+}
+
 }  // namespace
 }  // namespace mentat::client
 

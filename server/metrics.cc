@@ -36,6 +36,8 @@ std::string_view MethodName(Method m) {
       return "Import";
     case Method::kBackup:
       return "Backup";
+    case Method::kPing:
+      return "Ping";
     case Method::kCount:
       break;
   }

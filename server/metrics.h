@@ -27,6 +27,7 @@ enum class Method : int {
   kDeleteDatabase,
   kImport,
   kBackup,
+  kPing,
   kCount,
 };
 

@@ -357,6 +357,13 @@ class Client:
         self.basis.to_proto(req.basis)
         return self._unary(self._stub.Explain, req).plan
 
+    # --- the server --------------------------------------------------
+
+    def ping(self):
+        """The cheapest call: checks the token and touches no database.
+        Returns the server's version ("mentatd 0.1.0")."""
+        return self._unary(self._stub.Ping, pb.PingRequest()).server_version
+
     # --- databases ---------------------------------------------------
 
     def databases(self):

@@ -225,6 +225,9 @@ class ClientTest(unittest.TestCase):
         self.assertIn(":user/age", plan)
         self.assertIn("default", self.c.databases())
 
+    def test_ping_answers_with_the_version(self):
+        self.assertTrue(self.c.ping().startswith("mentatd "))
+
 
 class ResumeTest(unittest.TestCase):
 
@@ -276,7 +279,12 @@ class TokenTest(unittest.TestCase):
                         list(c.query("[:find ?e :where [?e :db/ident]]"))
                     self.assertEqual(err.exception.code,
                                      grpc.StatusCode.UNAUTHENTICATED)
+                    with self.assertRaises(MentatError) as err:
+                        c.ping()
+                    self.assertEqual(err.exception.code,
+                                     grpc.StatusCode.UNAUTHENTICATED)
             with Client(server.addr, token="py-s3cret", timeout=10) as c:
+                self.assertTrue(c.ping().startswith("mentatd "))
                 self.assertGreater(c.transact("[]").tx, 0)
                 self.assertTrue(c.q("[:find ?e . :where [?e :db/ident "
                                     ":db/ident]]"))

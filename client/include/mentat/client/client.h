@@ -104,6 +104,9 @@ class Client {
       const v1::DeleteDatabaseRequest& request, const CallOptions& call = {});
   absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request,
                                             const CallOptions& call = {});
+  // The cheapest RPC: checks the token, touches no database; the response
+  // carries the server's version. The floor under every other call.
+  absl::StatusOr<v1::PingResponse> Ping(const CallOptions& call = {});
 
   // The standard grpc.health.v1 Check of the whole server (no token
   // needed): OK when it answers SERVING, UNAVAILABLE when it answers
