@@ -59,6 +59,8 @@ class UnaryCall {
   grpc::ServerUnaryReactor* reactor() const { return reactor_; }
   grpc::CallbackServerContext* context() const { return ctx_; }
   ServiceContext& sc() const { return *sc_; }
+  // When the call began (its time limits count from here).
+  std::chrono::steady_clock::time_point start() const { return start_; }
 
   // Admit + ParseRequest; on error the caller Finishes with it.
   absl::Status Begin(const grpc::ByteBuffer* request,

@@ -25,9 +25,11 @@
 #include "fingerprint.h"
 #include "mentat/query/parser.h"
 #include "mentat/storage/str_cat.h"
+#include "query_limits.h"
 #include "service.h"
 #include "stream_reactor.h"
 #include "value_convert.h"
+#include "wire_nesting.h"
 
 namespace mentat::server {
 
@@ -267,6 +269,10 @@ absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
     out->mutable_values()->Reserve(static_cast<int>(row.size()));
     for (const edn::EdnValue& v : row) {
       digest_.Add(v);
+      // A Row holds the values: one level below the response.
+      absl::Status deep =
+          CheckWireNesting(v, 1, StrCat("the value of row ", sent_ + 1));
+      if (!deep.ok()) return deep;
       EdnToProto(v, out->add_values());
     }
     ++sent_;
@@ -340,15 +346,9 @@ absl::Status QueryReactor::Run() {
       inputs->rules.has_value() ? &*inputs->rules : nullptr);
   if (!prepared.ok()) return prepared.status();
 
-  query::QueryOptions options;
-  options.deadline = deadline();
-  if (request_.timeout_ms() > 0) {
-    options.deadline =
-        std::min(options.deadline,
-                 started + std::chrono::milliseconds(request_.timeout_ms()));
-  }
-  options.cancelled = cancel_flag();
-  options.memory_budget_bytes = config.query_memory_bytes;
+  QueryLimits limits(config, started, deadline(), request_.timeout_ms(),
+                     cancel_flag(), "query");
+  query::QueryOptions& options = limits.mutable_options();
   size_t batch_rows = static_cast<size_t>(config.batch_rows);
   if (request_.batch_rows() > 0) {
     batch_rows = std::min<size_t>(request_.batch_rows(), 100000);
@@ -362,10 +362,7 @@ absl::Status QueryReactor::Run() {
                                        inputs->values, options, &sink);
   if (sink.limit_reached()) s = absl::OkStatus();
   if (s.ok()) s = sink.Finish();
-  if (s.code() == absl::StatusCode::kCancelled && !cancelled() &&
-      std::chrono::steady_clock::now() >= options.deadline) {
-    s = absl::DeadlineExceededError("the query's deadline passed");
-  }
+  s = limits.Outcome(s);
 
   const auto elapsed = std::chrono::steady_clock::now() - started;
   const int64_t ms =
@@ -450,19 +447,12 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
         if (!v.ok()) return v.status();
         inputs.push_back(*std::move(v));
       }
-      query::QueryOptions limits;
-      limits.deadline = SteadyDeadline(call.context());
-      limits.cancelled = call.cancel_flag();
-      limits.memory_budget_bytes = sc.config.query_memory_bytes;
+      QueryLimits limits(sc.config, call.start(),
+                         SteadyDeadline(call.context()), 0, call.cancel_flag(),
+                         "query");
       auto plan = sc.engine.Explain(request->query(), resolved->view, inputs,
-                                    profile, limits);
-      if (!plan.ok()) {
-        if (plan.status().code() == absl::StatusCode::kCancelled &&
-            std::chrono::steady_clock::now() >= limits.deadline) {
-          return absl::DeadlineExceededError("the call's deadline passed");
-        }
-        return plan.status();
-      }
+                                    profile, limits.options());
+      if (!plan.ok()) return limits.Outcome(plan.status());
       v1::ExplainResponse response;
       response.set_plan(*std::move(plan));
       response.set_basis_tx(resolved->basis_tx);

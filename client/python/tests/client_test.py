@@ -164,6 +164,35 @@ class ClientTest(unittest.TestCase):
             self.c.pull("[*]", (":user/email", "none@x.org"))
         self.assertEqual(err.exception.code, grpc.StatusCode.NOT_FOUND)
 
+    def test_deep_pull_is_refused_clearly(self):
+        # A chain of 30 users through a many-valued ref: each level nests
+        # five protobuf messages, and protobuf parses at most 100.
+        self.c.transact("[{:db/ident :user/mentor :db/valueType :db.type/ref"
+                        " :db/cardinality :db.cardinality/many}]")
+        self.c.transact("[" + " ".join(
+            '{:db/id "m%d" :user/email "mentee%d@x.org"%s}' %
+            (i, i, ' :user/mentor ["m%d"]' % (i + 1) if i < 29 else "")
+            for i in range(30)) + "]")
+        top = (":user/email", "mentee0@x.org")
+        with self.assertRaises(MentatError) as err:
+            self.c.pull("[:user/email {:user/mentor 20}]", top)
+        self.assertEqual(err.exception.code,
+                         grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("the pull result nests too deep to send: maps 21 deep",
+                      err.exception.details)
+        with self.assertRaises(MentatError) as err:
+            self.c.q('[:find (pull ?e [:user/email {:user/mentor ...}]) . '
+                     ':where [?e :user/email "mentee0@x.org"]]')
+        self.assertEqual(err.exception.code,
+                         grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("nests too deep", err.exception.details)
+        # As deep as the server sends, Python parses.
+        v = self.c.pull("[:user/email {:user/mentor 19}]", top)
+        for level in range(19):
+            self.assertEqual(v[":user/email"], "mentee%d@x.org" % level)
+            v = v[":user/mentor"][0]
+        self.assertEqual(v, {":user/email": "mentee19@x.org"})
+
     def test_as_of_since_history(self):
         first = self.c.transact('[{:user/email "carol@x.org" :user/age 30}]')
         second = self.c.transact('[{:user/email "carol@x.org" :user/age 31}]')

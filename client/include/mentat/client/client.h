@@ -153,8 +153,10 @@ class Client {
  private:
   Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
   void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
-  template <typename Response, typename Invoke>
-  absl::StatusOr<Response> Unary(const CallOptions& call, Invoke invoke);
+  // A unary call of `method` ("/mentat.v1.Mentat/Pull").
+  template <typename Response>
+  absl::StatusOr<Response> Unary(const CallOptions& call, const char* method,
+                                 const google::protobuf::Message& request);
   template <typename Request, typename Response, typename Start>
   absl::Status Stream(Request request, Start start,
                       const std::function<bool(const Response&)>& on_batch,

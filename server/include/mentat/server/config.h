@@ -42,6 +42,21 @@ struct ServerConfig {
   int max_concurrent_queries = 256;
   // Most bytes one query's intermediate results may hold.
   size_t query_memory_bytes = size_t{1} << 30;
+  // Limits of every Query, Pull, PullMany and profiled Explain.
+  // The time limit of a call that sets no gRPC deadline and no timeout_ms
+  // (milliseconds; 0: none). A call's own deadline or timeout_ms replaces
+  // it, shorter or longer, up to query_timeout_max_ms.
+  int64_t query_timeout_ms = 60000;
+  // The longest time limit a call may ask for with its deadline or
+  // timeout_ms (milliseconds; 0: no ceiling). Also caps query_timeout_ms.
+  int64_t query_timeout_max_ms = 3600000;
+  // Most datoms and rows one query or pull may step through before
+  // RESOURCE_EXHAUSTED (QueryOptions::max_rows_scanned; 0: no limit).
+  uint64_t query_scan_limit = 1000000000;
+  // Largest pull result, in bytes as the server builds it (about 80 per
+  // value plus its text): one Pull, all of one PullMany, one pulled value of
+  // a query row (QueryOptions::max_pull_bytes; 0: no cap).
+  size_t pull_max_bytes = size_t{256} << 20;
   // Rows per Query message unless the request asks otherwise.
   int batch_rows = 1000;
   // A query that runs longer than this is logged (milliseconds; 0: all).
