@@ -196,9 +196,7 @@ absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
 
 absl::StatusOr<v1::PingResponse> Client::Ping(const CallOptions& call) {
   v1::PingRequest request;
-  return Unary<v1::PingResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Ping(ctx, request, resp);
-  });
+  return Unary<v1::PingResponse>(call, "/mentat.v1.Mentat/Ping", request);
 }
 
 absl::Status Client::Health(const CallOptions& call) {
