@@ -106,7 +106,8 @@ absl::Status ServerImpl::Start() {
   if (!s.ok()) return s;
 
   readers = std::make_unique<ReaderPool>(
-      ReaderPool::Options{config.readers_per_node, config.pin_readers});
+      ReaderPool::Options{config.readers_per_node, config.pin_readers,
+                          std::chrono::milliseconds(config.reader_idle_ms)});
   engine = std::make_unique<query::QueryEngine>();
   sc = std::unique_ptr<ServiceContext>(new ServiceContext{
       config, *registry, *readers, *engine, metrics,

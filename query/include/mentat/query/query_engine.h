@@ -36,6 +36,10 @@ struct QueryOptions {
   size_t memory_budget_bytes = size_t{1} << 30;
   // Rows per batch handed to the sink. Default: 1000.
   size_t batch_rows = 1000;
+  // A batch is also handed over once the texts of its plain values hold
+  // this many bytes, so that a batch of large values stays small (a query
+  // whose consumer waits holds one batch). Default: 1 MiB.
+  size_t batch_bytes = size_t{1} << 20;
   // Collect actual rows and time per operator (see Explain).
   bool profile = false;
   // Answer counts the statistics know (`[:find ?v (count ?e) ...]` and

@@ -88,7 +88,21 @@ struct ServerConfig {
 
   // Creates "default" at startup when the data dir has no such database.
   bool create_default_database = true;
+
+  // Connections, values and idle threads.
+  // Largest value (a string, keyword, bytes, bigint or bigdec) tx-data may
+  // hold; Transact and Import refuse larger ones with INVALID_ARGUMENT.
+  // 0: a quarter of max_message_bytes. At most half of it, so that every
+  // datom fits in a stream message (TxRange, Subscribe, Datoms).
+  size_t max_value_bytes = 0;
+  // A reader thread started for parked queries (beyond readers_per_node)
+  // exits after waiting this long for work (milliseconds).
+  int64_t reader_idle_ms = 10000;
 };
+
+// The value-size limit in effect: config.max_value_bytes, or a quarter of
+// config.max_message_bytes when that is 0.
+size_t MaxValueBytes(const ServerConfig& config);
 
 // What the command line asked for besides a configuration.
 struct CommandLine {
