@@ -210,6 +210,14 @@ const std::vector<Flag>& Flags() {
                  &ServerConfig::backup_dir),
       BoolFlag("create-default", "create the database \"default\" if missing",
                &ServerConfig::create_default_database),
+      IntFlag("max-connections",
+              "gRPC connections open at once before new ones are refused "
+              "(0: as many as descriptors allow)",
+              &ServerConfig::max_connections, 0, 1 << 30),
+      IntFlag("reserved-fds",
+              "descriptors kept free for the databases: connections that "
+              "would take them are refused",
+              &ServerConfig::reserved_fds, 0, 1 << 20),
       SizeFlag("max-value-bytes",
                "largest value in tx-data (0: a quarter of "
                "--max-message-bytes; at most half of it)",

@@ -90,6 +90,13 @@ struct ServerConfig {
   bool create_default_database = true;
 
   // Connections, values and idle threads.
+  // Most gRPC connections open at once; more are refused (closed at once:
+  // the client sees UNAVAILABLE). 0: as many as descriptors allow.
+  int max_connections = 0;
+  // Descriptors kept free below RLIMIT_NOFILE (mentatd raises its soft
+  // limit to the hard one at start): a connection that would take one of
+  // them is refused, so the databases can always open their files.
+  int reserved_fds = 64;
   // Largest value (a string, keyword, bytes, bigint or bigdec) tx-data may
   // hold; Transact and Import refuse larger ones with INVALID_ARGUMENT.
   // 0: a quarter of max_message_bytes. At most half of it, so that every
