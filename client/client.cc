@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <type_traits>
@@ -357,6 +358,51 @@ absl::Status Client::Datoms(
       on_batch, call, true);
 }
 
+namespace {
+
+// Joins the parts of transactions the server split across messages
+// (Transaction.continued), so that callers see each transaction whole: a
+// message passes on every transaction it completes, and a part waits for
+// the rest.
+template <typename Response>
+class TransactionJoiner {
+ public:
+  // Fills *out with `in`'s whole transactions (the parts held back from
+  // earlier messages joined in); false when it completes none.
+  bool Join(const Response& in, Response* out) {
+    *out = in;
+    out->clear_transactions();
+    for (const v1::Transaction& t : in.transactions()) {
+      if (partial_.has_value() && partial_->tx() != t.tx()) {
+        // The rest never came (not a server of this repository): pass the
+        // part on as it is.
+        *out->add_transactions() = *std::move(partial_);
+        partial_.reset();
+      }
+      if (!partial_.has_value()) {
+        if (!t.continued()) {
+          *out->add_transactions() = t;
+          continue;
+        }
+        partial_.emplace();
+        partial_->set_tx(t.tx());
+        partial_->set_tx_instant_micros(t.tx_instant_micros());
+      }
+      for (const v1::Datom& d : t.datoms()) *partial_->add_datoms() = d;
+      if (!t.continued()) {
+        *out->add_transactions() = *std::move(partial_);
+        partial_.reset();
+      }
+    }
+    return out->transactions_size() > 0;
+  }
+
+ private:
+  std::optional<v1::Transaction> partial_;
+};
+
+}  // namespace
+
 absl::Status Client::TxRange(
     const v1::TxRangeRequest& request,
     const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
@@ -366,7 +412,12 @@ absl::Status Client::TxRange(
       [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
         return StartStream(channel_.get(), "/mentat.v1.Mentat/TxRange", ctx, r);
       },
-      on_batch, call, false);
+      [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
+          const v1::TxRangeResponse& message) mutable {
+        v1::TxRangeResponse whole;
+        return !joiner.Join(message, &whole) || on_batch(whole);
+      },
+      call, false);
 }
 
 absl::Status Client::Subscribe(
@@ -379,7 +430,12 @@ absl::Status Client::Subscribe(
         return StartStream(channel_.get(), "/mentat.v1.Mentat/Subscribe", ctx,
                            r);
       },
-      on_batch, call, false);
+      [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
+          const v1::SubscribeResponse& message) mutable {
+        v1::SubscribeResponse whole;
+        return !joiner.Join(message, &whole) || on_batch(whole);
+      },
+      call, false);
 }
 
 }  // namespace mentat::client

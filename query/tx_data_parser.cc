@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "mentat/query/edn/edn_printer.h"
 #include "mentat/query/edn/edn_reader.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::query {
@@ -219,7 +220,8 @@ class TxDataParser {
       if (key.is_keyword() && !key.name().empty() && key.name()[0] == '_') {
         const std::string_view forward = key.name().substr(1);
         if (forward.empty()) {
-          return Error(key, Cat("invalid reverse attribute :", key.text()));
+          return Error(key,
+                       Cat("invalid reverse attribute :", Excerpt(key.text())));
         }
         reverse = true;
         attr = key.ns().empty() ? EntityRef::Ident(std::string(forward))
@@ -454,7 +456,7 @@ class TxDataParser {
       case EdnKind::kNil:
         return Error(v, "nil is not a value; use :db/retract");
       case EdnKind::kTagged:
-        return Error(v, Cat("unsupported tagged value #", v.text()));
+        return Error(v, Cat("unsupported tagged value #", Excerpt(v.text())));
       default:
         break;
     }

@@ -87,10 +87,12 @@ TEST_CASE("server: deleting a database ends its running streams (NOT_FOUND)") {
   TestServer t;
   CreateDatabase(t, "sales");
   Transact(t, kPeopleSchema, "sales");
-  // 20 transactions of 1,000 datoms (TxRange sends one a message): every
-  // stream below has far more to send than gRPC's flow-control windows
-  // let through before the client reads.
-  constexpr int kTxs = 20;
+  // 60 transactions of 1,000 datoms, read through a channel whose window
+  // does not grow: every stream below has far more to send (TxRange's
+  // messages hold up to 256 KiB, a few transactions) than gRPC's
+  // flow-control windows and the server's two queued messages let through
+  // before the client reads, however late the deletion lands.
+  constexpr int kTxs = 60;
   constexpr int kPeople = kTxs * 500;
   for (int i = 0; i < kTxs; ++i) Transact(t, People(i * 500, 500), "sales");
 
@@ -101,7 +103,8 @@ TEST_CASE("server: deleting a database ends its running streams (NOT_FOUND)") {
   query.set_query("[:find ?e ?n :where [?e :person/name ?n]]");
   query.set_batch_rows(10);
   auto query_ctx = Ctx();
-  auto query_stream = t.stub().Query(query_ctx.get(), query);
+  auto slow = OwnStub(t, 1);
+  auto query_stream = slow->Query(query_ctx.get(), query);
   pb::QueryResponse query_msg;
   REQUIRE(query_stream->Read(&query_msg));
 
@@ -110,14 +113,14 @@ TEST_CASE("server: deleting a database ends its running streams (NOT_FOUND)") {
   datoms.set_index(pb::AEVT);
   datoms.set_batch_size(10);
   auto datoms_ctx = Ctx();
-  auto datoms_stream = t.stub().Datoms(datoms_ctx.get(), datoms);
+  auto datoms_stream = slow->Datoms(datoms_ctx.get(), datoms);
   pb::DatomsResponse datoms_msg;
   REQUIRE(datoms_stream->Read(&datoms_msg));
 
   pb::TxRangeRequest range;
   range.set_database("sales");
   auto range_ctx = Ctx();
-  auto range_stream = t.stub().TxRange(range_ctx.get(), range);
+  auto range_stream = slow->TxRange(range_ctx.get(), range);
   pb::TxRangeResponse range_msg;
   REQUIRE(range_stream->Read(&range_msg));
 

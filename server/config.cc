@@ -222,6 +222,21 @@ const std::vector<Flag>& Flags() {
                  &ServerConfig::backup_dir),
       BoolFlag("create-default", "create the database \"default\" if missing",
                &ServerConfig::create_default_database),
+      IntFlag("max-connections",
+              "gRPC connections open at once before new ones are refused "
+              "(0: as many as descriptors allow)",
+              &ServerConfig::max_connections, 0, 1 << 30),
+      IntFlag("reserved-fds",
+              "descriptors kept free for the databases: connections that "
+              "would take them are refused",
+              &ServerConfig::reserved_fds, 0, 1 << 20),
+      SizeFlag("max-value-bytes",
+               "largest value in tx-data (0: a quarter of "
+               "--max-message-bytes; at most half of it)",
+               &ServerConfig::max_value_bytes),
+      IntFlag("reader-idle-ms",
+              "a spare reader thread exits after this long without work",
+              &ServerConfig::reader_idle_ms, 1, int64_t{1} << 40),
   };
   return *flags;
 }
@@ -378,7 +393,18 @@ absl::StatusOr<CommandLine> ParseCommandLine(
   if (c.listen.empty()) {
     return absl::InvalidArgumentError("--listen must not be empty");
   }
+  if (c.max_value_bytes > static_cast<size_t>(c.max_message_bytes) / 2) {
+    return absl::InvalidArgumentError(StrCat(
+        "--max-value-bytes (", c.max_value_bytes,
+        ") must be at most half of --max-message-bytes (", c.max_message_bytes,
+        "), so that every datom fits in a stream message"));
+  }
   return cl;
+}
+
+size_t MaxValueBytes(const ServerConfig& config) {
+  if (config.max_value_bytes > 0) return config.max_value_bytes;
+  return static_cast<size_t>(config.max_message_bytes) / 4;
 }
 
 std::map<std::string, std::string> ProcessEnvironment() {

@@ -5,6 +5,7 @@
 
 #include "internal/tx_applier.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
@@ -38,9 +39,7 @@ absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
   }
   StrAppend(&text, message);
   if (op != nullptr) {
-    std::string form = op->DebugString();
-    if (form.size() > 200) form = form.substr(0, 197) + "...";
-    StrAppend(&text, " in ", form);
+    StrAppend(&text, " in ", Excerpt(op->DebugString(), 200));
   }
   return absl::Status(code, text);
 }
@@ -74,7 +73,7 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       auto e = schema.EntityForIdent(ref.name);
       if (!e) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
-                       StrCat("unknown ident :", ref.name));
+                       StrCat("unknown ident :", Excerpt(ref.name)));
       }
       return EntitySlot{*e, -1};
     }
@@ -273,10 +272,11 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
           bool reverse = slash != std::string::npos &&
                          slash + 1 < op.a.name.size() &&
                          op.a.name[slash + 1] == '_';
-          return OpError(absl::StatusCode::kInvalidArgument, &op,
-                         reverse ? StrCat("reverse attribute :", op.a.name,
-                                          " is only allowed in map forms")
-                                 : StrCat("unknown attribute :", op.a.name));
+          return OpError(
+              absl::StatusCode::kInvalidArgument, &op,
+              reverse ? StrCat("reverse attribute :", Excerpt(op.a.name),
+                               " is only allowed in map forms")
+                      : StrCat("unknown attribute :", Excerpt(op.a.name)));
         }
       } else if (op.a.kind == EntityRef::Kind::kId) {
         attr = schema.FindAttribute(op.a.id);
@@ -370,8 +370,8 @@ absl::Status TxApplier::ResolveTempIds() {
       } else if (t.id != *holder) {
         return OpError(
             absl::StatusCode::kInvalidArgument, o.source,
-            StrCat("tempid \"", t.name, "\" upserts to two entities, ", t.id,
-                   " and ", *holder, " (through :", o.attr->ident, " ",
+            StrCat("tempid \"", Excerpt(t.name), "\" upserts to two entities, ",
+                   t.id, " and ", *holder, " (through :", o.attr->ident, " ",
                    v.DebugString(), ")"));
       }
     }

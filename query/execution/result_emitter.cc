@@ -88,6 +88,7 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   row.reserve(width_);
   for (size_t c = 0; c < width_; ++c) {
     if (plain_[c]) {
+      pending_bytes_ += columns[c]->text().size();
       row.push_back(ValueToEdn(*columns[c]));
       continue;
     }
@@ -124,9 +125,10 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   pending_.push_back(std::move(row));
   ++emitted_;
   const size_t batch = std::max<size_t>(1, ctx_->options().batch_rows);
-  if (pending_.size() >= batch) {
+  if (pending_.size() >= batch ||
+      pending_bytes_ >= ctx_->options().batch_bytes) {
     absl::Status s = Flush();
-    pending_.reserve(batch);
+    pending_.reserve(std::min<size_t>(batch, 1024));
     if (!s.ok()) return s;
   }
   if (limit_.has_value() && emitted_ >= static_cast<uint64_t>(*limit_)) {
@@ -215,6 +217,7 @@ absl::Status ResultEmitter::Finish() {
 absl::Status ResultEmitter::Flush() {
   absl::Status s = sink_->OnRows(std::move(pending_));
   pending_.clear();
+  pending_bytes_ = 0;
   if (pulled_memory_ != nullptr) {
     pulled_bytes_ = 0;
     pulled_memory_->Update(0).IgnoreError();  // a release cannot fail

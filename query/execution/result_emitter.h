@@ -18,8 +18,8 @@ namespace mentat::query::execution {
 // The last stage of a query: orders the result rows (:order), skips
 // :offset, stops at :limit (or after one row for tuple and scalar finds),
 // turns values into EDN (pulls included, :keys maps), and hands batches of
-// QueryOptions::batch_rows rows to the sink. Pulls run under the query's
-// limits (ExecContext); each pulled value is capped at
+// QueryOptions::batch_rows rows (or batch_bytes) to the sink. Pulls run
+// under the query's limits (ExecContext); each pulled value is capped at
 // QueryOptions::max_pull_bytes, and the pulled values of a batch count
 // against the memory budget until the sink has taken it.
 class ResultEmitter {
@@ -74,6 +74,7 @@ class ResultEmitter {
   // without Convert's checks and status.
   std::vector<bool> plain_;
   std::vector<Row> pending_;
+  size_t pending_bytes_ = 0;  // texts of pending_'s plain values
   std::vector<const storage::Value*> columns_;  // scratch for Output
   // With :order, every row waits here until Finish.
   std::vector<storage::Value> sorted_values_;

@@ -257,6 +257,25 @@ class ClientTest(unittest.TestCase):
     def test_ping_answers_with_the_version(self):
         self.assertTrue(self.c.ping().startswith("mentatd "))
 
+    def test_tx_range_and_subscribe_join_split_transactions(self):
+        # Three names of 1 MiB: the server sends this transaction in parts
+        # (its messages hold about 1 MiB); the client joins them.
+        names = ["a" * (1 << 20), "b" * (1 << 20), "c" * (1 << 20)]
+        r = self.c.transact("[" + " ".join(
+            '{:user/email "split%d@x.org" :user/name "%s"}' % (i, n)
+            for i, n in enumerate(names)) + "]")
+        txs = list(self.c.tx_range(r.tx, r.tx + 1))
+        self.assertEqual([t.tx for t in txs], [r.tx])
+        self.assertEqual(len(txs[0].datoms), r.datom_count)
+        got = sorted(d.v[0] for d in txs[0].datoms
+                     if isinstance(d.v, str) and len(d.v) == 1 << 20)
+        self.assertEqual(got, ["a", "b", "c"])
+        live = self.c.subscribe(from_tx=r.tx)
+        first = next(live)
+        live.close()
+        self.assertEqual(first.tx, r.tx)
+        self.assertEqual(len(first.datoms), r.datom_count)
+
 
 class ResumeTest(unittest.TestCase):
 

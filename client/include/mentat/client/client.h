@@ -137,14 +137,16 @@ class Client {
       const std::function<bool(const v1::DatomsResponse&)>& on_batch,
       const CallOptions& call = {});
 
-  // The transaction log between two transactions.
+  // The transaction log between two transactions. Each message `on_batch`
+  // sees holds whole transactions: the parts of a transaction the server
+  // split across messages (Transaction.continued) are joined first.
   absl::Status TxRange(
       const v1::TxRangeRequest& request,
       const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
       const CallOptions& call = {});
 
-  // Live transactions; runs until `on_batch` returns false, the call is
-  // cancelled (CANCELLED) or the server ends it.
+  // Live transactions, whole as in TxRange; runs until `on_batch` returns
+  // false, the call is cancelled (CANCELLED) or the server ends it.
   absl::Status Subscribe(
       const v1::SubscribeRequest& request,
       const std::function<bool(const v1::SubscribeResponse&)>& on_batch,

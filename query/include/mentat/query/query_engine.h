@@ -46,6 +46,10 @@ struct QueryOptions {
   size_t max_pull_bytes = size_t{256} << 20;
   // Rows per batch handed to the sink. Default: 1000.
   size_t batch_rows = 1000;
+  // A batch is also handed over once the texts of its plain values hold
+  // this many bytes, so that a batch of large values stays small (a query
+  // whose consumer waits holds one batch). Default: 1 MiB.
+  size_t batch_bytes = size_t{1} << 20;
   // Not read by Execute or Query, which never profile: a profile (rows and
   // time per operator) comes from Explain with `profile` set.
   bool profile = false;

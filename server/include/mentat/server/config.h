@@ -108,11 +108,32 @@ struct ServerConfig {
   // Creates "default" at startup when the data dir has no such database.
   bool create_default_database = true;
 
+  // Connections, values and idle threads.
+  // Most gRPC connections open at once; more are refused (closed at once:
+  // the client sees UNAVAILABLE). 0: as many as descriptors allow.
+  int max_connections = 0;
+  // Descriptors kept free below RLIMIT_NOFILE (mentatd raises its soft
+  // limit to the hard one at start): a connection that would take one of
+  // them is refused, so the databases can always open their files.
+  int reserved_fds = 64;
+  // Largest value (a string, keyword, bytes, bigint or bigdec) tx-data may
+  // hold; Transact and Import refuse larger ones with INVALID_ARGUMENT.
+  // 0: a quarter of max_message_bytes. At most half of it, so that every
+  // datom fits in a stream message (TxRange, Subscribe, Datoms).
+  size_t max_value_bytes = 0;
+  // A reader thread started for parked queries (beyond readers_per_node)
+  // exits after waiting this long for work (milliseconds).
+  int64_t reader_idle_ms = 10000;
+
   // For tests, not a flag: the RocksDB Env of every database's store
   // (storage/testing/fault_env.h injects I/O faults); not owned, outlives
   // the server. Null: RocksDB's default.
   rocksdb::Env* storage_env = nullptr;
 };
+
+// The value-size limit in effect: config.max_value_bytes, or a quarter of
+// config.max_message_bytes when that is 0.
+size_t MaxValueBytes(const ServerConfig& config);
 
 // What the command line asked for besides a configuration.
 struct CommandLine {
