@@ -46,9 +46,6 @@ struct QueryOptions {
   size_t max_pull_bytes = size_t{256} << 20;
   // Rows per batch handed to the sink. Default: 1000.
   size_t batch_rows = 1000;
-  // Not read by Execute or Query, which never profile: a profile (rows and
-  // time per operator) comes from Explain with `profile` set.
-  bool profile = false;
   // Answer counts the statistics know (`[:find ?v (count ?e) ...]` and
   // friends) from them instead of scanning. Off: always scan (benchmarks,
   // checks of the scan path). Default: on.
@@ -132,8 +129,8 @@ class QueryEngine {
 
   // The plan as text, with estimated rows per step; with profile, also
   // actual rows and time per operator after running it. The profiled run
-  // obeys `limits` (deadline, cancellation, memory budget; its profile and
-  // batch_rows are ignored) and fails as Execute does.
+  // obeys `limits` (deadline, cancellation, memory budget; its batch_rows
+  // is ignored) and fails as Execute does.
   absl::StatusOr<std::string> Explain(std::string_view text,
                                       const storage::DbView& view,
                                       const std::vector<edn::EdnValue>& inputs,
