@@ -32,4 +32,11 @@ absl::Status WriteFailure(const rocksdb::Status& s, std::string_view what,
   return absl::UnavailableError(StrCat(what, " failed: ", s.ToString()));
 }
 
+absl::Status ImportFailure(const rocksdb::Status& s, std::string_view what,
+                           std::string_view dir) {
+  if (s.ok()) return absl::OkStatus();
+  if (IsDiskFull(s)) return WriteFailure(s, what, dir);
+  return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
+}
+
 }  // namespace mentat::storage::internal

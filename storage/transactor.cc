@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
-#include "internal/group_batch.h"
+#include "internal/commit_batch.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
@@ -237,7 +237,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   const internal::TxState group_start = state_;
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
-  internal::GroupBatch batch(core_.get());
+  internal::CommitBatch batch(core_.get());
 
   std::vector<absl::StatusOr<TxReport>> results;
   results.reserve(group->size());

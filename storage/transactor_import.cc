@@ -1,11 +1,11 @@
-// Bulk import: the transactor's own apply path (TxApplier) over a
-// GroupBatch that collects writes for SST ingestion instead of a
+// Bulk import: the transactor's own apply path (TxApplier) over an
+// ImportBatch, which collects writes for SST ingestion instead of a
 // WriteBatch.
 
 #include <optional>
 
 #include "internal/coding.h"
-#include "internal/group_batch.h"
+#include "internal/import_batch.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/transactor.h"
@@ -59,8 +59,8 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
-  internal::GroupBatch batch(core_.get(), /*collect_runs=*/true,
-                             options.filter_bytes, options.summary_groups);
+  internal::ImportBatch batch(core_.get(), options.filter_bytes,
+                              options.summary_groups);
   CompactionPause pause(core_.get());
   internal::TxState chunk_start = state_;
   ImportReport report;

@@ -24,7 +24,7 @@ std::string SystemAttributeMessage(const Attribute& attr) {
                 "tx-data cannot write");
 }
 
-TxApplier::TxApplier(GroupBatch* group, const Statistics* group_stats,
+TxApplier::TxApplier(TxBatch* group, const Statistics* group_stats,
                      TxState* state, const StoreOptions& options)
     : group_(group),
       group_stats_(group_stats),

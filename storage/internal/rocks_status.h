@@ -20,6 +20,13 @@ namespace mentat::storage::internal {
                                         std::string_view what,
                                         std::string_view dir);
 
+// The status of a bulk import's `what` that failed with `s`: as
+// WriteFailure's ResourceExhausted naming `dir` on a full disk, else
+// Unavailable "WHAT: ...". OK for an OK `s`.
+[[nodiscard]] absl::Status ImportFailure(const rocksdb::Status& s,
+                                         std::string_view what,
+                                         std::string_view dir);
+
 }  // namespace mentat::storage::internal
 
 #endif  // MENTAT_STORAGE_INTERNAL_ROCKS_STATUS_H_

@@ -18,8 +18,8 @@ namespace mentat::storage {
 
 // The single writer of a store. Callers queue transactions; one thread
 // drains the queue into a group (up to StoreOptions::max_group_transactions
-// and max_group_datoms), applies each transaction on one GroupBatch
-// (internal/group_batch.h: a WriteBatch plus an index of the group's keys,
+// and max_group_datoms), applies each transaction on one CommitBatch
+// (internal/commit_batch.h: a WriteBatch plus an index of the group's keys,
 // read together with the DB, so each transaction sees the ones before it)
 // with a save point (a failing transaction is rolled back alone), writes
 // the group with one Write (synced when StoreOptions::sync_commits),

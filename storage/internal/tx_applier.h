@@ -7,8 +7,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "internal/group_batch.h"
 #include "internal/store_core.h"
+#include "internal/tx_batch.h"
 #include "internal/tx_state.h"
 #include "mentat/storage/tx_op.h"
 #include "mentat/storage/tx_report.h"
@@ -27,7 +27,7 @@ std::string SystemAttributeMessage(const Attribute& attr);
 class TxApplier {
  public:
   // `options` (tx_instant_max_skew_ms) must outlive the applier.
-  TxApplier(GroupBatch* group, const Statistics* group_stats, TxState* state,
+  TxApplier(TxBatch* group, const Statistics* group_stats, TxState* state,
             const StoreOptions& options);
 
   // On success the batch holds the transaction's writes, *state is
@@ -98,7 +98,7 @@ class TxApplier {
   absl::Status OpError(absl::StatusCode code, const TxOp* op,
                        const std::string& message) const;
 
-  GroupBatch* group_;
+  TxBatch* group_;
   const Statistics* group_stats_;
   TxState* state_;
   const StoreOptions& options_;

@@ -50,9 +50,6 @@ struct QueryOptions {
   // this many bytes, so that a batch of large values stays small (a query
   // whose consumer waits holds one batch). Default: 1 MiB.
   size_t batch_bytes = size_t{1} << 20;
-  // Not read by Execute or Query, which never profile: a profile (rows and
-  // time per operator) comes from Explain with `profile` set.
-  bool profile = false;
   // Answer counts the statistics know (`[:find ?v (count ?e) ...]` and
   // friends) from them instead of scanning. Off: always scan (benchmarks,
   // checks of the scan path). Default: on.
@@ -136,8 +133,8 @@ class QueryEngine {
 
   // The plan as text, with estimated rows per step; with profile, also
   // actual rows and time per operator after running it. The profiled run
-  // obeys `limits` (deadline, cancellation, memory budget; its profile and
-  // batch_rows are ignored) and fails as Execute does.
+  // obeys `limits` (deadline, cancellation, memory budget; its batch_rows
+  // is ignored) and fails as Execute does.
   absl::StatusOr<std::string> Explain(std::string_view text,
                                       const storage::DbView& view,
                                       const std::vector<edn::EdnValue>& inputs,
