@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/query/tx_data_parser.h"
 
 namespace {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::query {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::query {

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "google/protobuf/stubs/logging.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "tsan_handoff.h"
 

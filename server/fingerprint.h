@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::server {
 

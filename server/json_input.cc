@@ -3,10 +3,10 @@
 #include <simdjson.h>
 
 #include "absl/container/flat_hash_set.h"
-#include "mentat/query/edn/edn_inst.h"
-#include "mentat/query/edn/edn_tokens.h"
-#include "mentat/query/edn/edn_uuid.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_tokens.h"
+#include "mentat/edn/edn_uuid.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 #include "value_convert.h"

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/server/config.h"
 #include "mentat/storage/datom.h"
 #include "mentat/storage/value.h"

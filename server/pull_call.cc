@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "basis.h"
 #include "call.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/query/pull.h"
 #include "mentat/storage/str_cat.h"
 #include "query_limits.h"

@@ -4,9 +4,9 @@
 
 #include "absl/strings/escaping.h"
 #include "json_input.h"
-#include "mentat/query/edn/edn_reader.h"
-#include "mentat/query/edn/edn_uuid.h"
-#include "mentat/query/edn/utf8.h"
+#include "mentat/edn/edn_reader.h"
+#include "mentat/edn/edn_uuid.h"
+#include "mentat/edn/utf8.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 

@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "json_input.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/query/pull.h"
 #include "mentat/storage/entity_ids.h"
 

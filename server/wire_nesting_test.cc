@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 #include "value_convert.h"
 
 namespace mentat::server {

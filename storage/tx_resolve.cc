@@ -4,8 +4,8 @@
 #include <string>
 
 #include "internal/tx_applier.h"
+#include "mentat/base/excerpt.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 

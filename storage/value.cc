@@ -9,7 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 

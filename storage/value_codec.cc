@@ -38,7 +38,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "internal/coding.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
 
 namespace mentat::storage {
 namespace {

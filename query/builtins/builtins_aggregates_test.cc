@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "builtins/builtins_test_support.h"
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 
 namespace mentat::query::builtins::testing {
 namespace {

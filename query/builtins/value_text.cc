@@ -5,8 +5,8 @@
 #include <string_view>
 
 #include "absl/strings/escaping.h"
-#include "mentat/query/edn/edn_inst.h"
-#include "mentat/query/edn/edn_uuid.h"
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_uuid.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::query::builtins {

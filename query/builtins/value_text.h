@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/storage/value.h"
 
 namespace mentat::query::builtins {

@@ -15,9 +15,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::query::conformance {

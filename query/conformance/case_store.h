@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "conformance/case_file.h"
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/store.h"

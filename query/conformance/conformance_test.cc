@@ -25,7 +25,7 @@
 #include "conformance/case_file.h"
 #include "conformance/case_store.h"
 #include "conformance/result_match.h"
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/storage/db.h"
 #include "mentat/storage/str_cat.h"

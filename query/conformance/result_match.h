@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/query_engine.h"
 
 namespace mentat::query::conformance {

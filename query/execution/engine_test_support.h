@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/str_cat.h"

@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "execution/batch.h"
 #include "execution/exec_context.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "planner/plan.h"
 
 namespace mentat::query::execution {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/storage/db.h"
 #include "planner/explain.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "fuzz_store.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/query/pull.h"
 #include "mentat/query/pull_pattern.h"
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/storage/str_cat.h"
 
 namespace {

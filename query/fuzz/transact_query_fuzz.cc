@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "fuzz_store.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <utility>
 
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 

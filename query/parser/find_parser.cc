@@ -4,9 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/query/pull_pattern.h"
-#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 

@@ -3,9 +3,9 @@
 #include <string>
 #include <string_view>
 
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::query::parser {

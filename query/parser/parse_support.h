@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/ast.h"
-#include "mentat/query/edn/edn_value.h"
 
 namespace mentat::query::parser {
 

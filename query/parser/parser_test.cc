@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 #include "parser/parser_test_support.h"
 
 namespace mentat::query {

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/query/parser.h"
-#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "parser/clause_parser.h"
 #include "parser/find_parser.h"

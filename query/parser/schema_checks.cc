@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/functions.h"
-#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value.h"
 #include "parser/parse_support.h"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 

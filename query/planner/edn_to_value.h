@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/storage/schema.h"
 #include "mentat/storage/value.h"
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/ast.h"
-#include "mentat/query/edn/edn_value.h"
 #include "mentat/query/pull_pattern.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/schema.h"

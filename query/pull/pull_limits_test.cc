@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "execution/engine_test_support.h"
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/query/pull.h"
 
 namespace mentat::query {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::query {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 
 namespace mentat::query {
 namespace {

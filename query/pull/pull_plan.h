@@ -13,7 +13,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/pull_pattern.h"
 #include "mentat/storage/schema.h"
 

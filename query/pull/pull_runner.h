@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "execution/exec_context.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/storage/datom_cursor.h"
 #include "mentat/storage/db.h"
 #include "pull/pull_plan.h"

@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/storage/str_cat.h"
 #include "testing/store_fixture.h"
 

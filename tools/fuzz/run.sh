@@ -32,6 +32,7 @@ mkdir -p "$logs"
 failed=0
 for t in "${targets[@]}"; do
   module=query
+  [ "$t" = edn_reader_fuzz ] && module=edn
   [ "$t" = json_input_fuzz ] && module=server
   dict=tools/fuzz/edn.dict
   [ "$t" = json_input_fuzz ] && dict=tools/fuzz/json.dict

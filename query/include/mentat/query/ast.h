@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/pull_pattern.h"
 
 namespace mentat::query {

@@ -6,8 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/ast.h"
-#include "mentat/query/edn/edn_value.h"
 #include "mentat/storage/schema.h"
 
 namespace mentat::query {

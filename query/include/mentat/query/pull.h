@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/query/pull_pattern.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/storage/db.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::query {
 

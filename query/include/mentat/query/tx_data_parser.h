@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 #include "mentat/storage/tx_op.h"
 
 namespace mentat::query {

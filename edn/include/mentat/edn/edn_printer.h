@@ -1,10 +1,10 @@
-#ifndef MENTAT_QUERY_EDN_EDN_PRINTER_H_
-#define MENTAT_QUERY_EDN_EDN_PRINTER_H_
+#ifndef MENTAT_EDN_EDN_PRINTER_H_
+#define MENTAT_EDN_EDN_PRINTER_H_
 
 #include <cstddef>
 #include <string>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::edn {
 
@@ -36,4 +36,4 @@ std::string PrintEdnAbbreviated(const EdnValue& value, size_t max_bytes);
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_EDN_PRINTER_H_
+#endif  // MENTAT_EDN_EDN_PRINTER_H_

@@ -1,4 +1,4 @@
-#include "mentat/query/edn/edn_inst.h"
+#include "mentat/edn/edn_inst.h"
 
 #include <cstdio>
 #include <string>

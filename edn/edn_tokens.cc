@@ -1,11 +1,11 @@
-#include "mentat/query/edn/edn_tokens.h"
+#include "mentat/edn/edn_tokens.h"
 
 #include <charconv>
 #include <cstdint>
 #include <string>
 
-#include "mentat/query/edn/utf8.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/utf8.h"
 
 namespace mentat::edn {
 namespace {

@@ -1,14 +1,14 @@
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include "mentat/query/edn/edn_inst.h"
-#include "mentat/query/edn/edn_uuid.h"
-#include "mentat/query/edn/utf8.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_uuid.h"
+#include "mentat/edn/utf8.h"
 
 namespace mentat::edn {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_reader.h"
 
 namespace {
 

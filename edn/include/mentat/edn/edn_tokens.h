@@ -1,10 +1,10 @@
-#ifndef MENTAT_QUERY_EDN_EDN_TOKENS_H_
-#define MENTAT_QUERY_EDN_EDN_TOKENS_H_
+#ifndef MENTAT_EDN_EDN_TOKENS_H_
+#define MENTAT_EDN_EDN_TOKENS_H_
 
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::edn {
 
@@ -38,4 +38,4 @@ bool IsEdnNumberToken(std::string_view token);
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_EDN_TOKENS_H_
+#endif  // MENTAT_EDN_EDN_TOKENS_H_

@@ -1,5 +1,5 @@
-#ifndef MENTAT_QUERY_EDN_EDN_READER_H_
-#define MENTAT_QUERY_EDN_EDN_READER_H_
+#ifndef MENTAT_EDN_EDN_READER_H_
+#define MENTAT_EDN_EDN_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::edn {
 
@@ -112,4 +112,4 @@ class EdnReader {
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_EDN_READER_H_
+#endif  // MENTAT_EDN_EDN_READER_H_

@@ -1,5 +1,5 @@
-#ifndef MENTAT_QUERY_EDN_UTF8_H_
-#define MENTAT_QUERY_EDN_UTF8_H_
+#ifndef MENTAT_EDN_UTF8_H_
+#define MENTAT_EDN_UTF8_H_
 
 #include <cstdint>
 #include <string>
@@ -22,4 +22,4 @@ void AppendUtf8(uint32_t code_point, std::string* out);
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_UTF8_H_
+#endif  // MENTAT_EDN_UTF8_H_

@@ -1,6 +1,6 @@
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
 
-#include "mentat/storage/str_cat.h"
+#include <string>
 
 namespace mentat {
 
@@ -17,7 +17,8 @@ std::string_view ExcerptPrefix(std::string_view text, size_t max_bytes) {
 
 std::string ExcerptMarker(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return std::string();
-  return StrCat("\u2026(", text.size(), " bytes)");
+  // No StrCat: base sits below every module, storage's helpers included.
+  return "\u2026(" + std::to_string(text.size()) + " bytes)";
 }
 
 std::string Excerpt(std::string_view text, size_t max_bytes) {

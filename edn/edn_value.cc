@@ -1,4 +1,4 @@
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 #include <algorithm>
 #include <cmath>

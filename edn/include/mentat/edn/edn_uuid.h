@@ -1,5 +1,5 @@
-#ifndef MENTAT_QUERY_EDN_EDN_UUID_H_
-#define MENTAT_QUERY_EDN_EDN_UUID_H_
+#ifndef MENTAT_EDN_EDN_UUID_H_
+#define MENTAT_EDN_EDN_UUID_H_
 
 #include <string>
 #include <string_view>
@@ -19,4 +19,4 @@ std::string FormatUuid(std::string_view bytes);
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_EDN_UUID_H_
+#endif  // MENTAT_EDN_EDN_UUID_H_

@@ -1,4 +1,4 @@
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 
 #include <doctest/doctest.h>
 
@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "mentat/query/edn/edn_inst.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_uuid.h"
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_uuid.h"
 
 namespace mentat::edn {
 namespace {

@@ -1,4 +1,4 @@
-#include "mentat/query/edn/edn_uuid.h"
+#include "mentat/edn/edn_uuid.h"
 
 #include <cassert>
 

@@ -1,5 +1,5 @@
-#ifndef MENTAT_QUERY_EDN_EDN_VALUE_H_
-#define MENTAT_QUERY_EDN_EDN_VALUE_H_
+#ifndef MENTAT_EDN_EDN_VALUE_H_
+#define MENTAT_EDN_EDN_VALUE_H_
 
 #include <cassert>
 #include <cstdint>
@@ -212,4 +212,4 @@ struct EdnValueHash {
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_EDN_VALUE_H_
+#endif  // MENTAT_EDN_EDN_VALUE_H_

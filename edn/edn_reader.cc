@@ -1,4 +1,4 @@
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,12 +12,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
-#include "mentat/query/edn/edn_inst.h"
-#include "mentat/query/edn/edn_printer.h"
-#include "mentat/query/edn/edn_tokens.h"
-#include "mentat/query/edn/edn_uuid.h"
-#include "mentat/query/edn/utf8.h"
-#include "mentat/storage/excerpt.h"
+#include "mentat/base/excerpt.h"
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_tokens.h"
+#include "mentat/edn/edn_uuid.h"
+#include "mentat/edn/utf8.h"
 
 namespace mentat::edn {
 namespace {

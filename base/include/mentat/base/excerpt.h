@@ -1,5 +1,5 @@
-#ifndef MENTAT_STORAGE_EXCERPT_H_
-#define MENTAT_STORAGE_EXCERPT_H_
+#ifndef MENTAT_BASE_EXCERPT_H_
+#define MENTAT_BASE_EXCERPT_H_
 
 #include <cstddef>
 #include <string>
@@ -32,4 +32,4 @@ std::string ExcerptMarker(std::string_view text,
 
 }  // namespace mentat
 
-#endif  // MENTAT_STORAGE_EXCERPT_H_
+#endif  // MENTAT_BASE_EXCERPT_H_

@@ -1,4 +1,4 @@
-#include "mentat/query/edn/utf8.h"
+#include "mentat/edn/utf8.h"
 
 namespace mentat::edn {
 

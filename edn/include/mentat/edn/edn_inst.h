@@ -1,5 +1,5 @@
-#ifndef MENTAT_QUERY_EDN_EDN_INST_H_
-#define MENTAT_QUERY_EDN_EDN_INST_H_
+#ifndef MENTAT_EDN_EDN_INST_H_
+#define MENTAT_EDN_EDN_INST_H_
 
 #include <cstdint>
 #include <string>
@@ -33,4 +33,4 @@ std::string FormatInstant(int64_t micros);
 
 }  // namespace mentat::edn
 
-#endif  // MENTAT_QUERY_EDN_EDN_INST_H_
+#endif  // MENTAT_EDN_EDN_INST_H_

@@ -1,4 +1,4 @@
-#include "mentat/query/edn/edn_printer.h"
+#include "mentat/edn/edn_printer.h"
 
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 
 namespace mentat::edn {
 namespace {
