@@ -1,5 +1,6 @@
 #include "mentat/query/query_engine.h"
 
+#include <limits>
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
@@ -15,23 +16,15 @@ namespace mentat::query {
 
 using edn::EdnValue;
 
-class PreparedQuery {
- public:
-  PreparedQuery(std::string text, std::optional<EdnValue> rules,
-                std::unique_ptr<const planner::QueryPlan> plan)
-      : text_(std::move(text)),
-        rules_(std::move(rules)),
-        plan_(std::move(plan)) {}
+PreparedQuery::PreparedQuery(std::string text, std::optional<EdnValue> rules,
+                             QueryShape shape,
+                             std::unique_ptr<const planner::QueryPlan> plan)
+    : text_(std::move(text)),
+      rules_(std::move(rules)),
+      shape_(std::move(shape)),
+      plan_(std::move(plan)) {}
 
-  const std::string& text() const { return text_; }
-  const std::optional<EdnValue>& rules() const { return rules_; }
-  const planner::QueryPlan& plan() const { return *plan_; }
-
- private:
-  std::string text_;
-  std::optional<EdnValue> rules_;
-  std::unique_ptr<const planner::QueryPlan> plan_;
-};
+PreparedQuery::~PreparedQuery() = default;
 
 namespace {
 
@@ -45,6 +38,24 @@ int RulesPosition(const ParsedQuery& q) {
     ++pos;
   }
   return -1;
+}
+
+// The :in entries after the sources, the rules input included.
+int InputCount(const ParsedQuery& q) {
+  int n = 0;
+  for (const InputSpec& in : q.inputs) {
+    if (in.kind != InputSpec::Kind::kSource) ++n;
+  }
+  return n;
+}
+
+// The rows all the steps of the plan produce, estimated.
+double EstimatedRows(const planner::QueryPlan& plan) {
+  if (plan.shortcut.kind != planner::StatsShortcut::Kind::kNone) return 0;
+  if (!plan.tables.empty()) return std::numeric_limits<double>::infinity();
+  double rows = 0;
+  for (const planner::Step& step : plan.where.steps) rows += step.est_rows;
+  return rows;
 }
 
 bool SameRules(const std::optional<EdnValue>& a, const EdnValue* b) {
@@ -107,6 +118,7 @@ class CountingSink : public RowSink {
 struct QueryEngine::Cache {
   struct Entry {
     int rules_position = -1;
+    int inputs = 0;
     std::vector<std::shared_ptr<const PreparedQuery>> plans;
   };
   absl::Mutex mu;
@@ -154,10 +166,17 @@ absl::StatusOr<std::shared_ptr<const PreparedQuery>> QueryEngine::Prepare(
   absl::StatusOr<std::unique_ptr<planner::QueryPlan>> plan =
       planner::PlanQuery(*parsed, rule_list, schema, view.db().stats());
   if (!plan.ok()) return plan.status();
+  QueryShape shape;
+  shape.kind = (*plan)->find_kind;
+  shape.keyed = (*plan)->keys_kind != ParsedQuery::KeysKind::kNone;
+  shape.columns = (*plan)->columns;
+  shape.inputs = InputCount(*parsed);
+  shape.rules_index = RulesPosition(*parsed);
+  shape.estimated_rows = EstimatedRows(**plan);
   auto prepared = std::make_shared<const PreparedQuery>(
       std::string(text),
       rules != nullptr ? std::optional<EdnValue>(*rules) : std::nullopt,
-      *std::move(plan));
+      std::move(shape), *std::move(plan));
 
   absl::MutexLock lock(&cache_->mu);
   if (cache_->plans >= options_.plan_cache_entries &&
@@ -169,6 +188,7 @@ absl::StatusOr<std::shared_ptr<const PreparedQuery>> QueryEngine::Prepare(
   }
   Cache::Entry& entry = cache_->entries[key];
   entry.rules_position = RulesPosition(*parsed);
+  entry.inputs = InputCount(*parsed);
   auto& plans = entry.plans;
   for (auto it = plans.begin(); it != plans.end();) {
     if (SameRules((*it)->rules(), rules)) {
@@ -181,6 +201,52 @@ absl::StatusOr<std::shared_ptr<const PreparedQuery>> QueryEngine::Prepare(
   plans.push_back(prepared);
   ++cache_->plans;
   return prepared;
+}
+
+absl::StatusOr<std::shared_ptr<const PreparedQuery>> QueryEngine::PrepareCall(
+    std::string_view text, const storage::DbView& view,
+    std::vector<EdnValue>* inputs) {
+  const absl::string_view key(text.data(), text.size());
+  int expected = -1;
+  int rules_at = -1;
+  std::shared_ptr<const PreparedQuery> cached;
+  {
+    absl::MutexLock lock(&cache_->mu);
+    auto it = cache_->entries.find(key);
+    if (it != cache_->entries.end()) {
+      expected = it->second.inputs;
+      rules_at = it->second.rules_position;
+      if (static_cast<size_t>(expected) == inputs->size()) {
+        const EdnValue* rules =
+            rules_at >= 0 ? &(*inputs)[static_cast<size_t>(rules_at)] : nullptr;
+        for (const auto& p : it->second.plans) {
+          if (SameRules(p->rules(), rules) && Fresh(p->plan(), view)) {
+            cached = p;
+            break;
+          }
+        }
+      }
+    }
+  }
+  if (expected < 0) {
+    absl::StatusOr<ParsedQuery> parsed = ParseQuery(text);
+    if (!parsed.ok()) return parsed.status();
+    expected = InputCount(*parsed);
+    rules_at = RulesPosition(*parsed);
+  }
+  if (static_cast<size_t>(expected) != inputs->size()) {
+    return absl::InvalidArgumentError(StrCat(
+        "the query's :in takes ", expected,
+        " input(s) after its sources, the request has ", inputs->size()));
+  }
+  std::optional<EdnValue> rules;
+  if (rules_at >= 0) {
+    auto at = inputs->begin() + rules_at;
+    rules = std::move(*at);
+    inputs->erase(at);
+  }
+  if (cached != nullptr) return cached;
+  return Prepare(text, view, rules.has_value() ? &*rules : nullptr);
 }
 
 absl::Status QueryEngine::Execute(const PreparedQuery& query,

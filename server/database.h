@@ -106,6 +106,14 @@ class Database {
   // NOT_FOUND. Any thread; an atomic load.
   absl::Status CheckLive() const;
 
+  // Bulk imports run one at a time per database: BeginImport is true if
+  // no import was running (the caller now runs one and calls EndImport),
+  // false if one is. Any thread.
+  [[nodiscard]] bool BeginImport() {
+    return !importing_.exchange(true, std::memory_order_acq_rel);
+  }
+  void EndImport() { importing_.store(false, std::memory_order_release); }
+
   // Runs when the destructor is done, told whether the database was
   // deleted (the registry then removes its deletion marker and forgets the
   // name).
@@ -124,6 +132,7 @@ class Database {
   storage::EntityId request_id_attr_ = 0;
   storage::EntityId request_digest_attr_ = 0;
   std::atomic<bool> deleted_{false};
+  std::atomic<bool> importing_{false};
   std::function<void(bool deleted)> on_destroyed_;
 
   absl::Mutex listeners_mu_;

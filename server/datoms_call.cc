@@ -8,6 +8,8 @@
 #include "batch_stream.h"
 #include "call.h"
 #include "fingerprint.h"
+#include "mentat/storage/entity_resolution.h"
+#include "mentat/storage/index_range.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/str_cat.h"
 #include "message_size.h"
@@ -21,46 +23,25 @@ namespace {
 using storage::EntityId;
 using storage::IndexOrder;
 
-std::string_view StripColon(std::string_view s) {
-  if (s.starts_with(":")) s.remove_prefix(1);
-  return s;
-}
-
 // An entity position: an id, an ident keyword, or a lookup ref
 // [keyword value].
 absl::StatusOr<EntityId> EntityComponent(const v1::Value& v,
                                          const storage::DbView& view,
                                          std::string_view where) {
-  const storage::Schema& schema = view.schema();
   if (v.has_long_value()) return v.long_value();
   if (v.has_ref()) return v.ref();
   if (v.has_keyword()) {
-    std::string_view ident = StripColon(v.keyword());
-    auto e = schema.EntityForIdent(ident);
-    if (!e) {
-      return absl::NotFoundError(
-          StrCat(where, ": no entity has the ident :", ident));
-    }
-    return *e;
+    return storage::EntityOfIdent(view.schema(), v.keyword(), where);
   }
   if (v.has_list() && v.list().values_size() == 2 &&
       v.list().values(0).has_keyword()) {
-    std::string_view ident = StripColon(v.list().values(0).keyword());
-    const storage::Attribute* attr = schema.FindAttribute(ident);
-    if (attr == nullptr || attr->unique == storage::Unique::kNone) {
-      return absl::InvalidArgumentError(StrCat(
-          where, ": a lookup ref needs a :db/unique attribute, not :", ident));
-    }
+    auto attr = storage::LookupRefAttribute(
+        view.schema(), v.list().values(0).keyword(), where);
+    if (!attr.ok()) return attr.status();
     auto value =
-        ProtoToAttributeValue(v.list().values(1), *attr, schema, where);
+        ProtoToAttributeValue(v.list().values(1), **attr, view.schema(), where);
     if (!value.ok()) return value.status();
-    auto e = view.LookupUnique(attr->id, *value);
-    if (!e.ok()) return e.status();
-    if (!e->has_value()) {
-      return absl::NotFoundError(
-          StrCat(where, ": no entity has :", ident, " ", value->DebugString()));
-    }
-    return **e;
+    return storage::EntityOfLookupRef(view, **attr, *value, where);
   }
   return absl::InvalidArgumentError(
       StrCat(where, ": an entity is an id, an ident keyword or a lookup ref"));
@@ -68,29 +49,20 @@ absl::StatusOr<EntityId> EntityComponent(const v1::Value& v,
 
 absl::StatusOr<const storage::Attribute*> AttributeComponent(
     const v1::Value& v, const storage::Schema& schema, std::string_view where) {
-  const storage::Attribute* attr = nullptr;
   if (v.has_keyword()) {
-    attr = schema.FindAttribute(StripColon(v.keyword()));
-    if (attr == nullptr) {
-      return absl::InvalidArgumentError(
-          StrCat(where, ": unknown attribute :", StripColon(v.keyword())));
-    }
-    return attr;
+    return storage::AttributeOfIdent(schema, v.keyword(), where);
   }
   if (v.has_long_value() || v.has_ref()) {
-    const EntityId id = v.has_ref() ? v.ref() : v.long_value();
-    attr = schema.FindAttribute(id);
-    if (attr == nullptr) {
-      return absl::InvalidArgumentError(
-          StrCat(where, ": entity ", id, " is not an attribute"));
-    }
-    return attr;
+    return storage::AttributeOfId(
+        schema, v.has_ref() ? v.ref() : v.long_value(), where);
   }
   return absl::InvalidArgumentError(
       StrCat(where, ": an attribute is a keyword or an id"));
 }
 
-// The key prefix the components select in `order`.
+// The key prefix the components select in `order`: decodes each component
+// as its slot of the key asks (storage::SlotOf), then storage builds the
+// range.
 absl::StatusOr<std::string> PrefixFor(
     IndexOrder order,
     const google::protobuf::RepeatedPtrField<v1::Value>& comps,
@@ -99,99 +71,40 @@ absl::StatusOr<std::string> PrefixFor(
     return absl::InvalidArgumentError(
         StrCat("at most 3 components, got ", comps.size()));
   }
-  const storage::Schema& schema = view.schema();
-  std::string prefix;
-  const int n = comps.size();
-  switch (order) {
-    case IndexOrder::kEavt:
-    case IndexOrder::kAevt: {
-      const bool eavt = order == IndexOrder::kEavt;
-      EntityId e = 0;
-      const storage::Attribute* attr = nullptr;
-      for (int i = 0; i < std::min(n, 2); ++i) {
-        const bool entity_slot = eavt ? i == 0 : i == 1;
-        const std::string where = StrCat("component ", i + 1);
-        if (entity_slot) {
-          auto x = EntityComponent(comps[i], view, where);
-          if (!x.ok()) return x.status();
-          e = *x;
-        } else {
-          auto a = AttributeComponent(comps[i], schema, where);
-          if (!a.ok()) return a.status();
-          attr = *a;
-        }
+  storage::IndexComponents range;
+  range.count = comps.size();
+  for (int i = 0; i < comps.size(); ++i) {
+    const std::string where = StrCat("component ", i + 1);
+    switch (storage::SlotOf(order, i)) {
+      case storage::KeySlot::kEntity: {
+        auto e = EntityComponent(comps[i], view, where);
+        if (!e.ok()) return e.status();
+        range.entity = *e;
+        break;
       }
-      if (n == 0) return prefix;
-      if (n == 1) {
-        if (eavt) {
-          storage::EavtKey::EncodePrefix(e, &prefix);
-        } else {
-          storage::AevtKey::EncodePrefix(attr->id, &prefix);
-        }
-        return prefix;
+      case storage::KeySlot::kRefValue: {
+        auto e =
+            EntityComponent(comps[i], view, StrCat(where, " (a ref value)"));
+        if (!e.ok()) return e.status();
+        range.entity_value = *e;
+        break;
       }
-      if (n == 2) {
-        if (eavt) {
-          storage::EavtKey::EncodePrefix(e, attr->id, &prefix);
-        } else {
-          storage::AevtKey::EncodePrefix(attr->id, e, &prefix);
-        }
-        return prefix;
+      case storage::KeySlot::kAttribute: {
+        auto a = AttributeComponent(comps[i], view.schema(), where);
+        if (!a.ok()) return a.status();
+        range.attribute = *a;
+        break;
       }
-      auto v = ProtoToAttributeValue(comps[2], *attr, schema, "component 3");
-      if (!v.ok()) return v.status();
-      if (eavt) {
-        storage::EavtKey::Encode(e, attr->id, *v, &prefix);
-      } else {
-        storage::AevtKey::Encode(attr->id, e, *v, &prefix);
+      case storage::KeySlot::kValue: {
+        auto v = ProtoToAttributeValue(comps[i], *range.attribute,
+                                       view.schema(), where);
+        if (!v.ok()) return v.status();
+        range.value = *std::move(v);
+        break;
       }
-      return prefix;
-    }
-    case IndexOrder::kAvet: {
-      if (n == 0) return prefix;
-      auto attr = AttributeComponent(comps[0], schema, "component 1");
-      if (!attr.ok()) return attr.status();
-      if (n == 1) {
-        storage::AvetKey::EncodePrefix((*attr)->id, &prefix);
-        return prefix;
-      }
-      auto v = ProtoToAttributeValue(comps[1], **attr, schema, "component 2");
-      if (!v.ok()) return v.status();
-      if (n == 2) {
-        storage::AvetKey::EncodePrefix((*attr)->id, *v, &prefix);
-        return prefix;
-      }
-      auto e = EntityComponent(comps[2], view, "component 3");
-      if (!e.ok()) return e.status();
-      storage::AvetKey::Encode((*attr)->id, *v, *e, &prefix);
-      return prefix;
-    }
-    case IndexOrder::kVaet: {
-      if (n == 0) return prefix;
-      auto v = EntityComponent(comps[0], view, "component 1 (a ref value)");
-      if (!v.ok()) return v.status();
-      if (n == 1) {
-        storage::VaetKey::EncodePrefix(*v, &prefix);
-        return prefix;
-      }
-      auto attr = AttributeComponent(comps[1], schema, "component 2");
-      if (!attr.ok()) return attr.status();
-      if (!(*attr)->is_ref()) {
-        return absl::InvalidArgumentError(StrCat(
-            "component 2: VAET holds ref attributes only, :", (*attr)->ident,
-            " is not one"));
-      }
-      if (n == 2) {
-        storage::VaetKey::EncodePrefix(*v, (*attr)->id, &prefix);
-        return prefix;
-      }
-      auto e = EntityComponent(comps[2], view, "component 3");
-      if (!e.ok()) return e.status();
-      storage::VaetKey::Encode(*v, (*attr)->id, *e, &prefix);
-      return prefix;
     }
   }
-  return absl::InvalidArgumentError("unknown index");
+  return storage::IndexRangePrefix(order, range);
 }
 
 uint64_t RequestDigest(const v1::DatomsRequest& r) {

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "fault_env.h"
-#include "mentatd_process.h"
+#include "testing/mentatd_process.h"
 #include "test_support.h"
 
 namespace mentat::server::testing {

@@ -22,7 +22,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -44,16 +43,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kQueueTransactions = 256;
 // Transactions in flight at once in "transact" mode.
 constexpr size_t kTransactInFlight = 16;
-
-// The databases an import runs on (one at a time each).
-std::mutex& ActiveMutex() {
-  static std::mutex* mu = new std::mutex;
-  return *mu;
-}
-std::set<const Database*>& ActiveImports() {
-  static auto* active = new std::set<const Database*>;
-  return *active;
-}
 
 // True if the database holds nothing but the bootstrap schema and the
 // server's own schema (attributes in the mentat.tx namespace): reads the
@@ -464,24 +453,18 @@ void ImportReactor::OnFirstMessage(v1::ImportRequest request) {
     FinishWith(st, database.status(), nullptr);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(ActiveMutex());
-    if (!ActiveImports().insert(database->get()).second) {
-      FinishWith(st,
-                 absl::ResourceExhaustedError(
-                     StrCat("another import is running on database ",
-                            (*database)->name(), "; one at a time")),
-                 nullptr);
-      return;
-    }
+  if (!(*database)->BeginImport()) {
+    FinishWith(st,
+               absl::ResourceExhaustedError(
+                   StrCat("another import is running on database ",
+                          (*database)->name(), "; one at a time")),
+               nullptr);
+    return;
   }
   st->database = *std::move(database);
   auto empty = IsEmpty(*st->database);
   if (!empty.ok()) {
-    {
-      std::lock_guard<std::mutex> lock(ActiveMutex());
-      ActiveImports().erase(st->database.get());
-    }
+    st->database->EndImport();
     FinishWith(st, empty.status(), nullptr);
     return;
   }
@@ -497,10 +480,7 @@ void ImportReactor::OnFirstMessage(v1::ImportRequest request) {
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
                                                               st->start)
             .count());
-    {
-      std::lock_guard<std::mutex> lock(ActiveMutex());
-      ActiveImports().erase(st->database.get());
-    }
+    st->database->EndImport();
     if (out.status.ok()) {
       spdlog::info("import into {} ({}): {} transactions, {} datoms in {} ms",
                    st->database->name(), out.response.method(),

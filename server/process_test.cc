@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "mentatd_process.h"
+#include "testing/mentatd_process.h"
 #include "test_support.h"
 
 namespace mentat::server::testing {

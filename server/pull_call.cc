@@ -8,6 +8,7 @@
 #include "call.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/query/pull.h"
+#include "mentat/storage/entity_resolution.h"
 #include "mentat/storage/str_cat.h"
 #include "query_limits.h"
 #include "service.h"
@@ -41,53 +42,23 @@ absl::StatusOr<std::shared_ptr<const query::PullPattern>> PatternOf(
   return shared;
 }
 
-std::string_view StripColon(std::string_view s) {
-  if (s.starts_with(":")) s.remove_prefix(1);
-  return s;
-}
-
 // The entity an EntityRef names at `view`; NotFound if none.
 absl::StatusOr<storage::EntityId> ResolveEntity(const v1::EntityRef& ref,
                                                 const storage::DbView& view,
                                                 std::string_view where) {
-  const storage::Schema& schema = view.schema();
   switch (ref.kind_case()) {
     case v1::EntityRef::kId:
-      if (ref.id() < 0) {
-        return absl::InvalidArgumentError(
-            StrCat(where, ": entity id ", ref.id(), " is negative"));
-      }
-      return ref.id();
-    case v1::EntityRef::kIdent: {
-      std::string_view ident = StripColon(ref.ident());
-      auto e = schema.EntityForIdent(ident);
-      if (!e) {
-        return absl::NotFoundError(
-            StrCat(where, ": no entity has the ident :", ident));
-      }
-      return *e;
-    }
+      return storage::EntityOfId(ref.id(), where);
+    case v1::EntityRef::kIdent:
+      return storage::EntityOfIdent(view.schema(), ref.ident(), where);
     case v1::EntityRef::kLookup: {
-      std::string_view ident = StripColon(ref.lookup().attribute());
-      const storage::Attribute* attr = schema.FindAttribute(ident);
-      if (attr == nullptr) {
-        return absl::InvalidArgumentError(
-            StrCat(where, ": lookup ref on unknown attribute :", ident));
-      }
-      if (attr->unique == storage::Unique::kNone) {
-        return absl::InvalidArgumentError(StrCat(
-            where, ": lookup ref on :", ident, ", which is not :db/unique"));
-      }
-      auto v =
-          ProtoToAttributeValue(ref.lookup().value(), *attr, schema, where);
+      auto attr = storage::LookupRefAttribute(view.schema(),
+                                              ref.lookup().attribute(), where);
+      if (!attr.ok()) return attr.status();
+      auto v = ProtoToAttributeValue(ref.lookup().value(), **attr,
+                                     view.schema(), where);
       if (!v.ok()) return v.status();
-      auto e = view.LookupUnique(attr->id, *v);
-      if (!e.ok()) return e.status();
-      if (!e->has_value()) {
-        return absl::NotFoundError(
-            StrCat(where, ": no entity has :", ident, " ", v->DebugString()));
-      }
-      return **e;
+      return storage::EntityOfLookupRef(view, **attr, *v, where);
     }
     case v1::EntityRef::KIND_NOT_SET:
       break;

@@ -19,12 +19,10 @@
 
 #include <memory>
 
-#include "absl/container/flat_hash_map.h"
 #include "basis.h"
 #include "call.h"
 #include "fingerprint.h"
 #include "mentat/base/excerpt.h"
-#include "mentat/query/parser.h"
 #include "mentat/storage/str_cat.h"
 #include "message_size.h"
 #include "query_limits.h"
@@ -36,35 +34,6 @@
 namespace mentat::server {
 
 namespace {
-
-// What the server needs to know of a query's text beyond what the engine
-// takes: the find spec's shape and where the rules input sits.
-struct QueryShape {
-  query::FindSpec::Kind kind = query::FindSpec::Kind::kRelation;
-  int inputs = 0;        // :in entries after the sources
-  int rules_index = -1;  // among those, the `%` one
-};
-
-// Parsing a query's text costs a few microseconds; a small cache per reader
-// thread avoids it for repeated queries without any shared lock.
-absl::StatusOr<QueryShape> ShapeOf(const std::string& text) {
-  thread_local absl::flat_hash_map<std::string, QueryShape> cache;
-  if (auto it = cache.find(text); it != cache.end()) return it->second;
-  auto parsed = query::ParseQuery(text);
-  if (!parsed.ok()) return parsed.status();
-  QueryShape shape;
-  shape.kind = parsed->find.kind;
-  for (const query::InputSpec& in : parsed->inputs) {
-    if (in.kind == query::InputSpec::Kind::kSource) continue;
-    if (in.kind == query::InputSpec::Kind::kRules) {
-      shape.rules_index = shape.inputs;
-    }
-    ++shape.inputs;
-  }
-  if (cache.size() >= 512) cache.clear();
-  cache.emplace(text, shape);
-  return shape;
-}
 
 v1::FindKind ToProto(query::FindSpec::Kind kind) {
   switch (kind) {
@@ -80,32 +49,17 @@ v1::FindKind ToProto(query::FindSpec::Kind kind) {
   return v1::FIND_RELATION;
 }
 
-// The inputs as EDN, and the rules input taken out of them.
-struct QueryInputs {
+// The inputs as EDN, every one after the query's sources in :in order.
+absl::StatusOr<std::vector<edn::EdnValue>> ConvertInputs(
+    const google::protobuf::RepeatedPtrField<v1::Input>& inputs) {
   std::vector<edn::EdnValue> values;
-  std::optional<edn::EdnValue> rules;
-};
-
-absl::StatusOr<QueryInputs> ConvertInputs(
-    const google::protobuf::RepeatedPtrField<v1::Input>& inputs,
-    const QueryShape& shape) {
-  if (inputs.size() != shape.inputs) {
-    return absl::InvalidArgumentError(
-        StrCat("the query's :in takes ", shape.inputs,
-               " input(s) after its sources, the request has ", inputs.size()));
-  }
-  QueryInputs out;
-  out.values.reserve(inputs.size());
+  values.reserve(inputs.size());
   for (int i = 0; i < inputs.size(); ++i) {
     auto v = InputToEdn(inputs[i], StrCat("input ", i + 1));
     if (!v.ok()) return v.status();
-    if (i == shape.rules_index) {
-      out.rules = *std::move(v);
-    } else {
-      out.values.push_back(*std::move(v));
-    }
+    values.push_back(*std::move(v));
   }
-  return out;
+  return values;
 }
 
 // The request's fingerprint: what a resume token must match.
@@ -186,7 +140,7 @@ class QueryReactor : public StreamReactor {
     Ref();
     sc().readers.Post([this] {
       absl::Status s = Run();
-      sc().metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
+      ReleaseQuerySlot(sc().metrics);
       Done(s);
       Unref();
     });
@@ -367,14 +321,11 @@ absl::Status QueryReactor::Run() {
   if (!resolved.ok()) return resolved.status();
   db_ = resolved->db;
 
-  auto shape = ShapeOf(request_.query());
-  if (!shape.ok()) return shape.status();
-  auto inputs = ConvertInputs(request_.inputs(), *shape);
+  auto inputs = ConvertInputs(request_.inputs());
   if (!inputs.ok()) return inputs.status();
-
-  auto prepared = sc().engine.Prepare(
-      request_.query(), resolved->view,
-      inputs->rules.has_value() ? &*inputs->rules : nullptr);
+  // The engine parses the text once (cached) and takes the rules input out.
+  auto prepared =
+      sc().engine.PrepareCall(request_.query(), resolved->view, &*inputs);
   if (!prepared.ok()) return prepared.status();
 
   QueryLimits limits(config, started, deadline(), request_.timeout_ms(),
@@ -392,11 +343,11 @@ absl::Status QueryReactor::Run() {
   options.batch_rows = std::min<size_t>(batch_rows, 1000);
   options.batch_bytes = TargetMessageBytes(config);
 
-  StreamSink sink(this, request_, ToProto(shape->kind), resolved->basis_tx,
-                  resolved->basis_tx, digest, resuming ? &token : nullptr,
-                  batch_rows);
-  absl::Status s = sc().engine.Execute(**prepared, resolved->view,
-                                       inputs->values, options, &sink);
+  StreamSink sink(this, request_, ToProto((*prepared)->shape().kind),
+                  resolved->basis_tx, resolved->basis_tx, digest,
+                  resuming ? &token : nullptr, batch_rows);
+  absl::Status s =
+      sc().engine.Execute(**prepared, resolved->view, *inputs, options, &sink);
   if (sink.limit_reached()) s = absl::OkStatus();
   if (s.ok()) s = sink.Finish();
   s = limits.Outcome(s);
@@ -430,16 +381,7 @@ Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req) {
       s = db.status();
     }
   }
-  if (s.ok()) {
-    const int64_t running =
-        sc.metrics.running_queries.fetch_add(1, std::memory_order_relaxed);
-    if (running >= sc.config.max_concurrent_queries) {
-      sc.metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
-      s = absl::ResourceExhaustedError(StrCat(
-          "the server runs its maximum of ", sc.config.max_concurrent_queries,
-          " concurrent queries; retry later"));
-    }
-  }
+  if (s.ok()) s = TakeQuerySlot(sc.config, sc.metrics);
   if (!s.ok()) {
     reactor->Done(s);
     return reactor;
@@ -461,15 +403,8 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   if (!database.ok()) return FinishNow(call, database.status());
   const bool profile = request->profile();
   if (profile) {
-    const int64_t running =
-        sc.metrics.running_queries.fetch_add(1, std::memory_order_relaxed);
-    if (running >= sc.config.max_concurrent_queries) {
-      sc.metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
-      return FinishNow(call, absl::ResourceExhaustedError(
-                                 StrCat("the server runs its maximum of ",
-                                        sc.config.max_concurrent_queries,
-                                        " concurrent queries; retry later")));
-    }
+    s = TakeQuerySlot(sc.config, sc.metrics);
+    if (!s.ok()) return FinishNow(call, s);
   }
   sc.readers.Post([call, request, profile, database = *std::move(database)] {
     ServiceContext& sc = call.sc();
@@ -496,9 +431,7 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
       return response;
     };
     absl::StatusOr<v1::ExplainResponse> response = run();
-    if (profile) {
-      sc.metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
-    }
+    if (profile) ReleaseQuerySlot(sc.metrics);
     if (response.ok()) {
       call.Finish(absl::OkStatus(), &*response);
     } else {

@@ -80,4 +80,18 @@ absl::Status QueryLimits::Outcome(const absl::Status& status) const {
       StrCat("the ", what_, "'s deadline passed"));
 }
 
+absl::Status TakeQuerySlot(const ServerConfig& config, Metrics& metrics) {
+  const int64_t running =
+      metrics.running_queries.fetch_add(1, std::memory_order_relaxed);
+  if (running < config.max_concurrent_queries) return absl::OkStatus();
+  metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
+  return absl::ResourceExhaustedError(
+      StrCat("the server runs its maximum of ", config.max_concurrent_queries,
+             " concurrent queries; retry later"));
+}
+
+void ReleaseQuerySlot(Metrics& metrics) {
+  metrics.running_queries.fetch_sub(1, std::memory_order_relaxed);
+}
+
 }  // namespace mentat::server

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/server/config.h"
+#include "metrics.h"
 
 namespace mentat::server {
 
@@ -55,6 +56,14 @@ class QueryLimits {
   Source source_ = Source::kNone;
   std::string what_;
 };
+
+// Admission to --max-concurrent-queries, for every call that runs a query
+// (Query, profiled Explain): takes one slot, or returns ResourceExhausted
+// when all are taken. A taken slot is given back with ReleaseQuerySlot when
+// the query ends. Any thread.
+[[nodiscard]] absl::Status TakeQuerySlot(const ServerConfig& config,
+                                         Metrics& metrics);
+void ReleaseQuerySlot(Metrics& metrics);
 
 }  // namespace mentat::server
 

@@ -9,7 +9,8 @@
 #include "call.h"
 #include "fingerprint.h"
 #include "mentat/query/tx_data_parser.h"
-#include "mentat/storage/keys.h"
+#include "mentat/storage/entity_resolution.h"
+#include "mentat/storage/index_range.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
@@ -140,12 +141,18 @@ absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
     Database& database, const std::string& id) {
   std::shared_ptr<const storage::Db> db = database.Latest();
   storage::DbView view(db, storage::Basis::Current());
-  std::string prefix;
-  storage::AvetKey::EncodePrefix(database.request_id_attr(),
-                                 storage::Value::String(id), &prefix);
+  auto attr = storage::AttributeOfId(view.schema(), database.request_id_attr(),
+                                     "the request id attribute");
+  if (!attr.ok()) return attr.status();
+  storage::IndexComponents range;
+  range.count = 2;
+  range.attribute = *attr;
+  range.value = storage::Value::String(id);
+  auto prefix = storage::IndexRangePrefix(storage::IndexOrder::kAvet, range);
+  if (!prefix.ok()) return prefix.status();
   auto cursor = view.NewCursor(storage::IndexOrder::kAvet);
   storage::EntityId tx = 0;
-  for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+  for (cursor->Seek(*prefix); cursor->Valid(); cursor->Next()) {
     tx = std::max(tx, cursor->datom().e);
   }
   if (!cursor->status().ok()) return cursor->status();

@@ -134,3 +134,59 @@ TEST_CASE("engine: as_of, since and history") {
 
 }  // namespace
 }  // namespace mentat::query
+
+namespace mentat::query {
+namespace {
+
+// PrepareCall: the server's one parse of a query. It checks the inputs'
+// count, takes the rules input out and reports the query's shape.
+TEST_CASE("engine: PrepareCall reports the shape and takes the rules out") {
+  engine_testing::EngineFixture f;
+  engine_testing::LoadIssues(f);
+  const std::string text =
+      "[:find [?t ...] :in $ % ?email :where [?u :user/email ?email] "
+      "(reported ?i ?u) [?i :issue/title ?t]]";
+  std::vector<edn::EdnValue> inputs = engine_testing::Inputs(
+      R"([[[(reported ?i ?u) [?i :issue/reporter ?u]]] "carol@x.org"])");
+  REQUIRE(inputs.size() == 2);
+  for (int round = 0; round < 2; ++round) {  // a miss, then the cache
+    std::vector<edn::EdnValue> call = inputs;
+    auto prepared = f.engine().PrepareCall(text, f.View(), &call);
+    REQUIRE_MESSAGE(prepared.ok(), prepared.status().ToString());
+    const QueryShape& shape = (*prepared)->shape();
+    CHECK(shape.kind == FindSpec::Kind::kCollection);
+    CHECK(shape.columns == std::vector<std::string>{"?t"});
+    CHECK(shape.inputs == 2);
+    CHECK(shape.rules_index == 0);
+    REQUIRE(call.size() == 1);  // the rules went out
+    CHECK(call[0] == inputs[1]);
+    struct Collect : RowSink {
+      absl::Status OnColumns(const std::vector<std::string>&) override {
+        return absl::OkStatus();
+      }
+      absl::Status OnRows(std::vector<Row>&& rows) override {
+        n += rows.size();
+        return absl::OkStatus();
+      }
+      size_t n = 0;
+    } sink;
+    REQUIRE(f.engine().Execute(**prepared, f.View(), call, {}, &sink).ok());
+    CHECK(sink.n == 1);
+  }
+  std::vector<edn::EdnValue> one = {inputs[1]};
+  absl::Status s = f.engine().PrepareCall(text, f.View(), &one).status();
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(s.message() ==
+        "the query's :in takes 2 input(s) after its sources, the request "
+        "has 1");
+  std::vector<edn::EdnValue> none;
+  auto plain = f.engine().PrepareCall(
+      "[:find (count ?e) . :where [?e :user/email]]", f.View(), &none);
+  REQUIRE(plain.ok());
+  CHECK((*plain)->shape().kind == FindSpec::Kind::kScalar);
+  CHECK((*plain)->shape().rules_index == -1);
+  CHECK((*plain)->shape().inputs == 0);
+}
+
+}  // namespace
+}  // namespace mentat::query

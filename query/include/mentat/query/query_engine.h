@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,9 +70,48 @@ class RowSink {
   virtual absl::Status OnRows(std::vector<Row>&& rows) = 0;
 };
 
+namespace planner {
+struct QueryPlan;
+}
+
+// What a query's text says of its results and of the inputs it takes.
+struct QueryShape {
+  FindSpec::Kind kind = FindSpec::Kind::kRelation;
+  // With :keys/:strs/:syms each row holds one value: the row as a map.
+  bool keyed = false;
+  // One name per :find element ("?e", "(count ?i)"), as OnColumns gets.
+  std::vector<std::string> columns;
+  // The :in entries after the sources, the rules input included.
+  int inputs = 0;
+  // Where among those the rules input (%) sits, or -1.
+  int rules_index = -1;
+  // The planner's estimate of the rows its steps produce in all (0 for a
+  // count the statistics answer), or infinity when rules are involved: a
+  // hint of how long it runs (the server runs small queries inline).
+  double estimated_rows = 0;
+};
+
 // A parsed, validated and planned query, ready to run on any DbView whose
 // schema it was planned for. Immutable; share it between threads.
-class PreparedQuery;
+class PreparedQuery {
+ public:
+  PreparedQuery(std::string text, std::optional<edn::EdnValue> rules,
+                QueryShape shape,
+                std::unique_ptr<const planner::QueryPlan> plan);
+  ~PreparedQuery();
+
+  const QueryShape& shape() const { return shape_; }
+  const std::string& text() const { return text_; }
+  const std::optional<edn::EdnValue>& rules() const { return rules_; }
+  // The engine's own: the plan Execute runs.
+  const planner::QueryPlan& plan() const { return *plan_; }
+
+ private:
+  std::string text_;
+  std::optional<edn::EdnValue> rules_;
+  QueryShape shape_;
+  std::unique_ptr<const planner::QueryPlan> plan_;
+};
 
 // Everything a query returned, collected (for tests, the CLI, small
 // results).
@@ -106,6 +146,15 @@ class QueryEngine {
   absl::StatusOr<std::shared_ptr<const PreparedQuery>> Prepare(
       std::string_view text, const storage::DbView& view,
       const edn::EdnValue* rules = nullptr);
+
+  // Prepares `text` for a call whose `inputs` are every :in value after
+  // the sources, the rules input included, in :in order: checks their
+  // count against the query's :in (InvalidArgument naming both), takes the
+  // rules input out of `*inputs` and prepares for it. What is left in
+  // `*inputs` is what Execute takes. One plan-cache lookup when cached.
+  absl::StatusOr<std::shared_ptr<const PreparedQuery>> PrepareCall(
+      std::string_view text, const storage::DbView& view,
+      std::vector<edn::EdnValue>* inputs);
 
   // Runs a prepared query. `inputs` are the :in values after the sources
   // and rules, in order (scalars, tuples as vectors, collections as

@@ -1,5 +1,5 @@
-#ifndef MENTAT_SERVER_MENTATD_PROCESS_H_
-#define MENTAT_SERVER_MENTATD_PROCESS_H_
+#ifndef MENTAT_SERVER_TESTING_MENTATD_PROCESS_H_
+#define MENTAT_SERVER_TESTING_MENTATD_PROCESS_H_
 
 // Test support: mentatd as a child process (the process and crash tests).
 
@@ -128,4 +128,4 @@ class MentatdProcess {
 
 }  // namespace mentat::server::testing
 
-#endif  // MENTAT_SERVER_MENTATD_PROCESS_H_
+#endif  // MENTAT_SERVER_TESTING_MENTATD_PROCESS_H_
