@@ -370,6 +370,50 @@ TEST_CASE("edn reader: #inst") {
               "line 1, column 7: invalid #inst \"2016-12-31T23:59:60Z\": leap "
               "seconds are not supported");
   CHECK_ERROR("#inst \"2025-01-01T00:00:00+25:00\"", "line 1, column 7");
+  // Dates and times that name no instant are refused with the reason,
+  // never moved to a nearby one (issue 16 item 16: the shell's own parser,
+  // now gone, read 2025-02-31 as March 3).
+  CHECK_ERROR("#inst \"2025-02-31\"",
+              "line 1, column 7: invalid #inst \"2025-02-31\": day 31 is out "
+              "of range (1-28)");
+  CHECK_ERROR("#inst \"2100-02-29\"",
+              "line 1, column 7: invalid #inst \"2100-02-29\": day 29 is out "
+              "of range (1-28)");
+  CHECK_ERROR("#inst \"2025-00-10\"",
+              "line 1, column 7: invalid #inst \"2025-00-10\": month 0 is out "
+              "of range (1-12)");
+  CHECK_ERROR("#inst \"2025-01-00\"",
+              "line 1, column 7: invalid #inst \"2025-01-00\": day 0 is out of "
+              "range (1-31)");
+  CHECK_ERROR("#inst \"2025-06-31T00:00Z\"",
+              "line 1, column 7: invalid #inst \"2025-06-31T00:00Z\": day 31 "
+              "is out of range (1-30)");
+  CHECK_ERROR("#inst \"2025-01-01T24:00\"",
+              "line 1, column 7: invalid #inst \"2025-01-01T24:00\": hour 24 "
+              "is out of range (0-23)");
+  CHECK_ERROR("#inst \"2025-01-01T00:00:61Z\"",
+              "line 1, column 7: invalid #inst \"2025-01-01T00:00:61Z\": "
+              "second 61 is out of range (0-59)");
+  CHECK_ERROR("#inst \"2025-06-30T23:59:60+01:00\"",
+              "line 1, column 7: invalid #inst \"2025-06-30T23:59:60+01:00\": "
+              "leap seconds are not supported");
+  CHECK_ERROR("#inst \"2025-01-01T00:00:00+24:00\"",
+              "line 1, column 7: invalid #inst \"2025-01-01T00:00:00+24:00\": "
+              "offset hour 24 is out of range (0-23)");
+  CHECK_ERROR("#inst \"2025-01-01T00:00:00-01:60\"",
+              "line 1, column 7: invalid #inst \"2025-01-01T00:00:00-01:60\": "
+              "offset minute 60 is out of range (0-59)");
+  CHECK_ERROR("#inst \"2025-01-01T00:00:00+0100\"",
+              "line 1, column 7: invalid #inst \"2025-01-01T00:00:00+0100\": "
+              "expected ':' in the offset");
+  CHECK_ERROR("#inst \"2025-01-01+01:00\"",
+              "line 1, column 7: invalid #inst \"2025-01-01+01:00\": expected "
+              "the end, or '-'");
+  CHECK(Read("#inst \"2400-02-29\"").is_inst());
+  // The extreme offsets that exist, and an offset across a year's end.
+  CHECK(Read("#inst \"2025-01-01T00:00:00+23:59\"").is_inst());
+  CHECK(Read("#inst \"2024-12-31T23:00:00-01:00\"").as_inst_micros() ==
+        1735689600000000LL);
   CHECK_ERROR("#inst \"2025-1-01\"", "line 1, column 7: invalid #inst");
   CHECK_ERROR("#inst \"25-01-01\"", "line 1, column 7: invalid #inst");
   CHECK_ERROR("#inst \"2025-01-01T00:00:00Zjunk\"", "line 1, column 7");

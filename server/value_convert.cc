@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "absl/strings/escaping.h"
-#include "json_input.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/edn/edn_uuid.h"
+#include "mentat/edn/json_edn.h"
 #include "mentat/edn/utf8.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
@@ -290,7 +290,8 @@ absl::StatusOr<EdnValue> InputToEdn(const pb::Input& input,
     case pb::Input::kValue:
       return ProtoToEdn(input.value(), where);
     case pb::Input::kJson:
-      return JsonToEdn(input.json(), where);
+      return edn::JsonToEdn(input.json(), where,
+                            edn::JsonReadOptions{.max_depth = kMaxInputDepth});
     case pb::Input::KIND_NOT_SET:
       break;
   }

@@ -4,31 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/utf8.h"
+
 namespace mentat::cli {
 namespace {
-
-constexpr int64_t kMicrosPerSecond = 1000000;
-constexpr int64_t kSecondsPerDay = 86400;
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
-// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
-// civil_from_days algorithm, restated).
-void CivilFromDays(int64_t z, int64_t* year, int* month, int* day) {
-  z += 719468;
-  const int64_t era = FloorDiv(z, 146097);
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  *day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  *month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  *year = yoe + era * 400 + (*month <= 2 ? 1 : 0);
-}
 
 void AppendDouble(double d, std::string* out) {
   char buf[32];
@@ -37,70 +18,6 @@ void AppendDouble(double d, std::string* out) {
   const std::string_view text(buf, ptr - buf);
   out->append(text);
   if (text.find_first_of(".e") == std::string_view::npos) out->append(".0");
-}
-
-void AppendEdnString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x",
-                        static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out->append(buf);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not valid.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t len;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  return len;
 }
 
 void AppendTagged(std::string_view tag, std::string_view text,
@@ -193,33 +110,6 @@ Cell Cell::Collection(Kind kind, std::vector<Cell> items) {
   return c;
 }
 
-std::string FormatInstant(int64_t micros) {
-  const int64_t seconds = FloorDiv(micros, kMicrosPerSecond);
-  const int64_t fraction = micros - seconds * kMicrosPerSecond;
-  const int64_t days = FloorDiv(seconds, kSecondsPerDay);
-  const int64_t second_of_day = seconds - days * kSecondsPerDay;
-  int64_t year;
-  int month, day;
-  CivilFromDays(days, &year, &month, &day);
-  char buf[64];
-  int len = std::snprintf(buf, sizeof buf, "%04lld-%02d-%02dT%02d:%02d:%02d",
-                          static_cast<long long>(year), month, day,
-                          static_cast<int>(second_of_day / 3600),
-                          static_cast<int>(second_of_day / 60 % 60),
-                          static_cast<int>(second_of_day % 60));
-  if (fraction != 0) {
-    if (fraction % 1000 == 0) {
-      len += std::snprintf(buf + len, sizeof buf - len, ".%03lld",
-                           static_cast<long long>(fraction / 1000));
-    } else {
-      len += std::snprintf(buf + len, sizeof buf - len, ".%06lld",
-                           static_cast<long long>(fraction));
-    }
-  }
-  std::snprintf(buf + len, sizeof buf - len, "Z");
-  return buf;
-}
-
 std::string Base64(std::string_view raw) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -264,16 +154,10 @@ void AppendEdn(const Cell& cell, std::string* out) {
       out->append(std::to_string(cell.number));
       return;
     case Kind::kDouble:
-      if (std::isnan(cell.real)) {
-        out->append("##NaN");
-      } else if (std::isinf(cell.real)) {
-        out->append(cell.real > 0 ? "##Inf" : "##-Inf");
-      } else {
-        AppendDouble(cell.real, out);
-      }
+      edn::PrintEdnTo(edn::EdnValue::Float(cell.real), out);
       return;
     case Kind::kString:
-      AppendEdnString(cell.text, out);
+      edn::PrintEdnTo(edn::EdnValue::String(cell.text), out);
       return;
     case Kind::kKeyword:
       out->push_back(':');
@@ -283,9 +167,7 @@ void AppendEdn(const Cell& cell, std::string* out) {
       out->append(cell.text);
       return;
     case Kind::kInstant:
-      out->append("#inst \"");
-      out->append(FormatInstant(cell.number));
-      out->push_back('"');
+      edn::PrintEdnTo(edn::EdnValue::Inst(cell.number), out);
       return;
     case Kind::kUuid:
       out->append("#uuid \"");
@@ -345,7 +227,9 @@ void AppendJsonString(std::string_view s, std::string* out) {
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      const size_t len = Utf8Length(s, i);
+      uint32_t code_point;
+      const int len =
+          edn::DecodeUtf8(s.data() + i, s.data() + s.size(), &code_point);
       if (len == 0) {
         out->append("\\ufffd");
         ++i;
@@ -417,7 +301,7 @@ void AppendJson(const Cell& cell, std::string* out) {
       AppendJsonString(cell.text, out);
       return;
     case Kind::kInstant:
-      AppendTagged("#inst", FormatInstant(cell.number), out);
+      AppendTagged("#inst", edn::FormatInstant(cell.number), out);
       return;
     case Kind::kUuid:
       AppendTagged("#uuid", cell.text, out);
@@ -475,7 +359,7 @@ std::string ToPlainText(const Cell& cell) {
     case Cell::Kind::kString:
       return cell.text;
     case Cell::Kind::kInstant:
-      return FormatInstant(cell.number);
+      return edn::FormatInstant(cell.number);
     case Cell::Kind::kUuid:
       return cell.text;
     default:

@@ -61,10 +61,9 @@ struct Cell {
   }
 };
 
-// "2025-03-01T12:00:00Z", with .mmm or .uuuuuu when the fraction is not 0.
-std::string FormatInstant(int64_t micros);
-
-// EDN text of a cell ("#inst \"...\"", strings quoted and escaped).
+// EDN text of a cell, printed by the shared printer (mentat/edn) so that
+// it reads back: "#inst \"...\"", strings quoted and escaped. Refs print
+// as their ids, bytes as #bytes "base64".
 void AppendEdn(const Cell& cell, std::string* out);
 std::string ToEdn(const Cell& cell);
 

@@ -1,6 +1,6 @@
 #include "shell/error_display.h"
 
-#include "shell/edn_scan.h"
+#include "mentat/edn/edn_scan.h"
 
 namespace mentat::cli {
 namespace {
@@ -80,12 +80,12 @@ std::string RenderError(std::string_view message, const ErrorContext& ctx) {
   const size_t request_offset = ctx.request_offset < ctx.input.size()
                                     ? ctx.request_offset
                                     : ctx.input.size();
-  const TextPosition base = PositionAt(ctx.input, request_offset);
+  const edn::EdnPosition base = edn::EdnPositionAt(ctx.input, request_offset);
   const uint32_t line = base.line + pos->line - 1;
   const uint32_t column =
       pos->line == 1 ? base.column + pos->column - 1 : pos->column;
-  const size_t at = OffsetAt(ctx.input, line, column);
-  const TextPosition actual = PositionAt(ctx.input, at);
+  const size_t at = edn::EdnOffsetAt(ctx.input, {line, column});
+  const edn::EdnPosition actual = edn::EdnPositionAt(ctx.input, at);
   if (actual.line != line) {
     out.append(message);
     out.push_back('\n');

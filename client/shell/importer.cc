@@ -19,9 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "shell/edn_scan.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_scan.h"
+#include "mentat/edn/json_edn.h"
 #include "shell/error_display.h"
-#include "shell/json_edn.h"
 #include "shell/progress_bar.h"
 
 namespace mentat::cli {
@@ -101,7 +102,7 @@ class TxSource {
   absl::Status ReadEdn() {
     std::string buffer;
     uint32_t first_line = 0;
-    EdnBalance balance;
+    edn::EdnBalance balance;
     std::string_view line;
     while (file_.Next(&line)) {
       if (buffer.empty() && IsBlank(line)) continue;
@@ -114,17 +115,18 @@ class TxSource {
       eof_ = true;
       return absl::OkStatus();
     }
-    for (const FormSpan& span : ScanEdn(buffer).forms) {
+    for (const edn::EdnFormSpan& span : edn::ScanEdn(buffer).forms) {
       const std::string_view form =
           std::string_view(buffer).substr(span.begin, span.end - span.begin);
       const uint32_t form_line =
-          first_line + PositionAt(buffer, span.begin).line - 1;
+          first_line + edn::EdnPositionAt(buffer, span.begin).line - 1;
       if (IsVectorOfTransactions(form)) {
         const std::string_view inner = form.substr(1, form.size() - 2);
-        for (const FormSpan& item : ScanEdn(inner).forms) {
+        for (const edn::EdnFormSpan& item : edn::ScanEdn(inner).forms) {
           TxText tx;
           tx.edn = std::string(inner.substr(item.begin, item.end - item.begin));
-          tx.first_line = form_line + PositionAt(inner, item.begin).line - 1;
+          tx.first_line =
+              form_line + edn::EdnPositionAt(inner, item.begin).line - 1;
           ready_.push_back(std::move(tx));
         }
         continue;
@@ -144,15 +146,14 @@ class TxSource {
     std::string_view line;
     while (entities < per_tx_ && file_.Next(&line)) {
       if (IsBlank(line)) continue;
-      absl::StatusOr<std::string> edn = json_.Convert(line);
-      if (!edn.ok()) {
-        return absl::InvalidArgumentError(
-            "line " + std::to_string(file_.line_no()) + ": " +
-            std::string(edn.status().message()));
-      }
+      // The server's JSON mapping; PrintEdn writes one line per entity, so
+      // the server's error positions map back to the file's lines.
+      const std::string where = "line " + std::to_string(file_.line_no());
+      absl::StatusOr<edn::EdnValue> entity = edn::JsonToEdn(line, where);
+      if (!entity.ok()) return entity.status();
       if (entities == 0) tx.first_line = file_.line_no();
       if (entities > 0) tx.edn.push_back('\n');
-      tx.edn.append(*edn);
+      edn::PrintEdnTo(*entity, &tx.edn);
       tx.lines.push_back(file_.line_no());
       ++entities;
     }
@@ -171,7 +172,6 @@ class TxSource {
   bool eof_ = false;
   int64_t next_seq_ = 0;
   std::deque<TxText> ready_;
-  JsonToEdn json_;
 };
 
 // The server's error for a transaction, in file coordinates.

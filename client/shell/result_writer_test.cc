@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "mentat/edn/edn_inst.h"
 #include "shell/error_display.h"
 #include "shell/progress_bar.h"
 
@@ -95,7 +96,7 @@ TEST_CASE("cell: edn and json of every kind") {
   CHECK(ToEdn(Cell::Instant(0)) == "#inst \"1970-01-01T00:00:00Z\"");
   CHECK(ToEdn(Cell::Instant(1735689600123000)) ==
         "#inst \"2025-01-01T00:00:00.123Z\"");
-  CHECK(FormatInstant(-1) == "1969-12-31T23:59:59.999999Z");
+  CHECK(edn::FormatInstant(-1) == "1969-12-31T23:59:59.999999Z");
   CHECK(ToEdn(Cell::Double(1)) == "1.0");
   CHECK(ToEdn(Cell::Double(NAN)) == "##NaN");
   CHECK(ToJson(Cell::Double(INFINITY)) == "{\"#double\": \"Infinity\"}");

@@ -8,8 +8,9 @@
 #include <cstring>
 #include <random>
 
+#include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_scan.h"
 #include "shell/command.h"
-#include "shell/edn_scan.h"
 #include "shell/error_display.h"
 #include "shell/interrupts.h"
 #include "shell/line_editor.h"
@@ -260,9 +261,9 @@ absl::Status Shell::Dispatch(const Statement& statement) {
   // Input that ended inside a bracket or a string (the end of a script or
   // of a -c) is reported here: nothing of it would run.
   if (!cmd || !IsCompleteStatement(statement.text) ||
-      !IsCompleteEdn(cmd->args)) {
+      !edn::IsCompleteEdn(cmd->args)) {
     const std::string_view edn = cmd ? cmd->args : statement.text;
-    const EdnScan scan = ScanEdn(edn);
+    const edn::EdnScan scan = edn::ScanEdn(edn);
     if (scan.depth > 0 || scan.in_string) {
       request_offset_ = (cmd ? cmd->args_offset : 0) + scan.unclosed_at;
       return absl::InvalidArgumentError(
@@ -278,7 +279,7 @@ absl::Status Shell::Dispatch(const Statement& statement) {
 std::vector<Shell::Arg> Shell::EdnArgs(std::string_view args,
                                        size_t args_offset) const {
   std::vector<Arg> out;
-  for (const FormSpan& span : ScanEdn(args).forms) {
+  for (const edn::EdnFormSpan& span : edn::ScanEdn(args).forms) {
     out.push_back({args.substr(span.begin, span.end - span.begin),
                    args_offset + span.begin});
   }
@@ -411,7 +412,7 @@ absl::Status Shell::SetBasis(const std::string& name, std::string_view args) {
   basis_.kind = name == "as-of" ? v1::Basis::AS_OF : v1::Basis::SINCE;
   basis_.point = *point;
   if (point->is_instant) {
-    basis_.label = name + " " + FormatInstant(point->instant_micros);
+    basis_.label = name + " " + edn::FormatInstant(point->instant_micros);
   } else {
     basis_.label = name + " " + std::to_string(point->tx);
   }
@@ -483,7 +484,7 @@ absl::Status Shell::RunTransact(const Arg& form) {
   if (options_.style.format == OutputFormat::kTable) {
     std::string out = "Transacted tx " + std::to_string(report->tx()) + " (t " +
                       std::to_string(report->tx() & kTxCounterMask) + ") at " +
-                      FormatInstant(report->tx_instant_micros()) + ": " +
+                      edn::FormatInstant(report->tx_instant_micros()) + ": " +
                       std::to_string(report->datom_count()) + " datoms.\n";
     size_t shown = 0;
     for (const auto& [name, id] : tempids) {

@@ -10,10 +10,10 @@
 #include "absl/status/status.h"
 #include "mentat/client/client.h"
 #include "shell/completion.h"
-#include "shell/edn_literal.h"
 #include "shell/output_sink.h"
 #include "shell/result_writer.h"
 #include "shell/statement.h"
+#include "shell/wire_value.h"
 
 namespace mentat::cli {
 

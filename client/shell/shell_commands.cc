@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "mentat/edn/edn_inst.h"
 #include "shell/command.h"
 #include "shell/interrupts.h"
 #include "shell/line_editor.h"
@@ -151,7 +152,7 @@ absl::Status Shell::RunStats(std::string_view args) {
         "Database \"" + options_.database + "\" at t " +
         std::to_string(stats->basis_tx() & kTxCounterMask) + " (tx " +
         std::to_string(stats->basis_tx()) + ", " +
-        FormatInstant(stats->basis_tx_instant_micros()) + ")\n" +
+        edn::FormatInstant(stats->basis_tx_instant_micros()) + ")\n" +
         "Transactor: " + std::to_string(t.transactions()) + " transactions (" +
         std::to_string(t.failed_transactions()) + " failed) in " +
         std::to_string(t.groups()) + " commits, " + std::to_string(t.datoms()) +
@@ -367,7 +368,7 @@ absl::Status Shell::RunWatch(std::string_view args) {
           if (style.format == OutputFormat::kTable) {
             sink.Write("tx " + std::to_string(tx.tx()) + " (t " +
                        std::to_string(tx.tx() & kTxCounterMask) + ") at " +
-                       FormatInstant(tx.tx_instant_micros()) + "\n");
+                       edn::FormatInstant(tx.tx_instant_micros()) + "\n");
             WriteTable(&sink, style, {"e", "a", "v", "op"}, std::move(rows));
           } else if (style.format == OutputFormat::kCsv) {
             WriterStyle csv = style;

@@ -1,7 +1,9 @@
 #include "shell/statement.h"
 
+#include <vector>
+
+#include "mentat/edn/edn_scan.h"
 #include "shell/command.h"
-#include "shell/edn_scan.h"
 
 namespace mentat::cli {
 namespace {
@@ -17,18 +19,47 @@ bool TakesWords(std::string_view name) {
   return false;
 }
 
+// The top-level forms inside the brackets of `form` (which starts with an
+// opener of `open_len` bytes), as views into `form`.
+std::vector<std::string_view> InnerForms(std::string_view form,
+                                         size_t open_len) {
+  std::string_view inner = form.substr(open_len);
+  if (!inner.empty()) inner.remove_suffix(1);
+  std::vector<std::string_view> out;
+  for (const edn::EdnFormSpan& span : edn::ScanEdn(inner).forms) {
+    out.push_back(inner.substr(span.begin, span.end - span.begin));
+  }
+  return out;
+}
+
 }  // namespace
+
+FormKind ClassifyForm(std::string_view form) {
+  if (form.empty()) return FormKind::kOther;
+  if (form.front() == '[' && form.back() == ']') {
+    const std::vector<std::string_view> items = InnerForms(form, 1);
+    if (!items.empty() && items.front() == ":find") return FormKind::kQuery;
+    return FormKind::kTransaction;
+  }
+  if (form.front() == '{' && form.back() == '}') {
+    const std::vector<std::string_view> items = InnerForms(form, 1);
+    for (size_t k = 0; k < items.size(); k += 2) {
+      if (items[k] == ":find") return FormKind::kQuery;
+    }
+  }
+  return FormKind::kOther;
+}
 
 bool IsCompleteStatement(std::string_view text) {
   if (std::optional<CommandLine> cmd = ParseCommandLine(text)) {
     if (TakesWords(cmd->name)) return true;
-    return IsCompleteEdn(cmd->args);
+    return edn::IsCompleteEdn(cmd->args);
   }
-  return IsCompleteEdn(text);
+  return edn::IsCompleteEdn(text);
 }
 
 bool IsBlankStatement(std::string_view text) {
-  const EdnScan scan = ScanEdn(text);
+  const edn::EdnScan scan = edn::ScanEdn(text);
   return scan.forms.empty() && !scan.in_string && scan.depth == 0 &&
          !ParseCommandLine(text).has_value();
 }

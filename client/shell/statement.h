@@ -24,6 +24,16 @@ bool IsCompleteStatement(std::string_view text);
 // True if `text` holds nothing to run: whitespace and ';' comments only.
 bool IsBlankStatement(std::string_view text);
 
+// What a top-level form typed at the prompt asks for.
+enum class FormKind {
+  kQuery,        // [:find ...] or {:find ...}
+  kTransaction,  // any other vector: tx forms
+  kOther,
+};
+// Classifies one top-level form's text (as edn::ScanEdn delimits it)
+// without reading it: the server reads it and reports what is wrong.
+FormKind ClassifyForm(std::string_view form);
+
 // Splits a script (a file, stdin, or -c text) into statements, line by
 // line, the same way the interactive prompt does. Not thread-safe.
 class ScriptReader {

@@ -1,29 +1,12 @@
 #include "shell/wire_cell.h"
 
-#include "shell/edn_literal.h"
+#include <string>
+
+#include "mentat/edn/edn_uuid.h"
+#include "mentat/edn/utf8.h"
 
 namespace mentat::cli {
 namespace {
-
-std::string Utf8(uint32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-  return out;
-}
 
 Cell Items(Cell::Kind kind, const v1::ValueList& list) {
   std::vector<Cell> items;
@@ -54,7 +37,9 @@ Cell ToCell(const v1::Value& value) {
     case v1::Value::kInstantMicros:
       return Cell::Instant(value.instant_micros());
     case v1::Value::kUuid:
-      return Cell::Uuid(FormatUuid(value.uuid()));
+      // The server sends 16 bytes; anything else prints as its bytes.
+      if (value.uuid().size() != 16) return Cell::Bytes(value.uuid());
+      return Cell::Uuid(edn::FormatUuid(value.uuid()));
     case v1::Value::kBigint:
       return Cell::BigInt(value.bigint());
     case v1::Value::kBigdec:
@@ -63,8 +48,14 @@ Cell ToCell(const v1::Value& value) {
       return Cell::Bytes(value.bytes_value());
     case v1::Value::kSymbol:
       return Cell::Symbol(value.symbol());
-    case v1::Value::kCharValue:
-      return Cell::String(Utf8(value.char_value()));
+    case v1::Value::kCharValue: {
+      // Not a Unicode scalar value (the server never sends one): U+FFFD.
+      const uint32_t cp = value.char_value();
+      const bool scalar = cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+      std::string text;
+      edn::AppendUtf8(scalar ? cp : 0xFFFD, &text);
+      return Cell::String(std::move(text));
+    }
     case v1::Value::kList:
       return Items(Cell::Kind::kVector, value.list());
     case v1::Value::kSet:

@@ -272,6 +272,25 @@ class CliTest(unittest.TestCase):
 
     # --- errors ---------------------------------------------------------------
 
+    def test_basis_refuses_instants_that_name_no_time(self):
+        # Issue 16 item 16: the shell's own date parser checked only
+        # day <= 31, so 2025-02-31 silently became March 3.
+        r = self.fails("-c", ".as-of 2025-02-31", "-c", ".dbs")
+        self.assertEqual(r.stdout, "")
+        self.assertIn('invalid instant "2025-02-31": day 31 is out of '
+                      'range (1-28)', r.stderr)
+        for bad, why in (("2023-02-29", "day 29 is out of range (1-28)"),
+                         ("2025-13-01", "month 13 is out of range"),
+                         ("2025-01-01T24:00:00Z", "hour 24 is out of range"),
+                         ("2016-12-31T23:59:60Z", "leap seconds"),
+                         ("2025-01-01T00:00:00+24:00", "offset hour 24"),
+                         ('#inst "2025-04-31"', "day 31 is out of range")):
+            r = self.fails("-c", ".since " + bad)
+            self.assertIn(why, r.stderr, bad)
+        # Real dates, leap days included, still set the basis.
+        self.ok("-c", ".as-of 2024-02-29", "-c", ".latest")
+        self.ok("-c", '.as-of #inst "2000-02-29T23:59:59Z"', "-c", ".latest")
+
     def test_error_positions_and_exit_codes(self):
         r = self.fails("-c", '[:find ?e :where [?e :user/emial "x"]]')
         self.assertEqual(r.stdout, "")

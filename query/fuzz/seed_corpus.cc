@@ -6,7 +6,7 @@
 // OUT_DIR/<target>_fuzz/ gets: edn_reader (every case file and every form in
 // it), tx_data (schemas and transactions), query_parser (queries, with their
 // rules after "%%"), pull_pattern (the patterns of pull expressions),
-// json_input (query inputs written as JSON), transact_query (a case's last
+// json_edn (query inputs written as JSON), transact_query (a case's last
 // transaction, its query and its inputs). A missing WORKLOAD_DIR is
 // skipped (it sits outside the repository).
 
@@ -99,8 +99,8 @@ std::string JsonString(std::string_view s) {
   return out + "\"";
 }
 
-// The JSON mapping of mentat.v1.Input (server/json_input.h), where it has
-// one.
+// The JSON mapping of mentat.v1.Input (mentat/edn/json_edn.h), where it
+// has one.
 std::optional<std::string> ToJson(const EdnValue& v) {
   using mentat::edn::EdnKind;
   switch (v.kind()) {
@@ -188,7 +188,7 @@ void AddQuery(const std::string& query, const EdnValue* inputs,
       if (IsRules(input)) {
         StrAppend(&with_rules, "\n%%\n", mentat::edn::PrintEdn(input));
       } else if (std::optional<std::string> json = ToJson(input)) {
-        Write("json_input", *json);
+        Write("json_edn", *json);
       }
       plain_inputs.push_back(Untag(input));
     }

@@ -18,7 +18,7 @@ shift || true
 build=${BUILD_DIR:-build-fuzz}
 jobs=${JOBS:-2}
 all=(edn_reader_fuzz tx_data_fuzz query_parser_fuzz pull_pattern_fuzz
-     transact_query_fuzz json_input_fuzz)
+     transact_query_fuzz json_edn_fuzz)
 targets=("${all[@]}")
 if [ $# -gt 0 ]; then targets=("$@"); fi
 
@@ -32,10 +32,9 @@ mkdir -p "$logs"
 failed=0
 for t in "${targets[@]}"; do
   module=query
-  [ "$t" = edn_reader_fuzz ] && module=edn
-  [ "$t" = json_input_fuzz ] && module=server
+  case "$t" in edn_reader_fuzz | json_edn_fuzz) module=edn ;; esac
   dict=tools/fuzz/edn.dict
-  [ "$t" = json_input_fuzz ] && dict=tools/fuzz/json.dict
+  [ "$t" = json_edn_fuzz ] && dict=tools/fuzz/json.dict
   inputs=()
   for d in "$module/fuzz/regressions/$t" "$module/fuzz/seeds/$t"; do
     [ -d "$d" ] && inputs+=("$d")

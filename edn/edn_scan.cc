@@ -1,8 +1,8 @@
-#include "shell/edn_scan.h"
+#include "mentat/edn/edn_scan.h"
 
 #include <string>
 
-namespace mentat::cli {
+namespace mentat::edn {
 namespace {
 
 bool IsSpace(char c) {
@@ -18,6 +18,10 @@ bool IsDelimiter(char c) {
 bool IsAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          (c >= '0' && c <= '9');
+}
+
+bool IsContinuationByte(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
 }
 
 bool IsLetter(char c) {
@@ -46,10 +50,12 @@ class Scanner {
         }
         Atom(begin, i);
       } else if (c == '\\') {
-        // A character literal: one character (which may be a bracket or a
-        // quote), then letters for the named ones (\newline, \u0041).
+        // A character literal: one character (which may be a bracket, a
+        // quote or several UTF-8 bytes, \é), then letters for the named
+        // ones (\newline, \u0041).
         const size_t begin = i;
         i += 2;
+        while (i < n && IsContinuationByte(t_[i])) ++i;
         while (i < n && IsAlnum(t_[i])) ++i;
         if (i > n) i = n;
         Atom(begin, i);
@@ -135,19 +141,6 @@ class Scanner {
   int discards_ = 0;
 };
 
-// The top-level forms inside the brackets of `form` (which starts with an
-// opener), as views into `form`.
-std::vector<std::string_view> InnerForms(std::string_view form,
-                                         size_t open_len) {
-  std::string_view inner = form.substr(open_len);
-  if (!inner.empty()) inner.remove_suffix(1);
-  std::vector<std::string_view> out;
-  for (const FormSpan& span : ScanEdn(inner).forms) {
-    out.push_back(inner.substr(span.begin, span.end - span.begin));
-  }
-  return out;
-}
-
 }  // namespace
 
 EdnScan ScanEdn(std::string_view text) { return Scanner(text).Run(); }
@@ -183,24 +176,8 @@ bool IsCompleteEdn(std::string_view text) {
   return scan.depth == 0 && !scan.in_string;
 }
 
-FormKind ClassifyForm(std::string_view form) {
-  if (form.empty()) return FormKind::kOther;
-  if (form.front() == '[' && form.back() == ']') {
-    const std::vector<std::string_view> items = InnerForms(form, 1);
-    if (!items.empty() && items.front() == ":find") return FormKind::kQuery;
-    return FormKind::kTransaction;
-  }
-  if (form.front() == '{' && form.back() == '}') {
-    const std::vector<std::string_view> items = InnerForms(form, 1);
-    for (size_t k = 0; k < items.size(); k += 2) {
-      if (items[k] == ":find") return FormKind::kQuery;
-    }
-  }
-  return FormKind::kOther;
-}
-
-TextPosition PositionAt(std::string_view text, size_t offset) {
-  TextPosition pos;
+EdnPosition EdnPositionAt(std::string_view text, size_t offset) {
+  EdnPosition pos{1, 1};
   if (offset > text.size()) offset = text.size();
   for (size_t i = 0; i < offset; ++i) {
     if (text[i] == '\n') {
@@ -213,7 +190,9 @@ TextPosition PositionAt(std::string_view text, size_t offset) {
   return pos;
 }
 
-size_t OffsetAt(std::string_view text, uint32_t line, uint32_t column) {
+size_t EdnOffsetAt(std::string_view text, EdnPosition position) {
+  const uint32_t line = position.line;
+  const uint32_t column = position.column;
   size_t i = 0;
   for (uint32_t l = 1; l < line && i < text.size(); ++i) {
     if (text[i] == '\n') ++l;
@@ -224,4 +203,4 @@ size_t OffsetAt(std::string_view text, uint32_t line, uint32_t column) {
   return want < line_end ? want : line_end;
 }
 
-}  // namespace mentat::cli
+}  // namespace mentat::edn

@@ -1,30 +1,67 @@
-#include "json_input.h"
+#include "mentat/edn/json_edn.h"
 
 #include <simdjson.h>
+
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "mentat/base/excerpt.h"
 #include "mentat/edn/edn_inst.h"
 #include "mentat/edn/edn_tokens.h"
 #include "mentat/edn/edn_uuid.h"
-#include "mentat/storage/str_cat.h"
-#include "mentat/storage/value_codec.h"
-#include "value_convert.h"
 
-namespace mentat::server {
+namespace mentat::edn {
 
 namespace {
 
-using edn::EdnValue;
+// Message pieces: strings, views and integers. (absl::StrCat does not take
+// std::string_view in this Abseil build.)
+inline void AppendPiece(std::string* s, std::string_view piece) {
+  s->append(piece);
+}
+inline void AppendPiece(std::string* s, int piece) {
+  s->append(std::to_string(piece));
+}
+template <typename... Pieces>
+std::string Cat(const Pieces&... pieces) {
+  std::string s;
+  (AppendPiece(&s, pieces), ...);
+  return s;
+}
+
+inline std::string_view ToStd(absl::string_view s) {
+  return std::string_view(s.data(), s.size());
+}
+
+// The digits of a bigint written as text ("-0012", "+5", "7N"), without
+// the sign's '+', leading zeros or 'N' ("-0" is "0"), as EdnValue::BigInt
+// takes them; nullopt if the text is not a whole number.
+std::optional<std::string> BigIntDigits(std::string_view text) {
+  if (!text.empty() && text.back() == 'N') text.remove_suffix(1);
+  bool negative = false;
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) {
+    negative = text[0] == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty()) return std::nullopt;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  while (text.size() > 1 && text[0] == '0') text.remove_prefix(1);
+  if (text == "0") return std::string("0");
+  return (negative ? "-" : "") + std::string(text);
+}
 
 class JsonReader {
  public:
-  explicit JsonReader(std::string_view where) : where_(where) {}
+  JsonReader(std::string_view where, int max_depth)
+      : where_(where), max_depth_(max_depth) {}
 
   absl::StatusOr<EdnValue> Read(simdjson::dom::element e, int depth) {
-    if (depth > kMaxInputDepth) {
-      return Error(
-          StrCat("JSON nested deeper than ", kMaxInputDepth, " levels"));
+    if (depth > max_depth_) {
+      return Error(Cat("JSON nested deeper than ", max_depth_, " levels"));
     }
     switch (e.type()) {
       case simdjson::dom::element_type::NULL_VALUE:
@@ -86,7 +123,7 @@ class JsonReader {
 
  private:
   absl::Status Error(std::string_view message) const {
-    return absl::InvalidArgumentError(StrCat(where_, " (JSON): ", message));
+    return absl::InvalidArgumentError(Cat(where_, " (JSON): ", message));
   }
 
   absl::StatusOr<EdnValue> StringValue(std::string_view s) const {
@@ -95,9 +132,9 @@ class JsonReader {
     }
     if (s.size() >= 2 && s[0] == ':') {
       if (absl::Status bad = CheckName(s.substr(1), true); !bad.ok()) {
-        return Error(StrCat(bad.message(),
-                            " (write \"::...\" for a string that starts "
-                            "with ':')"));
+        return Error(Cat(ToStd(bad.message()),
+                         " (write \"::...\" for a string that starts "
+                         "with ':')"));
       }
       return EdnValue::Keyword(std::string(s.substr(1)));
     }
@@ -114,13 +151,12 @@ class JsonReader {
                       std::string_view(".*+!-_?$%&=<>/:#").find(c) !=
                           std::string_view::npos;
       if (!ok) {
-        return absl::InvalidArgumentError(StrCat(
-            "invalid ", keyword ? "keyword :" : "symbol ", text,
-            ": EDN names cannot contain '", std::string_view(&c, 1), "'"));
+        return absl::InvalidArgumentError(
+            Cat("invalid ", keyword ? "keyword :" : "symbol ", text,
+                ": EDN names cannot contain '", std::string_view(&c, 1), "'"));
       }
     }
-    return keyword ? edn::CheckEdnKeywordName(text)
-                   : edn::CheckEdnSymbolName(text);
+    return keyword ? CheckEdnKeywordName(text) : CheckEdnSymbolName(text);
   }
 
   absl::StatusOr<EdnValue> Object(simdjson::dom::object obj, int depth) {
@@ -138,12 +174,12 @@ class JsonReader {
       if (!v.ok()) return v.status();
       items.push_back(*std::move(v));
     }
-    absl::flat_hash_set<EdnValue, edn::EdnValueHash> keys;
+    absl::flat_hash_set<EdnValue, EdnValueHash> keys;
     for (size_t i = 0; i < items.size(); i += 2) {
       if (!keys.insert(items[i]).second) {
-        return Error(StrCat("duplicate object key \"",
-                            items[i].is_keyword() ? ":" : "",
-                            Excerpt(items[i].text()), "\""));
+        return Error(Cat("duplicate object key \"",
+                         items[i].is_keyword() ? ":" : "",
+                         Excerpt(items[i].text()), "\""));
       }
     }
     return EdnValue::Map(std::move(items));
@@ -153,7 +189,7 @@ class JsonReader {
                                              simdjson::dom::element v) const {
     std::string_view s;
     if (v.get_string().get(s) != simdjson::SUCCESS) {
-      return Error(StrCat("{\"", tag, "\": ...} takes a string"));
+      return Error(Cat("{\"", tag, "\": ...} takes a string"));
     }
     return s;
   }
@@ -167,20 +203,20 @@ class JsonReader {
       }
       auto s = TagString(tag, v);
       if (!s.ok()) return s.status();
-      auto parsed = edn::ParseInstant(*s);
+      auto parsed = ParseInstant(*s);
       if (!parsed.ok()) {
-        return Error(
-            StrCat("#inst \"", Excerpt(*s), "\": ", parsed.status().message()));
+        return Error(Cat("#inst \"", Excerpt(*s),
+                         "\": ", ToStd(parsed.status().message())));
       }
       return EdnValue::Inst(*parsed);
     }
     if (tag == "#uuid") {
       auto s = TagString(tag, v);
       if (!s.ok()) return s.status();
-      auto parsed = edn::ParseUuid(*s);
+      auto parsed = ParseUuid(*s);
       if (!parsed.ok()) {
-        return Error(
-            StrCat("#uuid \"", Excerpt(*s), "\": ", parsed.status().message()));
+        return Error(Cat("#uuid \"", Excerpt(*s),
+                         "\": ", ToStd(parsed.status().message())));
       }
       return EdnValue::Uuid(*std::move(parsed));
     }
@@ -201,21 +237,20 @@ class JsonReader {
         if (!s.ok()) return s.status();
         text = std::string(*s);
       }
-      auto parsed = tag == "#bigint" ? storage::ParseBigInt(text)
-                                     : storage::ParseBigDec(text);
-      if (!parsed.ok()) {
-        return Error(StrCat(tag, " \"", Excerpt(text),
-                            "\": ", parsed.status().message()));
+      if (tag == "#bigint") {
+        std::optional<std::string> digits = BigIntDigits(text);
+        if (!digits) {
+          return Error(
+              Cat(tag, " \"", Excerpt(text), "\": not a whole number"));
+        }
+        return EdnValue::BigInt(*std::move(digits));
       }
-      if (tag == "#bigint") return EdnValue::BigInt(parsed->text());
-      // Kept as written (the scale counts), so it must also be an EDN
-      // decimal literal ("01.5" is not).
+      // Kept as written (the scale counts), so it must be an EDN decimal
+      // literal ("01.5" is not).
       EdnValue dec;
-      if (!edn::IsEdnNumberToken(text) ||
-          !edn::ParseEdnNumber(StrCat(text, "M"), &dec).ok() ||
-          !dec.is_bigdec()) {
-        return Error(
-            StrCat(tag, " \"", Excerpt(text), "\": not an EDN decimal"));
+      if (!IsEdnNumberToken(text) ||
+          !ParseEdnNumber(Cat(text, "M"), &dec).ok() || !dec.is_bigdec()) {
+        return Error(Cat(tag, " \"", Excerpt(text), "\": not an EDN decimal"));
       }
       return dec;
     }
@@ -243,7 +278,7 @@ class JsonReader {
     if (tag == "#set" || tag == "#list") {
       simdjson::dom::array arr;
       if (v.get_array().get(arr) != simdjson::SUCCESS) {
-        return Error(StrCat("{\"", tag, "\": [...]} takes an array"));
+        return Error(Cat("{\"", tag, "\": [...]} takes an array"));
       }
       std::vector<EdnValue> items;
       for (simdjson::dom::element item : arr) {
@@ -252,24 +287,26 @@ class JsonReader {
         items.push_back(*std::move(x));
       }
       if (tag == "#list") return EdnValue::List(std::move(items));
-      absl::flat_hash_set<EdnValue, edn::EdnValueHash> seen;
+      absl::flat_hash_set<EdnValue, EdnValueHash> seen;
       for (const EdnValue& item : items) {
         if (!seen.insert(item).second) return Error("duplicate #set element");
       }
       return EdnValue::Set(std::move(items));
     }
-    return Error(StrCat("unknown tag \"", Excerpt(tag),
-                        "\" (known: #inst #uuid #ref #bigint #bigdec "
-                        "#keyword #symbol #string #set #list)"));
+    return Error(Cat("unknown tag \"", Excerpt(tag),
+                     "\" (known: #inst #uuid #ref #bigint #bigdec "
+                     "#keyword #symbol #string #set #list)"));
   }
 
   std::string where_;
+  int max_depth_;
 };
 
 }  // namespace
 
 absl::StatusOr<EdnValue> JsonToEdn(std::string_view json,
-                                   std::string_view where) {
+                                   std::string_view where,
+                                   const JsonReadOptions& options) {
   // A parser per thread: simdjson reuses its buffers between documents.
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
@@ -277,10 +314,10 @@ absl::StatusOr<EdnValue> JsonToEdn(std::string_view json,
   auto error = parser.parse(padded).get(root);
   if (error != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
-        StrCat(where, " (JSON): ", simdjson::error_message(error)));
+        Cat(where, " (JSON): ", simdjson::error_message(error)));
   }
-  JsonReader reader(where);
+  JsonReader reader(where, options.max_depth);
   return reader.Read(root, 0);
 }
 
-}  // namespace mentat::server
+}  // namespace mentat::edn
