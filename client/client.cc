@@ -259,10 +259,9 @@ absl::StatusOr<v1::ImportResponse> Client::Import(
 }
 
 template <typename Request, typename Response, typename Start>
-absl::Status Client::Stream(
-    Request request, Start start,
-    const std::function<bool(const Response&)>& on_batch,
-    const CallOptions& call, bool resumable) {
+absl::Status Client::Stream(const Request& original, Start start,
+                            const std::function<bool(Response*)>& on_batch,
+                            const CallOptions& call, bool resumable) {
   constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
   constexpr bool kHasToken =
       kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
@@ -271,6 +270,10 @@ absl::Status Client::Stream(
   int attempts_left = resumable ? call.resume_attempts : 0;
   std::chrono::milliseconds backoff(100);
   bool seen_first = false;
+  // The request as sent: the caller's, until a resume token comes (a small
+  // result has none), then a copy that carries it.
+  const Request* request = &original;
+  Request resumed;
   for (;;) {
     grpc::ClientContext context;
     CallOptions attempt = call;
@@ -279,7 +282,7 @@ absl::Status Client::Stream(
     if (call.timeout.count() > 0) context.set_deadline(deadline);
     if (call.canceller != nullptr) call.canceller->Attach(&context);
     std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader =
-        start(&context, request);
+        start(&context, *request);
     grpc::ByteBuffer raw;
     Response message;
     bool stopped = false;
@@ -294,7 +297,11 @@ absl::Status Client::Stream(
       }
       if constexpr (kHasToken) {
         if (!message.resume_token().empty()) {
-          request.set_resume_token(message.resume_token());
+          if (request != &resumed) {
+            resumed = original;
+            request = &resumed;
+          }
+          resumed.set_resume_token(message.resume_token());
         }
       }
       if constexpr (kIsQuery) {
@@ -302,7 +309,7 @@ absl::Status Client::Stream(
         if (seen_first) message.clear_columns();
       }
       seen_first = true;
-      if (!on_batch(message)) {
+      if (!on_batch(&message)) {
         stopped = true;
         context.TryCancel();
         while (reader->Read(&raw)) {
@@ -343,6 +350,18 @@ absl::Status Client::Query(
       [&](grpc::ClientContext* ctx, const v1::QueryRequest& r) {
         return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
       },
+      [&](v1::QueryResponse* m) { return on_batch(*m); }, call, true);
+}
+
+absl::Status Client::QueryTaking(
+    const v1::QueryRequest& request,
+    const std::function<bool(v1::QueryResponse*)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::QueryRequest, v1::QueryResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::QueryRequest& r) {
+        return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
+      },
       on_batch, call, true);
 }
 
@@ -355,7 +374,7 @@ absl::Status Client::Datoms(
       [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
         return StartStream(channel_.get(), "/mentat.v1.Mentat/Datoms", ctx, r);
       },
-      on_batch, call, true);
+      [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true);
 }
 
 namespace {
@@ -413,9 +432,9 @@ absl::Status Client::TxRange(
         return StartStream(channel_.get(), "/mentat.v1.Mentat/TxRange", ctx, r);
       },
       [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
-          const v1::TxRangeResponse& message) mutable {
+          v1::TxRangeResponse* message) mutable {
         v1::TxRangeResponse whole;
-        return !joiner.Join(message, &whole) || on_batch(whole);
+        return !joiner.Join(*message, &whole) || on_batch(whole);
       },
       call, false);
 }
@@ -431,9 +450,9 @@ absl::Status Client::Subscribe(
                            r);
       },
       [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
-          const v1::SubscribeResponse& message) mutable {
+          v1::SubscribeResponse* message) mutable {
         v1::SubscribeResponse whole;
-        return !joiner.Join(message, &whole) || on_batch(whole);
+        return !joiner.Join(*message, &whole) || on_batch(whole);
       },
       call, false);
 }

@@ -195,6 +195,11 @@ absl::Status UnaryCall::Begin(const grpc::ByteBuffer* request,
   return ParseRequest(*request, message);
 }
 
+void UnaryCall::FinishSerialized(grpc::ByteBuffer response) const {
+  *response_ = std::move(response);
+  Finish(absl::OkStatus());
+}
+
 void UnaryCall::Finish(const absl::Status& status,
                        const google::protobuf::Message* response) const {
   absl::Status final_status = status;

@@ -81,6 +81,10 @@ class UnaryCall {
   void Finish(const absl::Status& status,
               const google::protobuf::Message* response = nullptr) const;
 
+  // Finishes with OK and `response`, already serialized (the wire
+  // encoders of wire_encoding.h); otherwise as Finish.
+  void FinishSerialized(grpc::ByteBuffer response) const;
+
   // OK unless the client cancelled or the deadline passed (then
   // Cancelled / DeadlineExceeded), for work that was queued.
   absl::Status StillWanted() const;

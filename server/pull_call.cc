@@ -13,6 +13,7 @@
 #include "query_limits.h"
 #include "service.h"
 #include "value_convert.h"
+#include "wire_encoding.h"
 #include "wire_nesting.h"
 
 namespace mentat::server {
@@ -74,7 +75,7 @@ constexpr uint64_t kInlinePullScan = 4096;
 
 // One run of a Pull. `inline_attempt`: on the gRPC thread, where it gives
 // up past kInlinePullScan datoms and sets `*too_big_inline`.
-absl::StatusOr<v1::PullResponse> RunPull(const UnaryCall& call,
+absl::StatusOr<grpc::ByteBuffer> RunPull(const UnaryCall& call,
                                          const v1::PullRequest& request,
                                          Database& database,
                                          bool inline_attempt,
@@ -107,9 +108,8 @@ absl::StatusOr<v1::PullResponse> RunPull(const UnaryCall& call,
   }
   absl::Status deep = CheckWireNesting(*result, 0, "the pull result");
   if (!deep.ok()) return deep;
-  v1::PullResponse response;
-  EdnToProto(*result, response.mutable_result());
-  response.set_basis_tx(resolved->basis_tx);
+  grpc::ByteBuffer response;
+  EncodePullResponse(*result, resolved->basis_tx, &response);
   return response;
 }
 
@@ -126,7 +126,7 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     bool unused = false;
     auto response = RunPull(call, *request, *database, false, &unused);
     if (!response.ok()) return call.Finish(response.status());
-    call.Finish(absl::OkStatus(), &*response);
+    call.FinishSerialized(*std::move(response));
   };
   // One entity's pull is a handful of seeks, mostly in the block cache:
   // cheaper to run here than to hand over (--inline-point-reads).
@@ -141,7 +141,7 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   } else if (!response.ok()) {
     call.Finish(response.status());
   } else {
-    call.Finish(absl::OkStatus(), &*response);
+    call.FinishSerialized(*std::move(response));
   }
   return call.reactor();
 }
@@ -164,19 +164,18 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     auto executor = query::PullExecutor::Create(resolved->view, **pattern,
                                                 limits.options());
     if (!executor.ok()) return call.Finish(executor.status());
-    v1::PullManyResponse response;
-    response.mutable_results()->Reserve(request->entities_size());
+    std::vector<edn::EdnValue> results;
+    results.reserve(static_cast<size_t>(request->entities_size()));
     for (int i = 0; i < request->entities_size(); ++i) {
       if ((i & 255) == 255) {
         absl::Status wanted = call.StillWanted();
         if (!wanted.ok()) return call.Finish(limits.Outcome(wanted));
       }
-      v1::Value* out = response.add_results();
       auto e = ResolveEntity(request->entities(i), resolved->view,
                              StrCat("entity ", i + 1));
       if (!e.ok()) {
         if (e.status().code() == absl::StatusCode::kNotFound) {
-          out->set_nil(true);
+          results.push_back(edn::EdnValue::Nil());
           continue;
         }
         return call.Finish(e.status());
@@ -186,10 +185,11 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
       absl::Status deep = CheckWireNesting(
           *result, 0, StrCat("the pull result of entity ", i + 1));
       if (!deep.ok()) return call.Finish(deep);
-      EdnToProto(*result, out);
+      results.push_back(*std::move(result));
     }
-    response.set_basis_tx(resolved->basis_tx);
-    call.Finish(absl::OkStatus(), &response);
+    grpc::ByteBuffer response;
+    EncodePullManyResponse(results, resolved->basis_tx, &response);
+    call.FinishSerialized(std::move(response));
   });
   return call.reactor();
 }

@@ -1,7 +1,13 @@
 // Query (a server stream of row batches, resumable) and Explain (whose
 // profile runs obey the same limits as Query).
 //
-// A query runs on one reader thread from start to end. Its rows reach the
+// A small query runs inline on the gRPC thread (--inline-point-reads):
+// when the planner expects few rows, the first attempt runs here with a
+// small scan budget and may only produce a one-message answer. A query
+// that turns out bigger (its scan budget spent, or a second message
+// needed) has sent nothing yet; it runs again on a reader from the start,
+// which the engine's determinism makes exact. Otherwise a query runs on
+// one reader thread from start to end. Its rows reach the
 // client through StreamReactor::PushBlocking: with two messages waiting the
 // thread parks until gRPC has sent one, so memory stays at a few batches
 // whatever the result's size, and a slow client slows its own query only.
@@ -29,6 +35,7 @@
 #include "service.h"
 #include "stream_reactor.h"
 #include "value_convert.h"
+#include "wire_encoding.h"
 #include "wire_nesting.h"
 
 namespace mentat::server {
@@ -62,6 +69,10 @@ absl::StatusOr<std::vector<edn::EdnValue>> ConvertInputs(
   return values;
 }
 
+// Version 2: the rows digest is over the rows' encoded bytes (version 1's
+// was over their EDN values).
+constexpr uint32_t kQueryTokenVersion = 2;
+
 // The request's fingerprint: what a resume token must match.
 uint64_t RequestDigest(const v1::QueryRequest& r) {
   Fingerprint f;
@@ -75,9 +86,6 @@ uint64_t RequestDigest(const v1::QueryRequest& r) {
   f.Add(static_cast<uint64_t>(r.basis().instant_micros()));
   return f.value();
 }
-
-// A message's rows whose objects StreamSink keeps for the next message.
-constexpr int kReusedRows = 4096;
 
 // The query text for the slow-query log: an excerpt, on one line.
 std::string Abbreviate(std::string_view text, size_t max) {
@@ -93,10 +101,15 @@ class QueryReactor;
 // Turns the engine's row batches into stream messages.
 class StreamSink : public query::RowSink {
  public:
+  // `request_digest` of a resumed request, 0 to compute it when a token is
+  // first needed (a one-message answer needs none). `inline_attempt`: on
+  // the gRPC thread, where only one final message may be sent; a second
+  // message ends the run with too_big_inline() set.
   StreamSink(QueryReactor* reactor, const v1::QueryRequest& request,
              v1::FindKind kind, storage::EntityId basis_tx,
              storage::EntityId db_tx, uint64_t request_digest,
-             const v1::ResumeToken* resume, size_t batch_rows);
+             const v1::ResumeToken* resume, size_t batch_rows,
+             bool inline_attempt);
 
   absl::Status OnColumns(const std::vector<std::string>& columns) override;
   absl::Status OnRows(std::vector<query::Row>&& rows) override;
@@ -104,6 +117,7 @@ class StreamSink : public query::RowSink {
   absl::Status Finish();
 
   bool limit_reached() const { return limit_reached_; }
+  bool too_big_inline() const { return too_big_inline_; }
   int64_t rows_sent() const { return sent_; }
 
  private:
@@ -111,7 +125,9 @@ class StreamSink : public query::RowSink {
   absl::Status CheckSkipped();
 
   QueryReactor* reactor_;
+  const v1::QueryRequest& request_;
   const v1::FindKind kind_;
+  const bool inline_attempt_;
   const storage::EntityId basis_tx_;
   const int64_t limit_;
   const size_t batch_rows_;
@@ -123,10 +139,16 @@ class StreamSink : public query::RowSink {
   int64_t skip_ = 0;
   uint64_t expected_digest_ = 0;
   int64_t sent_ = 0;
+  // Over the encoded rows of every message but a one-message answer's
+  // (which needs no token), and of the rows a resume skips.
   Fingerprint digest_;
-  v1::QueryResponse pending_;
+  QueryResponseEncoder pending_;
+  std::string scratch_;  // a skipped row, encoded for the digest
   bool columns_pending_ = false;
   bool limit_reached_ = false;
+  bool too_big_inline_ = false;
+  // No message has been sent yet.
+  bool first_message_ = true;
 };
 
 class QueryReactor : public StreamReactor {
@@ -137,9 +159,19 @@ class QueryReactor : public StreamReactor {
   void Start(v1::QueryRequest request, std::shared_ptr<Database> database) {
     request_ = std::move(request);
     database_ = std::move(database);
+    if (sc().config.inline_point_reads) {
+      bool too_big = false;
+      absl::Status s = Run(/*inline_attempt=*/true, &too_big);
+      if (!too_big) {
+        ReleaseQuerySlot(sc().metrics);
+        Done(s);
+        return;
+      }
+    }
     Ref();
     sc().readers.Post([this] {
-      absl::Status s = Run();
+      bool unused = false;
+      absl::Status s = Run(/*inline_attempt=*/false, &unused);
       ReleaseQuerySlot(sc().metrics);
       Done(s);
       Unref();
@@ -166,7 +198,10 @@ class QueryReactor : public StreamReactor {
   }
 
  private:
-  absl::Status Run();
+  // One run of the query. `inline_attempt`: on the gRPC thread, where it
+  // gives up (sets `*too_big_inline`, sends nothing) when the plan expects
+  // many rows, past kInlineScan datoms and rows, or past one message.
+  absl::Status Run(bool inline_attempt, bool* too_big_inline);
 
   v1::QueryRequest request_;
   std::shared_ptr<Database> database_;
@@ -177,15 +212,18 @@ class QueryReactor : public StreamReactor {
 StreamSink::StreamSink(QueryReactor* reactor, const v1::QueryRequest& request,
                        v1::FindKind kind, storage::EntityId basis_tx,
                        storage::EntityId db_tx, uint64_t request_digest,
-                       const v1::ResumeToken* resume, size_t batch_rows)
+                       const v1::ResumeToken* resume, size_t batch_rows,
+                       bool inline_attempt)
     : reactor_(reactor),
+      request_(request),
       kind_(kind),
+      inline_attempt_(inline_attempt),
       basis_tx_(basis_tx),
       limit_(request.limit()),
       batch_rows_(batch_rows),
       target_bytes_(TargetMessageBytes(reactor->sc().config)),
       max_row_bytes_(MaxItemBytes(reactor->sc().config)) {
-  token_.set_version(1);
+  token_.set_version(kQueryTokenVersion);
   token_.set_request_digest(request_digest);
   token_.set_db_tx(db_tx);
   if (resume != nullptr) {
@@ -197,7 +235,7 @@ StreamSink::StreamSink(QueryReactor* reactor, const v1::QueryRequest& request,
 absl::Status StreamSink::OnColumns(const std::vector<std::string>& columns) {
   // The columns travel with the first rows: a small result is then one
   // message (sent together with the status).
-  for (const std::string& c : columns) pending_.add_columns(c);
+  for (const std::string& c : columns) pending_.AddColumn(c);
   pending_.set_find_kind(kind_);
   columns_pending_ = true;
   return absl::OkStatus();
@@ -214,8 +252,9 @@ absl::Status StreamSink::CheckSkipped() {
 absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
   for (query::Row& row : rows) {
     if (skip_ > 0) {
-      digest_.Add(row.size());
-      for (const edn::EdnValue& v : row) digest_.Add(v);
+      scratch_.clear();
+      QueryResponseEncoder::EncodeRow(row, &scratch_);
+      digest_.Add(scratch_);
       ++sent_;
       if (--skip_ == 0) {
         absl::Status s = CheckSkipped();
@@ -227,8 +266,15 @@ absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
       limit_reached_ = true;
       return absl::CancelledError("limit reached");
     }
-    size_t row_bytes = 4;
-    for (const edn::EdnValue& v : row) row_bytes += ApproxProtoBytes(v);
+    for (const edn::EdnValue& v : row) {
+      if (!v.is_collection() && !v.is_tagged()) continue;
+      // A Row holds the values: one level below the response.
+      absl::Status deep =
+          CheckWireNesting(v, 1, StrCat("the value of row ", sent_ + 1));
+      if (!deep.ok()) return deep;
+    }
+    // Encoded straight into the message's bytes (no Value objects).
+    const size_t row_bytes = pending_.AddRow(row);
     if (row_bytes > max_row_bytes_) {
       return absl::ResourceExhaustedError(StrCat(
           "row ", sent_ + 1, " of the result holds about ", row_bytes,
@@ -236,20 +282,9 @@ absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
           max_row_bytes_,
           " bytes with --max-message-bytes); find fewer large values per row"));
     }
-    digest_.Add(row.size());
-    v1::Row* out = pending_.add_rows();
-    out->mutable_values()->Reserve(static_cast<int>(row.size()));
-    for (const edn::EdnValue& v : row) {
-      digest_.Add(v);
-      // A Row holds the values: one level below the response.
-      absl::Status deep =
-          CheckWireNesting(v, 1, StrCat("the value of row ", sent_ + 1));
-      if (!deep.ok()) return deep;
-      EdnToProto(v, out->add_values());
-    }
     ++sent_;
     pending_bytes_ += row_bytes;
-    if (static_cast<size_t>(pending_.rows_size()) >= batch_rows_ ||
+    if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
         pending_bytes_ >= target_bytes_) {
       absl::Status s = Flush(/*final=*/false);
       if (!s.ok()) return s;
@@ -259,30 +294,34 @@ absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
 }
 
 absl::Status StreamSink::Flush(bool final) {
-  if (pending_.rows_size() == 0 && !columns_pending_) return absl::OkStatus();
-  // A result of one message needs no resuming; a longer one keeps its
-  // database value for the resume window (one lock per long stream, none
-  // per small query).
+  if (pending_.rows() == 0 && !columns_pending_) return absl::OkStatus();
+  if (!final && inline_attempt_) {
+    // More than one message: the reader runs it (nothing was sent).
+    too_big_inline_ = true;
+    return absl::CancelledError("too big to answer inline");
+  }
+  // A result of one message needs no resuming (nor a token, nor the
+  // request's digest); a longer one keeps its database value for the
+  // resume window (one lock per long stream, none per small query).
+  const bool one_message = final && first_message_;
+  first_message_ = false;
   if (!final) reactor_->RetainDb();
   columns_pending_ = false;
-  token_.set_position(sent_);
-  token_.set_rows_digest(digest_.value());
-  pending_.set_resume_token(token_.SerializeAsString());
-  pending_.set_rows_so_far(sent_);
-  pending_.set_basis_tx(basis_tx_);
-  reactor_->sc().metrics.AddRowsStreamed(Method::kQuery, pending_.rows_size());
-  grpc::ByteBuffer buffer;
-  absl::Status s = SerializeResponse(pending_, &buffer);
-  if (!s.ok()) return s;
-  // Emptied before Send, which parks while the client does not read: a
-  // parked query holds its serialized messages and little else. Clear()
-  // keeps the rows' objects for the next message; past a few thousand rows
-  // they are freed instead.
-  if (pending_.rows_size() > kReusedRows) {
-    pending_ = v1::QueryResponse();
-  } else {
-    pending_.Clear();
+  std::string token;
+  if (!one_message) {
+    if (token_.request_digest() == 0) {
+      token_.set_request_digest(RequestDigest(request_));
+    }
+    for (int i = 0; i < pending_.rows(); ++i) digest_.Add(pending_.row(i));
+    token_.set_position(sent_);
+    token_.set_rows_digest(digest_.value());
+    token = token_.SerializeAsString();
   }
+  reactor_->sc().metrics.AddRowsStreamed(Method::kQuery, pending_.rows());
+  // Rendered (and emptied) before Send, which parks while the client does
+  // not read: a parked query holds its serialized messages and little else.
+  grpc::ByteBuffer buffer;
+  pending_.Render(basis_tx_, token, sent_, &buffer);
   pending_bytes_ = 0;
   return reactor_->Send(std::move(buffer), final);
 }
@@ -297,17 +336,28 @@ absl::Status StreamSink::Finish() {
   return Flush(/*final=*/true);
 }
 
-absl::Status QueryReactor::Run() {
+// A query runs inline only while it stays this small (datoms and rows
+// stepped through), and only when the planner expects at most
+// kInlineEstimate rows: about what a hand-off to a reader costs.
+constexpr uint64_t kInlineScan = 4096;
+constexpr double kInlineEstimate = 1024;
+
+absl::Status QueryReactor::Run(bool inline_attempt, bool* too_big_inline) {
+  *too_big_inline = false;
   const auto started = std::chrono::steady_clock::now();
   const ServerConfig& config = sc().config;
   if (cancelled()) return absl::CancelledError("the client cancelled");
 
-  const uint64_t digest = RequestDigest(request_);
   v1::ResumeToken token;
   const bool resuming = !request_.resume_token().empty();
+  if (resuming && inline_attempt) {
+    *too_big_inline = true;  // it skips rows: not a small answer
+    return absl::OkStatus();
+  }
+  const uint64_t digest = resuming ? RequestDigest(request_) : 0;
   if (resuming) {
     if (!token.ParseFromString(request_.resume_token()) ||
-        token.version() != 1) {
+        token.version() != kQueryTokenVersion) {
       return absl::InvalidArgumentError("resume_token is not a valid token");
     }
     if (token.request_digest() != digest) {
@@ -327,6 +377,11 @@ absl::Status QueryReactor::Run() {
   auto prepared =
       sc().engine.PrepareCall(request_.query(), resolved->view, &*inputs);
   if (!prepared.ok()) return prepared.status();
+  if (inline_attempt &&
+      !((*prepared)->shape().estimated_rows <= kInlineEstimate)) {
+    *too_big_inline = true;
+    return absl::OkStatus();
+  }
 
   QueryLimits limits(config, started, deadline(), request_.timeout_ms(),
                      cancel_flag(), "query");
@@ -342,12 +397,23 @@ absl::Status QueryReactor::Run() {
   // messages of `batch_rows` rows (or TargetMessageBytes).
   options.batch_rows = std::min<size_t>(batch_rows, 1000);
   options.batch_bytes = TargetMessageBytes(config);
+  const uint64_t scan_limit = options.max_rows_scanned;
+  const bool capped =
+      inline_attempt && (scan_limit == 0 || scan_limit > kInlineScan);
+  if (capped) options.max_rows_scanned = kInlineScan;
 
   StreamSink sink(this, request_, ToProto((*prepared)->shape().kind),
                   resolved->basis_tx, resolved->basis_tx, digest,
-                  resuming ? &token : nullptr, batch_rows);
+                  resuming ? &token : nullptr, batch_rows, inline_attempt);
   absl::Status s =
       sc().engine.Execute(**prepared, resolved->view, *inputs, options, &sink);
+  if (sink.too_big_inline() ||
+      (capped && s.code() == absl::StatusCode::kResourceExhausted)) {
+    // Nothing was sent: the reader runs it from the start. (A
+    // ResourceExhausted of another limit comes back from there.)
+    *too_big_inline = true;
+    return absl::OkStatus();
+  }
   if (sink.limit_reached()) s = absl::OkStatus();
   if (s.ok()) s = sink.Finish();
   s = limits.Outcome(s);

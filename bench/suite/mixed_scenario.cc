@@ -73,7 +73,7 @@ absl::Status Runner::CheckPool(const std::string& what) {
       break;
     }
   }
-  if (failure.empty() && rows->size() != by_id.size()) {
+  if (failure.empty() && static_cast<size_t>(rows->size()) != by_id.size()) {
     failure = StrCat(rows->size(), " rows for ", by_id.size(), " members");
   }
   Check(what, failure);

@@ -38,6 +38,8 @@ struct Point {
 // An operation: runs one call, checks it; returns "" when right, else why
 // not. `worker` and `rng` belong to the calling thread.
 using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
+// A query's rows, taken from its messages.
+using Rows = google::protobuf::RepeatedPtrField<v1::Row>;
 
 struct Sample {
   std::vector<double> ms;
@@ -77,9 +79,10 @@ class Runner {
   void Check(const std::string& what, const std::string& failure);
 
   // Runs a query; the rows, and the basis it read into *basis_tx if set.
-  absl::StatusOr<std::vector<v1::Row>> Query(
-      const std::string& q, const std::vector<std::string>& inputs,
-      const v1::Basis* basis = nullptr, int64_t* basis_tx = nullptr);
+  absl::StatusOr<Rows> Query(const std::string& q,
+                             const std::vector<std::string>& inputs,
+                             const v1::Basis* basis = nullptr,
+                             int64_t* basis_tx = nullptr);
 
   static std::string Quote(const std::string& s) { return "\"" + s + "\""; }
   static int64_t IssueIndex(const std::string& title) {

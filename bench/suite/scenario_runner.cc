@@ -69,18 +69,24 @@ void Runner::Check(const std::string& what, const std::string& failure) {
   }
 }
 
-absl::StatusOr<std::vector<v1::Row>> Runner::Query(
-    const std::string& q, const std::vector<std::string>& inputs,
-    const v1::Basis* basis, int64_t* basis_tx) {
+absl::StatusOr<Rows> Runner::Query(const std::string& q,
+                                   const std::vector<std::string>& inputs,
+                                   const v1::Basis* basis, int64_t* basis_tx) {
   v1::QueryRequest req;
   req.set_database(options_.database);
   req.set_query(q);
   for (const std::string& in : inputs) req.add_inputs()->set_edn(in);
   if (basis != nullptr) *req.mutable_basis() = *basis;
-  std::vector<v1::Row> rows;
-  absl::Status s = client_.Query(req, [&](const v1::QueryResponse& batch) {
-    if (basis_tx != nullptr) *basis_tx = batch.basis_tx();
-    for (const v1::Row& r : batch.rows()) rows.push_back(r);
+  // The rows are taken from the messages, not copied (a one-message
+  // answer's whole rows field is swapped out).
+  Rows rows;
+  absl::Status s = client_.QueryTaking(req, [&](v1::QueryResponse* batch) {
+    if (basis_tx != nullptr) *basis_tx = batch->basis_tx();
+    if (rows.empty()) {
+      rows.Swap(batch->mutable_rows());
+    } else {
+      for (v1::Row& r : *batch->mutable_rows()) rows.Add(std::move(r));
+    }
     return true;
   });
   if (!s.ok()) return s;

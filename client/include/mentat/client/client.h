@@ -131,6 +131,14 @@ class Client {
       const std::function<bool(const v1::QueryResponse&)>& on_batch,
       const CallOptions& call = {});
 
+  // As Query, but `on_batch` gets the message itself and may take its
+  // contents (Swap the rows out): the client does not read it again. For
+  // callers that keep the rows, without a copy of each.
+  absl::Status QueryTaking(
+      const v1::QueryRequest& request,
+      const std::function<bool(v1::QueryResponse*)>& on_batch,
+      const CallOptions& call = {});
+
   // Raw index access, resumable like Query.
   absl::Status Datoms(
       const v1::DatomsRequest& request,
@@ -160,8 +168,8 @@ class Client {
   absl::StatusOr<Response> Unary(const CallOptions& call, const char* method,
                                  const google::protobuf::Message& request);
   template <typename Request, typename Response, typename Start>
-  absl::Status Stream(Request request, Start start,
-                      const std::function<bool(const Response&)>& on_batch,
+  absl::Status Stream(const Request& request, Start start,
+                      const std::function<bool(Response*)>& on_batch,
                       const CallOptions& call, bool resumable);
 
   ClientOptions options_;

@@ -1,0 +1,68 @@
+#ifndef MENTAT_SERVER_WIRE_ENCODING_H_
+#define MENTAT_SERVER_WIRE_ENCODING_H_
+
+// Query results written straight into protobuf's wire format, without a
+// mentat.v1.Value object per cell: the bytes are those EdnToProto and
+// SerializeToString give (value_convert.h; checked byte for byte in
+// wire_encoding_test.cc), so every client parses them as before. The
+// field numbers are mentat.proto's.
+
+#include <grpcpp/support/byte_buffer.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mentat/query/edn/edn_value.h"
+
+namespace mentat::server {
+
+// The bytes `v` takes as a mentat.v1.Value message (its body, without a
+// tag or length).
+size_t ValueWireSize(const edn::EdnValue& v);
+// Appends `v` as a mentat.v1.Value message body.
+void AppendValueWire(const edn::EdnValue& v, std::string* out);
+
+// A mentat.v1.PullResponse of `result`, or a PullManyResponse of `results`
+// (both: the Value field 1, basis_tx field 2), into `*out`.
+void EncodePullResponse(const edn::EdnValue& result, int64_t basis_tx,
+                        grpc::ByteBuffer* out);
+void EncodePullManyResponse(const std::vector<edn::EdnValue>& results,
+                            int64_t basis_tx, grpc::ByteBuffer* out);
+
+// A mentat.v1.QueryResponse built as bytes: rows are encoded as they
+// come, and Render writes the message into one ByteBuffer. Reused from
+// message to message. One thread at a time.
+class QueryResponseEncoder {
+ public:
+  void AddColumn(std::string_view name);
+  void set_find_kind(int kind) { find_kind_ = kind; }
+
+  // Appends a Row of `values`; returns the bytes the row took.
+  size_t AddRow(const std::vector<edn::EdnValue>& values);
+
+  // Appends `values` encoded as a QueryResponse's rows field (a Row).
+  static void EncodeRow(const std::vector<edn::EdnValue>& values,
+                        std::string* out);
+
+  int rows() const { return static_cast<int>(row_ends_.size()); }
+  bool empty() const { return rows() == 0 && columns_.empty(); }
+  // The encoded bytes of row `i` (its Row message), e.g. to fingerprint.
+  std::string_view row(int i) const;
+
+  // The message with the rows and columns so far and these fields, into
+  // `*out`; then forgets the rows and columns (find_kind stays).
+  void Render(int64_t basis_tx, std::string_view resume_token,
+              int64_t rows_so_far, grpc::ByteBuffer* out);
+
+ private:
+  std::string columns_;  // the encoded columns fields
+  std::string rows_;     // the encoded rows fields
+  std::vector<size_t> row_ends_;
+  int find_kind_ = 0;
+};
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_WIRE_ENCODING_H_
