@@ -151,9 +151,8 @@ std::shared_ptr<const EntityColumn> DbView::EntityColumnOf(
     default:
       return nullptr;  // since and history views never read columns
   }
-  absl::Status status;
-  std::shared_ptr<const internal::AttributeColumn> column = internal::ColumnFor(
-      *db_, IndexOrder::kAevt, attribute, columns, t, &status);
+  std::shared_ptr<const internal::AttributeColumn> column =
+      columns->Find(IndexOrder::kAevt, attribute, t);
   if (column == nullptr) return nullptr;
   return std::make_shared<const EntityColumn>(std::move(column));
 }

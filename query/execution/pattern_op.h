@@ -109,9 +109,11 @@ class PatternOp : public Operator {
   struct ColumnProbe {
     storage::EntityId e;
     uint32_t row;
-    uint32_t pos;  // the entity's first datom in column_, or its size
+    uint32_t pos;  // the entity's first datom in column_'s base, or its size
   };
   std::vector<ColumnProbe> column_probes_;
+  // The datoms of an entity commits changed since the column's base.
+  std::vector<storage::Datom> changed_datoms_;
   storage::Datom datom_;
   // The value is `_` or in the seek prefix, and nothing else reads it.
   bool skip_value_ = false;
