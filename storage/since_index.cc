@@ -28,6 +28,7 @@ class SinceCursor : public DatomCursor {
   const Datom& datom() const override { return datom_; }
   std::string_view key() const override { return key_; }
   void SetKeysOnly(bool keys_only) override { keys_only_ = keys_only; }
+  void SetSkipValue(bool skip_value) override { skip_value_ = skip_value; }
   absl::Status status() const override { return status_; }
 
  private:
@@ -41,7 +42,8 @@ class SinceCursor : public DatomCursor {
     key_ = run_->key(pos_);
     if (!key_.starts_with(prefix_)) return;
     if (!keys_only_) {
-      absl::Status s = DecodeKey(order_, key_, &datom_);
+      absl::Status s = skip_value_ ? DecodeKeyIds(order_, key_, &datom_)
+                                   : DecodeKey(order_, key_, &datom_);
       if (!s.ok()) {
         status_ = s;
         return;
@@ -60,6 +62,7 @@ class SinceCursor : public DatomCursor {
   Datom datom_;
   bool valid_ = false;
   bool keys_only_ = false;
+  bool skip_value_ = false;
   absl::Status status_;
 };
 

@@ -133,6 +133,10 @@ class PatternOp : public Operator {
   // The seek prefix depends on the row: batches of at least
   // kSortedProbeRows rows are probed in prefix order.
   static constexpr size_t kSortedProbeRows = 16;
+  // Probes after which a step's cursor reads in bulk
+  // (DatomCursor::SetBulk): a query of thousands of entities does not fill
+  // the entity cache with records it will not read again.
+  static constexpr uint64_t kBulkProbes = 4096;
   // How many probes ahead the sorted loop hints its cursor (step 0; step 1
   // half as far).
   static constexpr size_t kPrefetchAhead = 16;
