@@ -299,6 +299,40 @@ void ColumnCache::WaitIdle() {
   idle_cv_.wait(lock, [&] { return jobs_.empty() && running_ == 0; });
 }
 
+void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,
+                          EntityId image_as_of) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(column->order, column->attribute)];
+  slot.image_as_of = image_as_of;
+  if (!slot.versions.empty() || column->charge() > max_column_bytes()) return;
+  const IndexOrder order = column->order;
+  const EntityId attribute = column->attribute;
+  const bool fold = FoldDueLocked(*column);
+  PushLocked(slot, std::move(column), /*replace=*/false);
+  slot.used = ++tick_;
+  if (fold) QueueLocked(slot, JobKind::kFold, order, attribute);
+  EvictLocked();
+}
+
+void ColumnCache::SetImage(IndexOrder order, EntityId attribute,
+                           EntityId as_of) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_[SlotKey(order, attribute)].image_as_of = as_of;
+}
+
+std::vector<std::shared_ptr<const AttributeColumn>> ColumnCache::StaleImages()
+    const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const AttributeColumn>> out;
+  for (const auto& [key, slot] : slots_) {
+    if (!slot.versions.empty() &&
+        slot.versions.back()->as_of != slot.image_as_of) {
+      out.push_back(slot.versions.back());
+    }
+  }
+  return out;
+}
+
 CacheCounters ColumnCache::counters() const {
   std::lock_guard<std::mutex> lock(mu_);
   CacheCounters c;

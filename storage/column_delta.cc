@@ -85,7 +85,7 @@ ColumnDelta::Pos ColumnDelta::SeekEntity(uint64_t e, Pos from) const {
     if (i == n) return Pos{static_cast<uint32_t>(n), 0};
     near = 0;
   }
-  const std::vector<uint64_t>& entities = chunks_[i]->entities;
+  const RunArray<uint64_t>& entities = chunks_[i]->entities;
   const size_t off = GallopLowerBound(
       near, near, entities.size(), [&](size_t k) { return entities[k] < e; });
   return Pos{static_cast<uint32_t>(i), static_cast<uint32_t>(off)};

@@ -1,23 +1,23 @@
 #include "internal/column_worker.h"
 
+#include <filesystem>
+
 #include "internal/coding.h"
+#include "internal/column_image.h"
+#include "internal/log_codec.h"
 #include "internal/meta_keys.h"
 #include "internal/store_core.h"
 
 namespace mentat::storage::internal {
 namespace {
 
-constexpr char kMetaColumnPrefix[] = "col";
-
-std::string MetaColumnKey(IndexOrder order, EntityId attribute) {
-  std::string k = kMetaColumnPrefix;
-  k.push_back(static_cast<char>(order));
-  PutFixed64BE(static_cast<uint64_t>(attribute), &k);
-  return k;
-}
-
 // Keys read between checks for Stop.
 constexpr size_t kStopCheckKeys = 4096;
+
+// An image further behind the log than this many transactions is built
+// again instead: replaying them would slow the store's opening more than
+// a build in the background costs.
+constexpr size_t kMaxImageReplayTx = 50000;
 
 }  // namespace
 
@@ -102,10 +102,13 @@ void ColumnWorker::Build(ColumnCache::Job job) {
     }
   } while (false);
   core_->db->ReleaseSnapshot(snapshot);
-  if (cache_->FinishBuild(job, std::move(base), base_at, too_big)) {
-    Remember(job.order, job.attribute, true);
-  } else if (too_big) {
-    Remember(job.order, job.attribute, false);
+  std::shared_ptr<const KeyRun> kept = base;
+  if (cache_->FinishBuild(job, std::move(base), base_at, too_big) &&
+      core_->options.column_images) {
+    if (WriteColumnImage(core_->path, job.order, job.attribute, base_at, *kept)
+            .ok()) {
+      cache_->SetImage(job.order, job.attribute, base_at);
+    }
   }
 }
 
@@ -118,38 +121,83 @@ void ColumnWorker::Fold(ColumnCache::Job job) {
   cache_->FinishFold(job, std::move(base));
 }
 
-void ColumnWorker::Remember(IndexOrder order, EntityId attribute, bool held) {
-  const std::string key = MetaColumnKey(order, attribute);
-  rocksdb::WriteOptions wo;
-  if (held) {
-    std::string value;
-    if (core_->db
-            ->Get(rocksdb::ReadOptions(), core_->cf(Cf::kMeta), key, &value)
-            .ok()) {
-      return;
+void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
+                              const Schema& schema) {
+  ColumnCache* cache = core->column_cache.get();
+  for (const std::string& path : ListColumnImages(core->path)) {
+    absl::StatusOr<ColumnImage> image = MapColumnImage(path);
+    const bool usable = image.ok() && image->as_of <= basis &&
+                        schema.FindAttribute(image->attribute) != nullptr;
+    if (!usable) {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+      continue;
     }
-    core_->db->Put(wo, core_->cf(Cf::kMeta), key, "").PermitUncheckedError();
-  } else {
-    core_->db->Delete(wo, core_->cf(Cf::kMeta), key).PermitUncheckedError();
+    // The commits after the image: its attribute's datoms, from the log.
+    const bool with_entities = image->order == IndexOrder::kAevt;
+    ChangeListBuilder changes(with_entities);
+    rocksdb::ReadOptions ro;
+    const std::string lower =
+        Fixed64BE(static_cast<uint64_t>(image->as_of) + 1);
+    std::unique_ptr<rocksdb::Iterator> it(
+        core->db->NewIterator(ro, core->cf(Cf::kLog)));
+    std::vector<Datom> datoms;
+    std::string key;
+    size_t transactions = 0;
+    bool ok = true;
+    for (it->Seek(lower); it->Valid(); it->Next()) {
+      if (++transactions > kMaxImageReplayTx) {
+        ok = false;
+        break;
+      }
+      const std::string_view k(it->key().data(), it->key().size());
+      if (k.size() != 8) continue;
+      const auto tx = static_cast<EntityId>(DecodeFixed64BE(k));
+      datoms.clear();
+      if (!DecodeLogEntry(
+               tx, std::string_view(it->value().data(), it->value().size()),
+               &datoms)
+               .ok()) {
+        ok = false;
+        break;
+      }
+      for (const Datom& d : datoms) {
+        if (d.a != image->attribute) continue;
+        key.clear();
+        EncodeKey(image->order, d, &key);
+        changes.Add(key, d.added ? d.tx : 0);
+      }
+    }
+    if (!ok || !it->status().ok()) {
+      cache->RequestBuild(image->order, image->attribute);
+      continue;
+    }
+    auto column = std::make_shared<AttributeColumn>();
+    column->order = image->order;
+    column->attribute = image->attribute;
+    column->as_of = basis;
+    column->delta = ColumnDelta().With(changes.Finish(), with_entities);
+    column->base = image->keys;
+    cache->Install(std::move(column), image->as_of);
   }
 }
 
-std::vector<std::pair<IndexOrder, EntityId>> ColumnWorker::RememberedColumns(
-    StoreCore* core) {
-  std::vector<std::pair<IndexOrder, EntityId>> out;
-  std::unique_ptr<rocksdb::Iterator> it(
-      core->db->NewIterator(TotalOrderReadOptions(), core->cf(Cf::kMeta)));
-  const std::string_view prefix = kMetaColumnPrefix;
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    const std::string_view k(it->key().data(), it->key().size());
-    if (!k.starts_with(prefix)) break;
-    if (k.size() != prefix.size() + 9) continue;
-    const auto order = static_cast<IndexOrder>(k[prefix.size()]);
-    if (order != IndexOrder::kAevt && order != IndexOrder::kAvet) continue;
-    out.emplace_back(order, static_cast<EntityId>(
-                                DecodeFixed64BE(k.substr(prefix.size() + 1))));
+void ColumnWorker::SaveImages(StoreCore* core) {
+  ColumnCache* cache = core->column_cache.get();
+  for (const auto& column : cache->StaleImages()) {
+    std::shared_ptr<const KeyRun> keys = column->base;
+    if (!column->delta.empty()) {
+      auto folded = std::make_shared<KeyRun>();
+      column->delta.FoldInto(*column->base, column->with_entities(),
+                             folded.get());
+      keys = std::move(folded);
+    }
+    if (WriteColumnImage(core->path, column->order, column->attribute,
+                         column->as_of, *keys)
+            .ok()) {
+      cache->SetImage(column->order, column->attribute, column->as_of);
+    }
   }
-  return out;
 }
 
 }  // namespace mentat::storage::internal

@@ -14,7 +14,7 @@ constexpr size_t kIdBytes = 8;
 }  // namespace
 
 void KeyRun::Append(std::string_view key, EntityId tx, bool with_entity) {
-  keys.append(key);
+  keys.append(key.data(), key.data() + key.size());
   ends.push_back(static_cast<uint32_t>(keys.size()));
   txs.push_back(tx);
   if (with_entity) {
@@ -28,17 +28,14 @@ void KeyRun::AppendRange(const KeyRun& from, size_t begin, size_t end) {
   const uint32_t from_end = from.ends[end - 1];
   // Key i's end moves by the difference of where the stretch starts.
   const uint32_t shift = static_cast<uint32_t>(keys.size()) - from_begin;
-  keys.append(from.keys.data() + from_begin, from_end - from_begin);
+  keys.append(from.keys.data() + from_begin, from.keys.data() + from_end);
   const size_t at = ends.size();
   ends.resize(at + (end - begin));
-  for (size_t i = begin; i < end; ++i)
-    ends[at + i - begin] = from.ends[i] + shift;
-  txs.insert(txs.end(), from.txs.begin() + static_cast<ptrdiff_t>(begin),
-             from.txs.begin() + static_cast<ptrdiff_t>(end));
+  uint32_t* out = ends.mutable_data() + at;
+  for (size_t i = begin; i < end; ++i) out[i - begin] = from.ends[i] + shift;
+  txs.append(from.txs.data() + begin, from.txs.data() + end);
   if (!from.entities.empty()) {
-    entities.insert(entities.end(),
-                    from.entities.begin() + static_cast<ptrdiff_t>(begin),
-                    from.entities.begin() + static_cast<ptrdiff_t>(end));
+    entities.append(from.entities.data() + begin, from.entities.data() + end);
   }
 }
 

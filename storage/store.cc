@@ -389,24 +389,26 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   auto initial = std::make_shared<const Db>(
       core, std::move(snapshot), state.basis_tx, state.last_tx_instant,
       state.schema, std::make_shared<const Statistics>(*stats));
+  // Before the first commit: the images are brought up to this basis.
+  if (core->column_cache && options.column_images) {
+    internal::ColumnWorker::LoadImages(core.get(), state.basis_tx,
+                                       *state.schema);
+  }
   store->core_ = core;
   store->transactor_ = std::make_unique<Transactor>(
       core, std::move(state), std::move(stats), std::move(initial));
   if (core->column_cache) {
     core->column_worker = std::make_unique<internal::ColumnWorker>(core.get());
-    if (options.column_rebuild_on_open) {
-      for (const auto& [order, attribute] :
-           internal::ColumnWorker::RememberedColumns(core.get())) {
-        core->column_cache->RequestBuild(order, attribute);
-      }
-    }
   }
   return store;
 }
 
 void Store::Close() {
   if (transactor_) transactor_->Stop();
-  if (core_ && core_->column_worker) core_->column_worker->Stop();
+  if (core_ && core_->column_worker) {
+    core_->column_worker->Stop();
+    if (options_.column_images) internal::ColumnWorker::SaveImages(core_.get());
+  }
 }
 
 void Store::WaitForColumns() const {

@@ -143,6 +143,16 @@ class ColumnCache {
   // Waits until no job is queued or running (tests and benchmarks).
   void WaitIdle();
 
+  // Images (internal/column_image.h). The store opening, before any
+  // commit: keeps `column`, read from an image as of `image_as_of`.
+  void Install(std::shared_ptr<const AttributeColumn> column,
+               EntityId image_as_of);
+  // The column thread: the column's image on disk is as of `as_of`.
+  void SetImage(IndexOrder order, EntityId attribute, EntityId as_of);
+  // The newest version of every column whose image is older (the store
+  // closing writes them).
+  std::vector<std::shared_ptr<const AttributeColumn>> StaleImages() const;
+
   // hits: seeks answered from a column; misses: columns built; bytes and
   // entries: the newest versions; folds: deltas folded.
   CacheCounters counters() const;
@@ -157,6 +167,7 @@ class ColumnCache {
     bool queued = false;      // a job is queued or running
     bool logging = false;     // its commits go to `log` for the job
     bool too_big = false;
+    EntityId image_as_of = 0;  // of its image on disk; 0: none
     // Commits during a build or fold: (group tx, its changes).
     std::vector<std::pair<EntityId, std::shared_ptr<const KeyRun>>> log;
   };

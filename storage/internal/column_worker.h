@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "internal/column_cache.h"
+#include "mentat/storage/schema.h"
 
 namespace mentat::storage::internal {
 
@@ -20,9 +21,10 @@ struct StoreCore;
 // one) and folds deltas into new bases, one job at a time, off the
 // transactor's thread and off every query's path.
 //
-// It also remembers in `meta` which columns the store holds ("col" +
-// order + attribute), so that a reopened store builds them again at once
-// (RememberedColumns): the first bulk query after a restart finds them.
+// With StoreOptions::column_images, it also keeps the columns' images
+// (internal/column_image.h): written after each build and, for columns
+// changed since, when the store closes (SaveImages); mapped when the store
+// opens (LoadImages), so that a reopened store has its columns at once.
 //
 // Owned by StoreCore; the thread runs from construction until Stop.
 class ColumnWorker {
@@ -37,17 +39,21 @@ class ColumnWorker {
   // Idempotent; any thread but the worker's.
   void Stop();
 
-  // The columns `meta` says the store held when it was last open.
-  static std::vector<std::pair<IndexOrder, EntityId>> RememberedColumns(
-      StoreCore* core);
+  // The store opening, before the transactor starts: installs the
+  // column of each image in the store's directory, brought up to `basis`
+  // from the log. An image that cannot serve (malformed, of an unknown
+  // attribute, or too far behind the log) is removed, and its column
+  // queued for a build instead.
+  static void LoadImages(StoreCore* core, EntityId basis, const Schema& schema);
+  // The store closing, after Stop: writes the image of every column
+  // changed since its image was written. Errors are ignored (an image is
+  // a hint).
+  static void SaveImages(StoreCore* core);
 
  private:
   void Run();
   void Build(ColumnCache::Job job);
   void Fold(ColumnCache::Job job);
-  // Writes (or, with `held` false, deletes) the meta key that says the
-  // store holds the column. A hint: errors are ignored.
-  void Remember(IndexOrder order, EntityId attribute, bool held);
 
   StoreCore* core_;
   ColumnCache* cache_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,89 @@
 #include "mentat/storage/datom.h"
 
 namespace mentat::storage::internal {
+
+// An array a KeyRun fills (owned, growing like a vector), or a read-only
+// view of memory someone else keeps alive (a mapped column image:
+// KeyRun::mapping). Reads go through one pointer either way, with no
+// branch: the hot loops index it millions of times a query.
+template <typename T>
+class RunArray {
+ public:
+  RunArray() = default;
+  RunArray(const RunArray& other) { *this = other; }
+  RunArray(RunArray&& other) noexcept { *this = std::move(other); }
+  RunArray& operator=(const RunArray& other) {
+    if (this == &other) return *this;
+    own_ = other.own_;
+    Sync();
+    if (other.viewing()) View(other.data_, other.size_);
+    return *this;
+  }
+  RunArray& operator=(RunArray&& other) noexcept {
+    if (this == &other) return *this;
+    const bool view = other.viewing();
+    const T* data = other.data_;
+    const size_t size = other.size_;
+    own_ = std::move(other.own_);
+    Sync();
+    if (view) View(data, size);
+    other.own_.clear();
+    other.Sync();
+    return *this;
+  }
+
+  const T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  const T& back() const { return data_[size_ - 1]; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  // Bytes of memory it stands for (owned or viewed).
+  size_t bytes() const {
+    return (viewing() ? size_ : own_.capacity()) * sizeof(T);
+  }
+
+  // Growing: owned arrays only.
+  void push_back(const T& v) {
+    own_.push_back(v);
+    Sync();
+  }
+  void append(const T* first, const T* last) {
+    own_.insert(own_.end(), first, last);
+    Sync();
+  }
+  void resize(size_t n) {
+    own_.resize(n);
+    Sync();
+  }
+  void reserve(size_t n) {
+    own_.reserve(n);
+    Sync();
+  }
+  void shrink_to_fit() {
+    own_.shrink_to_fit();
+    Sync();
+  }
+  T* mutable_data() { return own_.data(); }
+  // Makes it a view of [data, data + size), dropping what it owned.
+  void View(const T* data, size_t size) {
+    own_ = std::vector<T>();
+    data_ = data;
+    size_ = size;
+  }
+
+ private:
+  bool viewing() const { return data_ != own_.data() && size_ > 0; }
+  void Sync() {
+    data_ = own_.data();
+    size_ = own_.size();
+  }
+
+  std::vector<T> own_;
+  const T* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 // Keys of one index order in key order, each with a tx, packed into a few
 // flat arrays: the base of an attribute's column, a chunk of its delta, a
@@ -23,15 +107,17 @@ namespace mentat::storage::internal {
 // says it is present, asserted by that tx.
 //
 // Not thread-safe while it is filled; immutable and shared once published
-// (through shared_ptr<const KeyRun>).
+// (through shared_ptr<const KeyRun>). A run read from a column image
+// views the mapped file, which `mapping` keeps mapped.
 struct KeyRun {
-  std::string keys;            // the keys, back to back
-  std::vector<uint32_t> ends;  // ends[i]: where key i ends in `keys`
-  std::vector<EntityId> txs;   // the tx of key i; 0: removed (changes only)
+  RunArray<char> keys;      // the keys, back to back
+  RunArray<uint32_t> ends;  // ends[i]: where key i ends in `keys`
+  RunArray<EntityId> txs;   // the tx of key i; 0: removed (changes)
   // AEVT runs of one attribute only: the entity of key i (its bytes 8-16,
   // as an unsigned number), so that seeks by entity search a dense array
   // of integers.
-  std::vector<uint64_t> entities;
+  RunArray<uint64_t> entities;
+  std::shared_ptr<const void> mapping;  // what views point into, if any
 
   size_t size() const { return ends.size(); }
   bool empty() const { return ends.empty(); }
@@ -46,12 +132,11 @@ struct KeyRun {
   void AppendRange(const KeyRun& from, size_t begin, size_t end);
   // Releases the spare capacity of a run that is done growing.
   void ShrinkToFit();
-  // Memory held, for cache accounting.
+  // Memory held, for cache accounting (a mapped run's file too: it is in
+  // memory once read).
   size_t charge() const {
-    return sizeof(KeyRun) + keys.capacity() +
-           ends.capacity() * sizeof(uint32_t) +
-           txs.capacity() * sizeof(EntityId) +
-           entities.capacity() * sizeof(uint64_t);
+    return sizeof(KeyRun) + keys.bytes() + ends.bytes() + txs.bytes() +
+           entities.bytes();
   }
 };
 

@@ -56,10 +56,12 @@ struct StoreOptions {
   // folded into a new base once it holds more than
   // max(column_fold_min_keys, 1/32 of the base's keys). Default: 4,096.
   size_t column_fold_min_keys = 4096;
-  // Build again, in the background when the store opens, the columns it
-  // held when it was last open (remembered in `meta`), so that the first
-  // bulk query after a restart finds them. Default: true.
-  bool column_rebuild_on_open = true;
+  // Keep each column's keys in a file under the store's directory
+  // (columns/), written when the column is built and, if it changed since,
+  // when the store closes; a reopened store maps them and replays the log
+  // after them, so that its first bulk queries find their columns instead
+  // of reading RocksDB while the columns are built again. Default: true.
+  bool column_images = true;
   // Most transactions the transactor applies in one group commit.
   // Default: 1024.
   int max_group_transactions = 1024;
