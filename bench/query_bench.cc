@@ -5,6 +5,7 @@
 //   query-bench --scale s --dir DIR [--seconds 2] [--only q2,q4]
 //               [--explain 1] [--entity-cache-mb N] [--value-cache-mb N]
 //               [--column-cache-mb N] [--writer-tps N] [--first-q4 1]
+//               [--since-back N] [--runs N]
 //
 // Loads the workload into DIR the first time (then reuses it), runs q1,
 // pull, q2, q2 with its clauses reversed, as_of q2, input bindings, since,
@@ -16,7 +17,8 @@
 // and :issue/priority (SwapWriter: the answers stay checkable).
 // --first-q4 1 times one q4 right after the store opens, before anything
 // else (the columns the store remembers are still being built), and how
-// long the store takes to finish building them.
+// long the store takes to finish building them. --since-back N runs since
+// from N history batches back (500 changes each) instead of the last one.
 
 #include <chrono>
 #include <cstdio>
@@ -61,6 +63,7 @@ struct Args {
   int64_t column_cache_mb = -1;
   double writer_tps = 0;  // > 0: run the write-sensitive scenarios again
   bool first_q4 = false;
+  int64_t since_back = 1;  // history batches since() reads
 };
 
 // True if `name` is among the comma-separated `only` (or `only` is empty).
@@ -101,6 +104,10 @@ struct Lap {
 // Called after a scenario's warm-up calls: columns they asked for are
 // built in the background, and the figures are of warm queries.
 std::function<void()> after_warm_up;
+// --runs: exactly this many timed calls per scenario instead of
+// --seconds' worth (instruction counts under callgrind: the difference
+// of two counts is the cost of the extra runs alone).
+int64_t runs = 0;
 
 // Runs `op` repeatedly for `seconds` (at least 30 times, 3 warm-up calls
 // discarded) and prints the percentiles of the laps it timed.
@@ -113,7 +120,8 @@ void Measure(const char* name, double seconds,
   if (after_warm_up) after_warm_up();
   std::vector<double> micros;
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < end || micros.size() < 30) {
+  while (runs > 0 ? micros.size() < static_cast<size_t>(runs)
+                  : Clock::now() < end || micros.size() < 30) {
     const bool ok = op(lap);
     micros.push_back(
         std::chrono::duration<double, std::micro>(lap.stop - lap.start)
@@ -204,7 +212,17 @@ int Run(const Args& args) {
   auto db = store->Latest();
   const auto current = db->View(Basis::Current());
   const auto as_of = db->View(Basis::AsOf(meta->t_mid));
-  const auto since = db->View(Basis::Since(meta->t_since));
+  // since(t) from `since_back` history batches before the end: the store's
+  // last transactions are the history phase's batches of 500 changes,
+  // each of a different issue.
+  const storage::EntityId since_t = meta->t_since - (args.since_back - 1);
+  int64_t since_expected = truth.changed_in_last_batch;
+  if (args.since_back > 1) {
+    since_expected =
+        std::min(truth.history_changes,
+                 truth.changed_in_last_batch + 500 * (args.since_back - 1));
+  }
+  const auto since = db->View(Basis::Since(since_t));
 
   std::printf("scale %s, basis %lld; latencies in microseconds\n",
               scale.name.c_str(), static_cast<long long>(db->basis_tx()));
@@ -314,7 +332,7 @@ int Run(const Args& args) {
   bench("since", kSince, since, {}, [&](Lap& lap) {
     auto r = lap.Time([&] { return engine.Query(kSince, since, {}); });
     if (!r.ok()) return Fail("since", r.status().ToString()), false;
-    if (static_cast<int64_t>(r->rows.size()) != truth.changed_in_last_batch) {
+    if (static_cast<int64_t>(r->rows.size()) != since_expected) {
       return Fail("since", "got " + std::to_string(r->rows.size()) + " issues"),
              false;
     }
@@ -372,13 +390,13 @@ int Run(const Args& args) {
     auto latest = [&](Basis basis) { return store->Latest()->View(basis); };
     if (Selected(args, "since")) {
       Measure("since+w", args.seconds, [&](Lap& lap) {
-        const storage::DbView view = latest(Basis::Since(meta->t_since));
+        const storage::DbView view = latest(Basis::Since(since_t));
         auto r = lap.Time([&] { return engine.Query(kSince, view, {}); });
         if (!r.ok()) return Fail("since+w", r.status().ToString()), false;
         // The writer's state swaps add their issues, none go.
         const auto rows = static_cast<int64_t>(r->rows.size());
-        if (rows < truth.changed_in_last_batch ||
-            rows > truth.changed_in_last_batch + writer.states_touched()) {
+        if (rows < since_expected ||
+            rows > since_expected + writer.states_touched()) {
           return Fail("since+w", "got " + std::to_string(rows) + " issues"),
                  false;
         }
@@ -437,7 +455,7 @@ int main(int argc, char** argv) {
         "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
         "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
         "[--value-cache-mb N] [--column-cache-mb N] [--writer-tps N] "
-        "[--first-q4 0|1]\n");
+        "[--first-q4 0|1] [--since-back N] [--runs N]\n");
     return 2;
   };
   mentat::bench::Args args;
@@ -465,6 +483,10 @@ int main(int argc, char** argv) {
       args.writer_tps = std::atof(value);
     } else if (std::strcmp(argv[i], "--first-q4") == 0) {
       args.first_q4 = std::atoi(value) != 0;
+    } else if (std::strcmp(argv[i], "--runs") == 0) {
+      mentat::bench::runs = std::atoll(value);
+    } else if (std::strcmp(argv[i], "--since-back") == 0) {
+      args.since_back = std::max<int64_t>(1, std::atoll(value));
     } else {
       return usage();
     }

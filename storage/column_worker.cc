@@ -144,6 +144,7 @@ void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
     std::vector<Datom> datoms;
     std::string key;
     size_t transactions = 0;
+    EntityId last_change = 0;
     bool ok = true;
     for (it->Seek(lower); it->Valid(); it->Next()) {
       if (++transactions > kMaxImageReplayTx) {
@@ -163,6 +164,7 @@ void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
       }
       for (const Datom& d : datoms) {
         if (d.a != image->attribute) continue;
+        last_change = tx;
         key.clear();
         EncodeKey(image->order, d, &key);
         changes.Add(key, d.added ? d.tx : 0);
@@ -175,7 +177,9 @@ void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
     auto column = std::make_shared<AttributeColumn>();
     column->order = image->order;
     column->attribute = image->attribute;
-    column->as_of = basis;
+    // As of the last commit that wrote the attribute: an image whose
+    // attribute no commit wrote since is not written again at close.
+    column->as_of = last_change == 0 ? image->as_of : last_change;
     column->delta = ColumnDelta().With(changes.Finish(), with_entities);
     column->base = image->keys;
     cache->Install(std::move(column), image->as_of);
