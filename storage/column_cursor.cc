@@ -42,12 +42,13 @@ class ColumnCursor : public LayeredCursor {
       // seek stays right for this cursor's basis whatever commits and
       // folds come after.
       column_ = cache_->Find(order_, attribute, t_);
+      base_ = column_ ? column_->base.get() : nullptr;
       b_ = 0;
       d_ = ColumnDelta::Pos();
     }
     if (!column_) return FallBack(prefix);
     prefix_.assign(prefix);
-    b_ = RunLowerBound(*column_->base, b_, 0, prefix_);
+    b_ = RunLowerBound(*base_, b_, 0, prefix_);
     begin_ = b_;
     Position(prefix_);
   }
@@ -55,7 +56,7 @@ class ColumnCursor : public LayeredCursor {
   void SeekWithin(std::string_view target) override {
     if (fallback_mode_) return fallback_->SeekWithin(target);
     if (!column_) return;
-    b_ = RunLowerBound(*column_->base, b_, begin_, target);
+    b_ = RunLowerBound(*base_, b_, begin_, target);
     Position(target);
   }
 
@@ -110,10 +111,9 @@ class ColumnCursor : public LayeredCursor {
   // The base keys before stop_ come before the delta's next key: they
   // are walked without looking at the delta.
   void StopAtDelta() {
-    const KeyRun& base = *column_->base;
     const ColumnDelta& delta = column_->delta;
-    stop_ = delta.Valid(d_) ? RunLowerBound(base, b_, b_, delta.key(d_))
-                            : base.size();
+    stop_ = delta.Valid(d_) ? RunLowerBound(*base_, b_, b_, delta.key(d_))
+                            : base_->size();
   }
 
   // Past the delta's current key, and past the base key it replaced.
@@ -128,30 +128,33 @@ class ColumnCursor : public LayeredCursor {
   // prefix_.
   void Settle() {
     valid_ = false;
-    const KeyRun& base = *column_->base;
+    // The common case, and the only one without a delta: a base key the
+    // delta leaves alone (one test, no look at the delta).
+    if (b_ < stop_) {
+      from_delta_ = false;
+      const std::string_view key = base_->key(b_);
+      if (key.starts_with(prefix_)) SetCurrent(order_, key, base_->txs[b_]);
+      return;
+    }
+    SettleInDelta();
+  }
+
+  // Settle at the delta's next key (which comes at or before the base's).
+  void SettleInDelta() {
     const ColumnDelta& delta = column_->delta;
-    std::string_view key;
-    EntityId tx;
     for (;;) {
-      if (b_ < stop_) {
-        from_delta_ = false;
-        key = base.key(b_);
-        tx = base.txs[b_];
-        break;
-      }
+      if (b_ < stop_) return Settle();
       if (!delta.Valid(d_)) return;  // the base is done too
-      // The delta's key is at or before the base's next key.
-      key = delta.key(d_);
-      shadow_ = b_ < base.size() && base.key(b_) == key;
-      tx = delta.tx(d_);
+      const std::string_view key = delta.key(d_);
+      shadow_ = b_ < base_->size() && base_->key(b_) == key;
+      const EntityId tx = delta.tx(d_);
       if (tx != 0) {
         from_delta_ = true;
-        break;
+        if (key.starts_with(prefix_)) SetCurrent(order_, key, tx);
+        return;
       }
       StepDelta();  // removed since the base was read
     }
-    if (!key.starts_with(prefix_)) return;
-    SetCurrent(order_, key, tx);
   }
 
   IndexOrder order_;
@@ -159,7 +162,8 @@ class ColumnCursor : public LayeredCursor {
   EntityId t_;
   EntityId attribute_ = 0;
   std::shared_ptr<const AttributeColumn> column_;
-  uint64_t scanned_ = 0;  // keys read from fallback_ not yet reported
+  const KeyRun* base_ = nullptr;  // column_'s
+  uint64_t scanned_ = 0;          // keys read from fallback_ not yet reported
   std::string prefix_;
   size_t begin_ = 0;  // the base's first key under prefix_
   size_t b_ = 0;      // the base's next key
