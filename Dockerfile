@@ -3,7 +3,13 @@
 #
 #   docker build -t mentatd:0.1.0 .
 #   docker run -d --name mentatd -p 7878:7878 -p 9090:9090 \
+#     --ulimit nofile=1048576:1048576 \
 #     -v mentatd-data:/var/lib/mentatd mentatd:0.1.0
+#
+# An image cannot set its descriptor limit; give it at `docker run`
+# (--ulimit, as above). mentatd raises its soft limit to the hard one at
+# start, and refuses gRPC connections that would take the last
+# --reserved-fds descriptors (docs/deploy.md).
 #
 # Build arguments:
 #   BUILD_TYPE     CMake build type (Release; RelWithDebInfo keeps symbols)

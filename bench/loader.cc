@@ -18,6 +18,10 @@ double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// bench-meta.txt's format: 2 since t_since precedes the final quarter of
+// the history changes (1 put it before the last history batch).
+constexpr int64_t kLoadMetaFormat = 2;
+
 }  // namespace
 
 absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
@@ -67,23 +71,22 @@ absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
   result.t_mid = store->Latest()->basis_tx();
 
   const auto h0 = Clock::now();
+  const int64_t changes = CountHistoryChanges(scale);
+  const int64_t before = HistoryChangesBeforeSince(changes);
   std::vector<storage::TxOp> batch;
-  std::vector<std::vector<storage::TxOp>> batches;
+  result.t_since = store->Latest()->basis_tx();
   for (int64_t idx = 0; idx < scale.issues; ++idx) {
     int new_state;
     if (!HistoryChange(scale, idx, &new_state)) continue;
     batch.push_back(
         StateChangeOp(result.issue_ids[static_cast<size_t>(idx)], new_state));
-    result.history_changes++;
-    if (batch.size() == 500) batches.push_back(std::move(batch)), batch.clear();
-  }
-  if (!batch.empty()) batches.push_back(std::move(batch));
-  for (size_t i = 0; i < batches.size(); ++i) {
-    if (i + 1 == batches.size()) result.t_since = store->Latest()->basis_tx();
-    r = transact(std::move(batches[i]));
+    const int64_t i = result.history_changes++;
+    if (!EndsHistoryTx(i, changes, before)) continue;
+    r = transact(std::move(batch));
+    batch.clear();
     if (!r.ok()) return r.status();
+    if (i + 1 == before) result.t_since = r->tx;
   }
-  if (batches.empty()) result.t_since = store->Latest()->basis_tx();
   result.history_seconds = Seconds(Clock::now() - h0);
   return result;
 }
@@ -127,24 +130,32 @@ class WorkloadSource : public storage::ImportSource {
         if (history_start_ == Clock::time_point()) {
           result_->load_seconds = Seconds(Clock::now() - issues_start_);
           result_->t_mid = last_tx_;
+          result_->t_since = last_tx_;
           history_start_ = Clock::now();
+          changes_ = CountHistoryChanges(scale_);
+          before_ = HistoryChangesBeforeSince(changes_);
+        }
+        // The first transaction after the boundary: t_since is the last
+        // one before it.
+        if (result_->history_changes == before_ && before_ < changes_) {
+          result_->t_since = last_tx_;
         }
         int new_state;
-        while (next_ < scale_.issues && request->ops.size() < 500) {
-          if (HistoryChange(scale_, next_, &new_state)) {
-            request->ops.push_back(StateChangeOp(
-                result_->issue_ids[static_cast<size_t>(next_)], new_state));
-            result_->history_changes++;
+        while (next_ < scale_.issues) {
+          const int64_t idx = next_++;
+          if (!HistoryChange(scale_, idx, &new_state)) continue;
+          request->ops.push_back(StateChangeOp(
+              result_->issue_ids[static_cast<size_t>(idx)], new_state));
+          if (EndsHistoryTx(result_->history_changes++, changes_, before_)) {
+            break;
           }
-          next_++;
         }
         if (request->ops.empty()) {
           result_->history_seconds = Seconds(Clock::now() - history_start_);
-          if (result_->t_since == 0) result_->t_since = last_tx_;
+          // Without a final quarter, since(t_since) is empty.
+          if (before_ == changes_) result_->t_since = last_tx_;
           return false;
         }
-        // t_since: the last tx before the final history batch.
-        result_->t_since = last_tx_;
         return true;
       }
     }
@@ -173,6 +184,8 @@ class WorkloadSource : public storage::ImportSource {
   int64_t issue_batch_ = 0;
   storage::EntityId last_tx_ = 0;
   Clock::time_point issues_start_, history_start_;
+  int64_t changes_ = 0;  // history changes in all
+  int64_t before_ = 0;   // of them, before t_since
 };
 
 }  // namespace
@@ -189,7 +202,8 @@ absl::StatusOr<LoadResult> ImportWorkload(storage::Store* store,
 absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,
                           const LoadResult& result) {
   std::ofstream out(dir + "/bench-meta.txt");
-  out << "scale " << scale.name << "\n"
+  out << "format " << kLoadMetaFormat << "\n"
+      << "scale " << scale.name << "\n"
       << "t_mid " << result.t_mid << "\n"
       << "t_since " << result.t_since << "\n"
       << "first_issue " << (result.issue_ids.empty() ? 0 : result.issue_ids[0])
@@ -213,14 +227,21 @@ absl::StatusOr<LoadResult> ReadLoadMeta(const std::string& dir,
   if (!in) return absl::NotFoundError("no bench metadata in " + dir);
   LoadResult result;
   std::string key, scale_name;
-  int64_t value;
+  int64_t value, format = 1;
   while (in >> key) {
     if (key == "scale") {
       in >> scale_name;
     } else if (in >> value) {
+      if (key == "format") format = value;
       if (key == "t_mid") result.t_mid = value;
       if (key == "t_since") result.t_since = value;
     }
+  }
+  if (format != kLoadMetaFormat) {
+    return absl::FailedPreconditionError(
+        StrCat(dir, " was loaded by an older benchmark (format ", format,
+               ", t_since before the last history batch); delete it and "
+               "load again"));
   }
   if (scale_name != scale.name) {
     return absl::FailedPreconditionError(

@@ -17,8 +17,8 @@ struct LoadResult {
   double load_seconds = 0;  // initial load only
   int64_t history_changes = 0;
   double history_seconds = 0;
-  storage::EntityId t_mid = 0;    // last tx of the initial load
-  storage::EntityId t_since = 0;  // last tx before the final history batch
+  storage::EntityId t_mid = 0;               // last tx of the initial load
+  storage::EntityId t_since = 0;             // last tx before the final quarter
   std::vector<storage::EntityId> issue_ids;  // by issue index
 };
 
@@ -35,7 +35,9 @@ absl::StatusOr<LoadResult> ImportWorkload(storage::Store* store,
                                           const WorkloadScale& scale);
 
 // A loaded store remembers its scale and markers in DIR/bench-meta.txt, so
-// benchmarks can reuse it.
+// benchmarks can reuse it. ReadLoadMeta: NotFound when DIR holds none;
+// FailedPrecondition for another scale or a store an older benchmark
+// loaded (its t_since means something else): load it again.
 absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,
                           const LoadResult& result);
 absl::StatusOr<LoadResult> ReadLoadMeta(const std::string& dir,

@@ -7,6 +7,8 @@
 //                    --server-data D] [--scenarios a,b] [--clients 1,8,32]
 //                    [--write-clients 1,16,64] [--reps 3] [--min-s 10]
 //                    [--duration-s 60] [--sustained-clients 128]
+//                    [--mixed-rates 1000,5000] [--mixed-queries q3,since]
+//                    [--mixed-writers N]
 //                    [--server-cpus L] [--client-cpus L] [--server-arg X]...
 //   mentat-bench report DIR
 //   mentat-bench compare OLD NEW [--threshold 10]
@@ -207,6 +209,11 @@ int Main(int argc, char** argv) {
     }
     o.sustained_clients = std::stoi(f.Get("sustained-clients", "128"));
     o.duration_s = std::stod(f.Get("duration-s", "60"));
+    if (f.values.count("mixed-rates")) {
+      o.mixed_rates = SplitInts(f.Get("mixed-rates"));
+    }
+    o.mixed_queries = Split(f.Get("mixed-queries"));
+    o.mixed_writers = std::stoi(f.Get("mixed-writers", "0"));
     o.reps = std::stoi(f.Get("reps", "3"));
     o.min_s = std::stod(f.Get("min-s", "10"));
     o.server = target->server.get();

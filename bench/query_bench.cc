@@ -5,7 +5,7 @@
 //   query-bench --scale s --dir DIR [--seconds 2] [--only q2,q4]
 //               [--explain 1] [--entity-cache-mb N] [--value-cache-mb N]
 //               [--column-cache-mb N] [--writer-tps N] [--first-q4 1]
-//               [--since-back N] [--runs N]
+//               [--runs N]
 //
 // Loads the workload into DIR the first time (then reuses it), runs q1,
 // pull, q2, q2 with its clauses reversed, as_of q2, input bindings, since,
@@ -17,8 +17,7 @@
 // and :issue/priority (SwapWriter: the answers stay checkable).
 // --first-q4 1 times one q4 right after the store opens, before anything
 // else (the columns the store remembers are still being built), and how
-// long the store takes to finish building them. --since-back N runs since
-// from N history batches back (500 changes each) instead of the last one.
+// long the store takes to finish building them.
 
 #include <chrono>
 #include <cstdio>
@@ -63,7 +62,6 @@ struct Args {
   int64_t column_cache_mb = -1;
   double writer_tps = 0;  // > 0: run the write-sensitive scenarios again
   bool first_q4 = false;
-  int64_t since_back = 1;  // history batches since() reads
 };
 
 // True if `name` is among the comma-separated `only` (or `only` is empty).
@@ -160,6 +158,10 @@ int Run(const Args& args) {
   std::unique_ptr<storage::Store> store = std::move(*opened);
   const Clock::time_point opened_at = Clock::now();
   auto meta = ReadLoadMeta(args.dir, scale);
+  if (!meta.ok() && meta.status().code() != absl::StatusCode::kNotFound) {
+    std::fprintf(stderr, "%s\n", meta.status().ToString().c_str());
+    return 1;
+  }
   // --first-q4: before anything else has read the store (a cold block
   // cache, and the remembered columns being built meanwhile).
   int64_t first_q4_rows = -1;
@@ -212,16 +214,8 @@ int Run(const Args& args) {
   auto db = store->Latest();
   const auto current = db->View(Basis::Current());
   const auto as_of = db->View(Basis::AsOf(meta->t_mid));
-  // since(t) from `since_back` history batches before the end: the store's
-  // last transactions are the history phase's batches of 500 changes,
-  // each of a different issue.
-  const storage::EntityId since_t = meta->t_since - (args.since_back - 1);
-  int64_t since_expected = truth.changed_in_last_batch;
-  if (args.since_back > 1) {
-    since_expected =
-        std::min(truth.history_changes,
-                 truth.changed_in_last_batch + 500 * (args.since_back - 1));
-  }
+  const storage::EntityId since_t = meta->t_since;
+  const int64_t since_expected = truth.changed_after_since;
   const auto since = db->View(Basis::Since(since_t));
 
   std::printf("scale %s, basis %lld; latencies in microseconds\n",
@@ -332,7 +326,7 @@ int Run(const Args& args) {
   bench("since", kSince, since, {}, [&](Lap& lap) {
     auto r = lap.Time([&] { return engine.Query(kSince, since, {}); });
     if (!r.ok()) return Fail("since", r.status().ToString()), false;
-    if (static_cast<int64_t>(r->rows.size()) != since_expected) {
+    if (static_cast<int64_t>(r->rows.size()) != truth.changed_after_since) {
       return Fail("since", "got " + std::to_string(r->rows.size()) + " issues"),
              false;
     }
@@ -455,7 +449,7 @@ int main(int argc, char** argv) {
         "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
         "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
         "[--value-cache-mb N] [--column-cache-mb N] [--writer-tps N] "
-        "[--first-q4 0|1] [--since-back N] [--runs N]\n");
+        "[--first-q4 0|1] [--runs N]\n");
     return 2;
   };
   mentat::bench::Args args;
@@ -485,8 +479,6 @@ int main(int argc, char** argv) {
       args.first_q4 = std::atoi(value) != 0;
     } else if (std::strcmp(argv[i], "--runs") == 0) {
       mentat::bench::runs = std::atoll(value);
-    } else if (std::strcmp(argv[i], "--since-back") == 0) {
-      args.since_back = std::max<int64_t>(1, std::atoll(value));
     } else {
       return usage();
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A short end-to-end run of mentat-bench (a few seconds): gen xs
-# (deterministic whatever --jobs), start mentatd, load by import, run two
-# scenarios for 1 s, report, compare a run with itself (exit 0) and with a
-# doctored slower copy (exit 1).
+# A short end-to-end run of mentat-bench (about 20 s): gen xs
+# (deterministic whatever --jobs), start mentatd, load by import, run ping,
+# two read scenarios and a short mixed run for 1 s each, report, compare a
+# run with itself (exit 0) and with a doctored slower copy (exit 1); a
+# dataset of the older format is refused.
 #   suite_test.sh MENTAT_BENCH MENTATD
 set -euo pipefail
 bench=$1
@@ -31,13 +32,37 @@ done
 
 "$bench" load --address "unix:$sock" --data "$tmp/data" --method import
 "$bench" run --address "unix:$sock" --data "$tmp/data" \
-  --scenarios bulk_load,point_lookup,pull --min-s 1 --reps 1 --out "$tmp/run"
+  --scenarios bulk_load,ping,point_lookup,pull,mixed --min-s 1 --reps 1 \
+  --mixed-rates 300 --mixed-queries pull,since,q3 --out "$tmp/run"
 grep -q "^PASS point_lookup" "$tmp/run/checks.txt"
+grep -q "^PASS ping" "$tmp/run/checks.txt"
+grep -q "^PASS mixed since@300" "$tmp/run/checks.txt"
+grep -q "^PASS mixed: pool members as recorded, after" "$tmp/run/checks.txt"
 if grep -q "^FAIL" "$tmp/run/checks.txt"; then exit 1; fi
+grep -q '^mixed,mentatd,xs,[0-9]*,1,q3@300,' "$tmp/run/timings.csv"
+grep -q '^mixed,mentatd,xs,[0-9]*,[0-9]*,write@300,' "$tmp/run/timings.csv"
+test "$(wc -l < "$tmp/run/mixed.csv")" -eq 4
+# A second run on the same database knows what the first one's writer
+# changed (since counts it).
+"$bench" run --address "unix:$sock" --data "$tmp/data" --scenarios since \
+  --min-s 0.2 --reps 1 --out "$tmp/run2"
+grep -q "^PASS since" "$tmp/run2/checks.txt"
 head -1 "$tmp/run/timings.csv" | grep -q \
   '^scenario,system,scale,n_datoms,clients,op,count,p50_ms,p95_ms,p99_ms,max_ms,throughput_ops_s,errors,reps$'
 "$bench" report "$tmp/run"
 test -s "$tmp/run/summary.md"
+grep -q '^\*\*Floor:\*\* `ping`' "$tmp/run/summary.md"
+grep -q '^## Reads under a writer (mixed)' "$tmp/run/summary.md"
+
+# A dataset of the older format (t_since before the last history batch).
+cp -r "$tmp/data" "$tmp/old"
+sed -i '/"format"/d' "$tmp/old/meta.json"
+if "$bench" run --address "unix:$sock" --data "$tmp/old" --scenarios since \
+  --min-s 0.2 --reps 1 --out "$tmp/oldrun" 2> "$tmp/old.err"; then
+  echo "an old dataset was not refused" >&2
+  exit 1
+fi
+grep -q "regenerate it with mentat-bench gen" "$tmp/old.err"
 
 "$bench" compare "$tmp/run" "$tmp/run" --threshold 10
 cp -r "$tmp/run" "$tmp/slow"

@@ -5,14 +5,18 @@ namespace mentat::bench {
 Truth ComputeTruth(const WorkloadScale& scale,
                    const std::set<int64_t>& probe_users) {
   Truth truth;
-  std::vector<int64_t> changed;
+  truth.history_changes = CountHistoryChanges(scale);
+  const int64_t before = HistoryChangesBeforeSince(truth.history_changes);
+  int64_t change = 0;  // position of the next change in the history
   for (int64_t idx = 0; idx < scale.issues; ++idx) {
     const Issue issue = GenerateIssue(scale, idx);
     int final_state = issue.state;
     int new_state;
     if (HistoryChange(scale, idx, &new_state)) {
       final_state = new_state;
-      changed.push_back(idx);
+      // Each issue changes at most once, so the changes after t_since are
+      // as many distinct issues.
+      if (change++ >= before) truth.changed_after_since++;
     }
     truth.states_initial[issue.state]++;
     truth.states_final[final_state]++;
@@ -23,11 +27,6 @@ Truth ComputeTruth(const WorkloadScale& scale,
       truth.assigned[issue.assignee].push_back({idx, issue.state, final_state});
     }
   }
-  truth.history_changes = static_cast<int64_t>(changed.size());
-  // The loader commits changes in batches of 500 in issue order; the last
-  // batch holds the remainder (or a full 500).
-  const int64_t n = truth.history_changes;
-  truth.changed_in_last_batch = n == 0 ? 0 : (n % 500 == 0 ? 500 : n % 500);
   return truth;
 }
 

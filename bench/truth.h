@@ -23,13 +23,15 @@ struct Truth {
   std::array<int64_t, 6> open_at_least{};
   // Per user: (issue index, initial state, final state) of assigned issues.
   std::map<int64_t, std::vector<std::array<int64_t, 3>>> assigned;
-  // Issues changed in the last history batch (what since(t_since) sees).
-  int64_t changed_in_last_batch = 0;
+  // Distinct issues whose state changed after t_since, the final quarter
+  // of the history changes (what since(t_since) sees).
+  int64_t changed_after_since = 0;
   int64_t history_changes = 0;
 };
 
 // Computes the truth for `scale`, keeping the assigned issues of the users
-// in `probe_users` (every user if empty). Linear in the number of issues.
+// in `probe_users` (every user if empty). Two passes over the issues;
+// nothing but the probe users' issues is kept.
 Truth ComputeTruth(const WorkloadScale& scale,
                    const std::set<int64_t>& probe_users);
 

@@ -103,6 +103,16 @@ bool HistoryChange(const WorkloadScale& scale, int64_t idx, int* new_state) {
   return true;
 }
 
+int64_t CountHistoryChanges(const WorkloadScale& scale) {
+  int64_t n = 0;
+  for (int64_t idx = 0; idx < scale.issues; ++idx) {
+    // The draw HistoryChange makes first, without generating the issue.
+    RecordRng rng(kHistorySalt, idx);
+    if (rng.Uniform(20) == 0) n++;
+  }
+  return n;
+}
+
 std::vector<TxOp> SchemaOps() {
   struct A {
     const char* ident;

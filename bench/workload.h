@@ -47,6 +47,30 @@ Issue GenerateIssue(const WorkloadScale& scale, int64_t idx);
 // of issues): the new state, different from the initial one.
 bool HistoryChange(const WorkloadScale& scale, int64_t idx, int* new_state);
 
+// The history phase commits the changes in issue order, in transactions of
+// kHistoryChangesPerTx, with a transaction boundary where the final
+// quarter of the changes starts: t_since is the last tx before it, so
+// about 1.25% of all issues change after t_since, whatever the scale.
+inline constexpr int64_t kHistoryChangesPerTx = 500;
+
+// The number of issues that get a history change. A pass over the issues
+// that keeps nothing in memory.
+int64_t CountHistoryChanges(const WorkloadScale& scale);
+
+// Of `changes` history changes, how many come before t_since (the final
+// quarter, changes / 4, follows it).
+inline int64_t HistoryChangesBeforeSince(int64_t changes) {
+  return changes - changes / 4;
+}
+
+// True if a history transaction ends after the change at position `i`
+// (from 0) of `changes`, of which `before` precede t_since.
+inline bool EndsHistoryTx(int64_t i, int64_t changes, int64_t before) {
+  const int64_t start = i < before ? 0 : before;
+  return i + 1 == changes || i + 1 == before ||
+         (i + 1 - start) % kHistoryChangesPerTx == 0;
+}
+
 std::string UserEmail(int64_t k);
 std::string UserName(int64_t k);
 std::string LabelName(int64_t k);

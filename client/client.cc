@@ -2,14 +2,39 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <type_traits>
 
 namespace mentat::client {
+
+namespace {
+
+// Streams receive raw messages and parse them here. gRPC's typed reader
+// ends a stream at a message that does not parse (one nested deeper than
+// protobuf's limit of 100, say) as if the stream were complete, and the
+// server's OK then made a truncated result look whole.
+std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> StartStream(
+    grpc::Channel* channel, const char* method, grpc::ClientContext* context,
+    const google::protobuf::Message& request) {
+  const grpc::internal::RpcMethod rpc(
+      method, grpc::internal::RpcMethod::SERVER_STREAMING);
+  return std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>>(
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+          channel, rpc, context, request));
+}
+
+bool ParseMessage(grpc::ByteBuffer* buffer, google::protobuf::Message* out) {
+  grpc::ProtoBufferReader reader(buffer);
+  return out->ParseFromZeroCopyStream(&reader);
+}
+
+}  // namespace
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
@@ -91,80 +116,88 @@ void Client::Prepare(grpc::ClientContext* context,
   }
 }
 
-template <typename Response, typename Invoke>
-absl::StatusOr<Response> Client::Unary(const CallOptions& call, Invoke invoke) {
+template <typename Response>
+absl::StatusOr<Response> Client::Unary(
+    const CallOptions& call, const char* method,
+    const google::protobuf::Message& request) {
   grpc::ClientContext context;
   Prepare(&context, call);
   if (call.canceller != nullptr) call.canceller->Attach(&context);
-  Response response;
-  const grpc::Status status = invoke(&context, &response);
+  // A raw response parsed here, as streams do (StartStream): gRPC's typed
+  // call reports a response that does not parse as UNIMPLEMENTED "No
+  // message returned".
+  grpc::ByteBuffer raw;
+  const grpc::Status status = grpc::internal::BlockingUnaryCall<
+      google::protobuf::Message, grpc::ByteBuffer>(
+      channel_.get(),
+      grpc::internal::RpcMethod(method, grpc::internal::RpcMethod::NORMAL_RPC),
+      &context, request, &raw);
   if (call.canceller != nullptr) call.canceller->Detach(&context);
   if (!status.ok()) return FromGrpc(status);
+  Response response;
+  if (!ParseMessage(&raw, &response)) {
+    return absl::InternalError(
+        "the " + response.GetTypeName() +
+        " from the server could not be parsed (a value nested deeper than "
+        "protobuf's limit of 100, or a corrupt message)");
+  }
   return response;
 }
 
 absl::StatusOr<v1::TransactResponse> Client::Transact(
     const v1::TransactRequest& request, const CallOptions& call) {
-  return Unary<v1::TransactResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Transact(ctx, request, resp);
-  });
+  return Unary<v1::TransactResponse>(call, "/mentat.v1.Mentat/Transact",
+                                     request);
 }
 
 absl::StatusOr<v1::PullResponse> Client::Pull(const v1::PullRequest& request,
                                               const CallOptions& call) {
-  return Unary<v1::PullResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Pull(ctx, request, resp);
-  });
+  return Unary<v1::PullResponse>(call, "/mentat.v1.Mentat/Pull", request);
 }
 
 absl::StatusOr<v1::PullManyResponse> Client::PullMany(
     const v1::PullManyRequest& request, const CallOptions& call) {
-  return Unary<v1::PullManyResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->PullMany(ctx, request, resp);
-  });
+  return Unary<v1::PullManyResponse>(call, "/mentat.v1.Mentat/PullMany",
+                                     request);
 }
 
 absl::StatusOr<v1::SchemaResponse> Client::Schema(
     const v1::SchemaRequest& request, const CallOptions& call) {
-  return Unary<v1::SchemaResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Schema(ctx, request, resp);
-  });
+  return Unary<v1::SchemaResponse>(call, "/mentat.v1.Mentat/Schema", request);
 }
 
 absl::StatusOr<v1::StatsResponse> Client::Stats(const v1::StatsRequest& request,
                                                 const CallOptions& call) {
-  return Unary<v1::StatsResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Stats(ctx, request, resp);
-  });
+  return Unary<v1::StatsResponse>(call, "/mentat.v1.Mentat/Stats", request);
 }
 
 absl::StatusOr<v1::ExplainResponse> Client::Explain(
     const v1::ExplainRequest& request, const CallOptions& call) {
-  return Unary<v1::ExplainResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Explain(ctx, request, resp);
-  });
+  return Unary<v1::ExplainResponse>(call, "/mentat.v1.Mentat/Explain", request);
 }
 
 absl::StatusOr<v1::CreateDatabaseResponse> Client::CreateDatabase(
     const v1::CreateDatabaseRequest& request, const CallOptions& call) {
-  return Unary<v1::CreateDatabaseResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->CreateDatabase(ctx, request, resp);
-  });
+  return Unary<v1::CreateDatabaseResponse>(
+      call, "/mentat.v1.Mentat/CreateDatabase", request);
 }
 
 absl::StatusOr<v1::ListDatabasesResponse> Client::ListDatabases(
     const CallOptions& call) {
   v1::ListDatabasesRequest request;
-  return Unary<v1::ListDatabasesResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->ListDatabases(ctx, request, resp);
-  });
+  return Unary<v1::ListDatabasesResponse>(
+      call, "/mentat.v1.Mentat/ListDatabases", request);
 }
 
 absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
     const v1::DeleteDatabaseRequest& request, const CallOptions& call) {
-  return Unary<v1::DeleteDatabaseResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->DeleteDatabase(ctx, request, resp);
-  });
+  return Unary<v1::DeleteDatabaseResponse>(
+      call, "/mentat.v1.Mentat/DeleteDatabase", request);
+}
+
+absl::StatusOr<v1::PingResponse> Client::Ping(const CallOptions& call) {
+  v1::PingRequest request;
+  return Unary<v1::PingResponse>(call, "/mentat.v1.Mentat/Ping", request);
 }
 
 absl::Status Client::Health(const CallOptions& call) {
@@ -201,9 +234,7 @@ absl::Status Client::Health(const CallOptions& call) {
 
 absl::StatusOr<v1::BackupResponse> Client::Backup(
     const v1::BackupRequest& request, const CallOptions& call) {
-  return Unary<v1::BackupResponse>(call, [&](auto* ctx, auto* resp) {
-    return stub_->Backup(ctx, request, resp);
-  });
+  return Unary<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup", request);
 }
 
 absl::StatusOr<v1::ImportResponse> Client::Import(
@@ -247,11 +278,20 @@ absl::Status Client::Stream(
     Prepare(&context, attempt);
     if (call.timeout.count() > 0) context.set_deadline(deadline);
     if (call.canceller != nullptr) call.canceller->Attach(&context);
-    std::unique_ptr<grpc::ClientReader<Response>> reader =
+    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader =
         start(&context, request);
+    grpc::ByteBuffer raw;
     Response message;
     bool stopped = false;
-    while (reader->Read(&message)) {
+    bool unreadable = false;
+    while (reader->Read(&raw)) {
+      if (!ParseMessage(&raw, &message)) {
+        unreadable = true;
+        context.TryCancel();
+        while (reader->Read(&raw)) {
+        }
+        break;
+      }
       if constexpr (kHasToken) {
         if (!message.resume_token().empty()) {
           request.set_resume_token(message.resume_token());
@@ -265,13 +305,20 @@ absl::Status Client::Stream(
       if (!on_batch(message)) {
         stopped = true;
         context.TryCancel();
-        while (reader->Read(&message)) {
+        while (reader->Read(&raw)) {
         }
         break;
       }
     }
     const grpc::Status status = reader->Finish();
     if (call.canceller != nullptr) call.canceller->Detach(&context);
+    if (unreadable) {
+      return absl::InternalError(
+          "a " + message.GetTypeName() +
+          " from the server could not be parsed (a value nested deeper than "
+          "protobuf's limit of 100, or a corrupt message); the messages "
+          "before it were delivered");
+    }
     if (stopped || status.ok()) return absl::OkStatus();
     const bool cancelled =
         call.canceller != nullptr && call.canceller->cancelled();
@@ -294,7 +341,7 @@ absl::Status Client::Query(
   return Stream<v1::QueryRequest, v1::QueryResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::QueryRequest& r) {
-        return stub_->Query(ctx, r);
+        return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
       },
       on_batch, call, true);
 }
@@ -306,10 +353,55 @@ absl::Status Client::Datoms(
   return Stream<v1::DatomsRequest, v1::DatomsResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
-        return stub_->Datoms(ctx, r);
+        return StartStream(channel_.get(), "/mentat.v1.Mentat/Datoms", ctx, r);
       },
       on_batch, call, true);
 }
+
+namespace {
+
+// Joins the parts of transactions the server split across messages
+// (Transaction.continued), so that callers see each transaction whole: a
+// message passes on every transaction it completes, and a part waits for
+// the rest.
+template <typename Response>
+class TransactionJoiner {
+ public:
+  // Fills *out with `in`'s whole transactions (the parts held back from
+  // earlier messages joined in); false when it completes none.
+  bool Join(const Response& in, Response* out) {
+    *out = in;
+    out->clear_transactions();
+    for (const v1::Transaction& t : in.transactions()) {
+      if (partial_.has_value() && partial_->tx() != t.tx()) {
+        // The rest never came (not a server of this repository): pass the
+        // part on as it is.
+        *out->add_transactions() = *std::move(partial_);
+        partial_.reset();
+      }
+      if (!partial_.has_value()) {
+        if (!t.continued()) {
+          *out->add_transactions() = t;
+          continue;
+        }
+        partial_.emplace();
+        partial_->set_tx(t.tx());
+        partial_->set_tx_instant_micros(t.tx_instant_micros());
+      }
+      for (const v1::Datom& d : t.datoms()) *partial_->add_datoms() = d;
+      if (!t.continued()) {
+        *out->add_transactions() = *std::move(partial_);
+        partial_.reset();
+      }
+    }
+    return out->transactions_size() > 0;
+  }
+
+ private:
+  std::optional<v1::Transaction> partial_;
+};
+
+}  // namespace
 
 absl::Status Client::TxRange(
     const v1::TxRangeRequest& request,
@@ -318,9 +410,14 @@ absl::Status Client::TxRange(
   return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
-        return stub_->TxRange(ctx, r);
+        return StartStream(channel_.get(), "/mentat.v1.Mentat/TxRange", ctx, r);
       },
-      on_batch, call, false);
+      [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
+          const v1::TxRangeResponse& message) mutable {
+        v1::TxRangeResponse whole;
+        return !joiner.Join(message, &whole) || on_batch(whole);
+      },
+      call, false);
 }
 
 absl::Status Client::Subscribe(
@@ -330,9 +427,15 @@ absl::Status Client::Subscribe(
   return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
-        return stub_->Subscribe(ctx, r);
+        return StartStream(channel_.get(), "/mentat.v1.Mentat/Subscribe", ctx,
+                           r);
       },
-      on_batch, call, false);
+      [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
+          const v1::SubscribeResponse& message) mutable {
+        v1::SubscribeResponse whole;
+        return !joiner.Join(message, &whole) || on_batch(whole);
+      },
+      call, false);
 }
 
 }  // namespace mentat::client

@@ -215,6 +215,75 @@ TEST_CASE("client: query streams, errors, cancellation and resume") {
   }
 }
 
+TEST_CASE("client: ping answers with the server's version") {
+  Client* client = Shared().client.get();
+  absl::StatusOr<v1::PingResponse> pong = client->Ping();
+  REQUIRE_MESSAGE(pong.ok(), pong.status().ToString());
+  CHECK(pong->server_version().rfind("mentatd ", 0) == 0);
+  CallOptions call;
+  call.timeout = std::chrono::milliseconds(20000);
+  CHECK(client->Ping(call).ok());
+}
+
+TEST_CASE("client: TxRange and Subscribe hand over split transactions whole") {
+  Client* client = Shared().client.get();
+  v1::TransactRequest schema;
+  schema.set_tx_data(
+      "[{:db/ident :big/a :db/valueType :db.type/string "
+      ":db/cardinality :db.cardinality/one}"
+      " {:db/ident :big/b :db/valueType :db.type/string "
+      ":db/cardinality :db.cardinality/one}"
+      " {:db/ident :big/c :db/valueType :db.type/string "
+      ":db/cardinality :db.cardinality/one}]");
+  REQUIRE(client->Transact(schema).ok());
+  // Three values of 1 MiB: the server sends this transaction in parts
+  // (its messages hold about 1 MiB).
+  const std::string a(1 << 20, 'a'), b(1 << 20, 'b'), c(1 << 20, 'c');
+  v1::TransactRequest big;
+  big.set_tx_data("[{:big/a \"" + a + "\" :big/b \"" + b + "\" :big/c \"" + c +
+                  "\"}]");
+  absl::StatusOr<v1::TransactResponse> committed = client->Transact(big);
+  REQUIRE_MESSAGE(committed.ok(), std::string(committed.status().message()));
+  const int64_t tx = committed->tx();
+
+  auto check_whole = [&](const v1::Transaction& t) {
+    CHECK_FALSE(t.continued());
+    CHECK(t.datoms_size() == 4);  // three values and the instant
+    std::string values;
+    for (const v1::Datom& d : t.datoms()) {
+      if (d.v().has_string_value()) values += d.v().string_value().substr(0, 1);
+    }
+    CHECK(values == "abc");
+  };
+  v1::TxRangeRequest range;
+  range.set_from_tx(tx);
+  int seen = 0;
+  absl::Status s = client->TxRange(range, [&](const v1::TxRangeResponse& m) {
+    for (const v1::Transaction& t : m.transactions()) {
+      CHECK(t.tx() == tx);
+      check_whole(t);
+      ++seen;
+    }
+    return true;
+  });
+  REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+  CHECK(seen == 1);
+
+  v1::SubscribeRequest subscribe;
+  subscribe.set_from_tx(tx);
+  seen = 0;
+  s = client->Subscribe(subscribe, [&](const v1::SubscribeResponse& m) {
+    for (const v1::Transaction& t : m.transactions()) {
+      CHECK(t.tx() == tx);
+      check_whole(t);
+      ++seen;
+    }
+    return seen == 0;  // stop once it came
+  });
+  REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+  CHECK(seen == 1);
+}
+
 }  // namespace
 }  // namespace mentat::client
 

@@ -10,6 +10,8 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
   libfmt-dev doctest-dev libnuma-dev libreadline-dev libjemalloc-dev
+  # mentatd checks its TLS files with OpenSSL (gRPC links it too).
+  libssl-dev
   python3
   # The Python client's test (client/python) and the metrics scrape test.
   python3-grpcio python3-protobuf prometheus

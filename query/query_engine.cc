@@ -258,11 +258,9 @@ absl::StatusOr<std::string> QueryEngine::Explain(
   if (!profile) return planner::ExplainPlan(plan, nullptr);
   planner::PlanProfile measured;
   CountingSink sink;
-  QueryOptions options = limits;
-  options.profile = true;
   absl::Status s =
       execution::RunPlan(plan, view, split->split ? split->rest : inputs,
-                         options, &sink, &measured);
+                         limits, &sink, &measured);
   if (!s.ok()) return s;
   measured.result_rows = sink.rows();
   return planner::ExplainPlan(plan, &measured);

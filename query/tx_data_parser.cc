@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "mentat/query/edn/edn_printer.h"
 #include "mentat/query/edn/edn_reader.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::query {
@@ -219,7 +220,8 @@ class TxDataParser {
       if (key.is_keyword() && !key.name().empty() && key.name()[0] == '_') {
         const std::string_view forward = key.name().substr(1);
         if (forward.empty()) {
-          return Error(key, Cat("invalid reverse attribute :", key.text()));
+          return Error(key,
+                       Cat("invalid reverse attribute :", Excerpt(key.text())));
         }
         reverse = true;
         attr = key.ns().empty() ? EntityRef::Ident(std::string(forward))
@@ -249,17 +251,22 @@ class TxDataParser {
         if (item.is_nil()) {
           return Error(item, "nil is not a value; use :db/retract");
         }
-        if (absl::Status s = AddOneForward(key, attr, item, entity); !s.ok()) {
+        if (absl::Status s = AddOneForward(key, attr, item, entity,
+                                           /*whole_value=*/false);
+            !s.ok()) {
           return s;
         }
       }
       return absl::OkStatus();
     }
-    return AddOneForward(key, attr, value, entity);
+    return AddOneForward(key, attr, value, entity, /*whole_value=*/true);
   }
 
+  // `whole_value`: `value` is the map's whole value for `key`, not an
+  // element of a collection, so [k v] may also be two values (map_pair).
   absl::Status AddOneForward(const EdnValue& key, const EntityRef& attr,
-                             const EdnValue& value, const EntityRef& entity) {
+                             const EdnValue& value, const EntityRef& entity,
+                             bool whole_value) {
     TxOp op;
     op.kind = TxOp::Kind::kAdd;
     op.e = entity;
@@ -276,6 +283,7 @@ class TxDataParser {
       return ExpandMap(value, nested);
     }
     if (absl::Status s = ParseOpValue(value, &op.v); !s.ok()) return s;
+    op.v.map_pair = whole_value && IsLookupRefVector(value);
     ops_->push_back(std::move(op));
     return absl::OkStatus();
   }
@@ -448,7 +456,7 @@ class TxDataParser {
       case EdnKind::kNil:
         return Error(v, "nil is not a value; use :db/retract");
       case EdnKind::kTagged:
-        return Error(v, Cat("unsupported tagged value #", v.text()));
+        return Error(v, Cat("unsupported tagged value #", Excerpt(v.text())));
       default:
         break;
     }

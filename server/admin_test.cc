@@ -83,6 +83,107 @@ TEST_CASE("server: create, list and delete databases") {
   CHECK(ListDbs(t) == std::vector<std::string>{"default", "sales"});
 }
 
+TEST_CASE("server: deleting a database ends its running streams (NOT_FOUND)") {
+  TestServer t;
+  CreateDatabase(t, "sales");
+  Transact(t, kPeopleSchema, "sales");
+  // 60 transactions of 1,000 datoms, read through a channel whose window
+  // does not grow: every stream below has far more to send (TxRange's
+  // messages hold up to 256 KiB, a few transactions) than gRPC's
+  // flow-control windows and the server's two queued messages let through
+  // before the client reads, however late the deletion lands.
+  constexpr int kTxs = 60;
+  constexpr int kPeople = kTxs * 500;
+  for (int i = 0; i < kTxs; ++i) Transact(t, People(i * 500, 500), "sales");
+
+  // Three streams, each read to its first message, so each holds the
+  // database with more to send.
+  pb::QueryRequest query;
+  query.set_database("sales");
+  query.set_query("[:find ?e ?n :where [?e :person/name ?n]]");
+  query.set_batch_rows(10);
+  auto query_ctx = Ctx();
+  auto slow = OwnStub(t, 1);
+  auto query_stream = slow->Query(query_ctx.get(), query);
+  pb::QueryResponse query_msg;
+  REQUIRE(query_stream->Read(&query_msg));
+
+  pb::DatomsRequest datoms;
+  datoms.set_database("sales");
+  datoms.set_index(pb::AEVT);
+  datoms.set_batch_size(10);
+  auto datoms_ctx = Ctx();
+  auto datoms_stream = slow->Datoms(datoms_ctx.get(), datoms);
+  pb::DatomsResponse datoms_msg;
+  REQUIRE(datoms_stream->Read(&datoms_msg));
+
+  pb::TxRangeRequest range;
+  range.set_database("sales");
+  auto range_ctx = Ctx();
+  auto range_stream = slow->TxRange(range_ctx.get(), range);
+  pb::TxRangeResponse range_msg;
+  REQUIRE(range_stream->Read(&range_msg));
+
+  REQUIRE(DeleteDb(t, "sales").ok());
+  // What was on its way before the deletion still arrives; then NOT_FOUND,
+  // well before the end.
+  int64_t rows = query_msg.rows_size();
+  while (query_stream->Read(&query_msg)) rows += query_msg.rows_size();
+  grpc::Status s = query_stream->Finish();
+  MESSAGE("query stream: ", rows, " of ", kPeople, " rows, ", StatusText(s));
+  CHECK(s.error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(s.error_message() == "database sales was deleted");
+  CHECK(rows < kPeople);
+  int64_t read = datoms_msg.datoms_size();
+  while (datoms_stream->Read(&datoms_msg)) read += datoms_msg.datoms_size();
+  s = datoms_stream->Finish();
+  MESSAGE("datoms stream: ", read, " datoms, ", StatusText(s));
+  CHECK(s.error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(read < 2 * kPeople);
+  int64_t txs = range_msg.transactions_size();
+  while (range_stream->Read(&range_msg)) txs += range_msg.transactions_size();
+  s = range_stream->Finish();
+  MESSAGE("tx-range stream: ", txs, " transactions, ", StatusText(s));
+  CHECK(s.error_code() == grpc::StatusCode::NOT_FOUND);
+  CHECK(txs < kTxs);
+
+  // The files go with the last stream, then the deletion marker.
+  const std::string data = t.config().data_dir;
+  bool gone = false;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!gone && std::chrono::steady_clock::now() < deadline) {
+    gone = !std::filesystem::exists(data + "/sales") &&
+           !std::filesystem::exists(data + "/sales.deleted");
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(gone);
+  CHECK(ListDbs(t) == std::vector<std::string>{"default"});
+}
+
+TEST_CASE("server: a deletion left unfinished is finished at the next start") {
+  TestServer t;
+  CreateDatabase(t, "sales");
+  Transact(t, kPeopleSchema, "sales");
+  Transact(t, People(0, 5), "sales");
+  // What a crash leaves when it hits after DeleteDatabase answered, while
+  // a call still held the database: its files and its marker.
+  t.Stop();
+  const std::string data = t.config().data_dir;
+  { std::ofstream(data + "/sales.deleted").flush(); }
+  REQUIRE(std::filesystem::exists(data + "/sales/CURRENT"));
+  t.Start();
+  CHECK(ListDbs(t) == std::vector<std::string>{"default"});
+  CHECK(!std::filesystem::exists(data + "/sales"));
+  CHECK(!std::filesystem::exists(data + "/sales.deleted"));
+  CHECK(Query(t, "[:find ?e :where [?e :person/name _]]", {}, "sales")
+            .status.error_code() == grpc::StatusCode::NOT_FOUND);
+  // The name is free again.
+  CreateDatabase(t, "sales");
+  t.Restart();
+  CHECK(ListDbs(t) == std::vector<std::string>{"default", "sales"});
+}
+
 TEST_CASE("server: bearer token") {
   TestServer t([](ServerConfig* c) { c->auth_token = "s3cret"; });
   // Without the token: UNAUTHENTICATED, nothing written.

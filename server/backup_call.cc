@@ -93,6 +93,15 @@ Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
       if (fs::copy_file(ledger, copy, ec)) {
         response.set_files(1);
         response.set_bytes(static_cast<int64_t>(fs::file_size(copy, ec)));
+      } else if (ec == std::errc::no_space_on_device) {
+        // The checkpoint fit, its ledger did not: no half backup stays.
+        const std::string why = ec.message();
+        fs::remove_all(path, ec);
+        return call.Finish(absl::ResourceExhaustedError(
+            StrCat("no space left on the disk holding ",
+                   fs::path(path).parent_path().string(),
+                   ": copying the request ledger into the backup failed (", why,
+                   "); the backup was removed")));
       } else {
         spdlog::warn("backup of {}: could not copy {}: {}", database->name(),
                      ledger.string(), ec.message());

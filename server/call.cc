@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "google/protobuf/stubs/logging.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "tsan_handoff.h"
 
@@ -46,10 +47,15 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string BoundedStatusMessage(const absl::Status& status) {
+  const absl::string_view m = status.message();
+  return Excerpt(std::string_view(m.data(), m.size()), kMaxStatusMessageBytes);
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+                      BoundedStatusMessage(status));
 }
 
 absl::Status Admit(const ServiceContext& sc,
@@ -115,7 +121,7 @@ std::chrono::steady_clock::time_point SteadyDeadline(
 
 void LogCallError(Method method, const absl::Status& status,
                   std::string_view detail) {
-  const std::string message = std::string(status.message());
+  const std::string message = BoundedStatusMessage(status);
   switch (status.code()) {
     case absl::StatusCode::kInternal:
     case absl::StatusCode::kDataLoss:

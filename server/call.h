@@ -23,7 +23,17 @@
 
 namespace mentat::server {
 
-// absl and gRPC share their codes; the message carries over.
+// The most of a status message that reaches a client or a log line. The
+// message travels as metadata (grpc-message), which clients refuse past
+// 8 KiB by default; messages quote values as excerpts already, so this
+// only stops a message that quotes something unforeseen.
+inline constexpr size_t kMaxStatusMessageBytes = 2048;
+
+// status.message() cut to kMaxStatusMessageBytes (Excerpt).
+std::string BoundedStatusMessage(const absl::Status& status);
+
+// absl and gRPC share their codes; the message carries over, bounded
+// (BoundedStatusMessage).
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // OK if the call may proceed: the bearer token matches (when one is
@@ -59,6 +69,8 @@ class UnaryCall {
   grpc::ServerUnaryReactor* reactor() const { return reactor_; }
   grpc::CallbackServerContext* context() const { return ctx_; }
   ServiceContext& sc() const { return *sc_; }
+  // When the call began (its time limits count from here).
+  std::chrono::steady_clock::time_point start() const { return start_; }
 
   // Admit + ParseRequest; on error the caller Finishes with it.
   absl::Status Begin(const grpc::ByteBuffer* request,

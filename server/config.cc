@@ -156,6 +156,18 @@ const std::vector<Flag>& Flags() {
               &ServerConfig::max_concurrent_queries, 1, 1 << 20),
       SizeFlag("query-memory", "memory budget of one query",
                &ServerConfig::query_memory_bytes),
+      IntFlag("query-timeout-ms",
+              "time limit of a query or pull that sets no deadline (0: none)",
+              &ServerConfig::query_timeout_ms, 0, int64_t{1} << 40),
+      IntFlag("query-timeout-max-ms",
+              "longest time limit a call may ask for (0: no ceiling)",
+              &ServerConfig::query_timeout_max_ms, 0, int64_t{1} << 40),
+      IntFlag("query-scan-limit",
+              "datoms and rows one query or pull may step through (0: none)",
+              &ServerConfig::query_scan_limit, 0, int64_t{1} << 62),
+      SizeFlag("pull-max-bytes",
+               "largest pull result as the server builds it (0: no cap)",
+               &ServerConfig::pull_max_bytes),
       IntFlag("batch-rows", "rows per Query stream message",
               &ServerConfig::batch_rows, 1, 100000),
       IntFlag("slow-query-ms", "log queries slower than this",
@@ -210,6 +222,21 @@ const std::vector<Flag>& Flags() {
                  &ServerConfig::backup_dir),
       BoolFlag("create-default", "create the database \"default\" if missing",
                &ServerConfig::create_default_database),
+      IntFlag("max-connections",
+              "gRPC connections open at once before new ones are refused "
+              "(0: as many as descriptors allow)",
+              &ServerConfig::max_connections, 0, 1 << 30),
+      IntFlag("reserved-fds",
+              "descriptors kept free for the databases: connections that "
+              "would take them are refused",
+              &ServerConfig::reserved_fds, 0, 1 << 20),
+      SizeFlag("max-value-bytes",
+               "largest value in tx-data (0: a quarter of "
+               "--max-message-bytes; at most half of it)",
+               &ServerConfig::max_value_bytes),
+      IntFlag("reader-idle-ms",
+              "a spare reader thread exits after this long without work",
+              &ServerConfig::reader_idle_ms, 1, int64_t{1} << 40),
   };
   return *flags;
 }
@@ -366,7 +393,18 @@ absl::StatusOr<CommandLine> ParseCommandLine(
   if (c.listen.empty()) {
     return absl::InvalidArgumentError("--listen must not be empty");
   }
+  if (c.max_value_bytes > static_cast<size_t>(c.max_message_bytes) / 2) {
+    return absl::InvalidArgumentError(StrCat(
+        "--max-value-bytes (", c.max_value_bytes,
+        ") must be at most half of --max-message-bytes (", c.max_message_bytes,
+        "), so that every datom fits in a stream message"));
+  }
   return cl;
+}
+
+size_t MaxValueBytes(const ServerConfig& config) {
+  if (config.max_value_bytes > 0) return config.max_value_bytes;
+  return static_cast<size_t>(config.max_message_bytes) / 4;
 }
 
 std::map<std::string, std::string> ProcessEnvironment() {

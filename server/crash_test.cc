@@ -276,5 +276,103 @@ TEST_CASE("mentatd: kill -9 under a transact load, restart, verify") {
           " had not (committed on retry)");
 }
 
+TEST_CASE("mentatd: a deleted database stays deleted after kill -9") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path());
+  const std::string data = dir.path() + "/data";
+  const std::string log = dir.path() + "/log";
+  const std::vector<std::string> args = {
+      "--data-dir", data,          "--listen",           "127.0.0.1:0",
+      "--http",     "127.0.0.1:0", "--sync-commits=true"};
+  auto list = [](pb::Mentat::Stub& stub) {
+    pb::ListDatabasesRequest req;
+    pb::ListDatabasesResponse resp;
+    auto ctx = Ctx();
+    grpc::Status s = stub.ListDatabases(ctx.get(), req, &resp);
+    REQUIRE_MESSAGE(s.ok(), StatusText(s));
+    std::vector<std::string> names;
+    for (const auto& d : resp.databases()) names.push_back(d.name());
+    return names;
+  };
+  {
+    MentatdProcess daemon(args, {}, log);
+    const int port = daemon.WaitForPort(std::chrono::seconds(20));
+    REQUIRE_MESSAGE(port > 0, daemon.log());
+    auto stub = pb::Mentat::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                            grpc::InsecureChannelCredentials()));
+    pb::CreateDatabaseRequest create;
+    create.set_name("sales");
+    pb::CreateDatabaseResponse created;
+    auto ctx = Ctx();
+    grpc::Status s = stub->CreateDatabase(ctx.get(), create, &created);
+    REQUIRE_MESSAGE(s.ok(), StatusText(s));
+    // 2,000 entities, and a query that holds the database while it counts
+    // their 2000^3 combinations (until the kill): a Query stream of
+    // "sales" is running when it is deleted.
+    std::string many = "[";
+    for (int i = 1; i <= 2000; ++i) {
+      many += "{:crash/seq " + std::to_string(i) + "}";
+    }
+    many += "]";
+    for (const std::string& tx : {std::string(kCrashSchema), many}) {
+      pb::TransactRequest req;
+      req.set_database("sales");
+      req.set_tx_data(tx);
+      pb::TransactResponse resp;
+      auto tctx = Ctx();
+      s = stub->Transact(tctx.get(), req, &resp);
+      REQUIRE_MESSAGE(s.ok(), StatusText(s));
+    }
+    pb::QueryRequest query;
+    query.set_database("sales");
+    query.set_query(
+        "[:find (count ?a) . :where [?a :crash/seq _] [?b :crash/seq _] "
+        "[?c :crash/seq _]]");
+    auto qctx = Ctx(120000);
+    auto stream = stub->Query(qctx.get(), query);
+    // Running once the server counts it (it holds the database from then
+    // on).
+    std::smatch m;
+    const std::string startup = daemon.log();
+    REQUIRE(std::regex_search(startup, m, std::regex(R"(HTTP on port (\d+))")));
+    const int http = std::stoi(m[1]);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (MetricValue(HttpGet(http, "/metrics"), "mentat_running_queries") <
+               1 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(MetricValue(HttpGet(http, "/metrics"), "mentat_running_queries") ==
+            1);
+
+    pb::DeleteDatabaseRequest del;
+    del.set_name("sales");
+    pb::DeleteDatabaseResponse deleted;
+    auto dctx = Ctx();
+    s = stub->DeleteDatabase(dctx.get(), del, &deleted);
+    REQUIRE_MESSAGE(s.ok(), StatusText(s));
+    CHECK(list(*stub) == std::vector<std::string>{"default"});
+    // The query still holds it: its files are there at the kill.
+    CHECK(std::filesystem::exists(data + "/sales/CURRENT"));
+    daemon.Kill();
+    qctx->TryCancel();
+  }
+  MentatdProcess daemon(args, {}, log);
+  const int port = daemon.WaitForPort(std::chrono::seconds(20));
+  REQUIRE_MESSAGE(port > 0, daemon.log());
+  auto stub = pb::Mentat::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  CHECK(list(*stub) == std::vector<std::string>{"default"});
+  pb::QueryRequest query;
+  query.set_database("sales");
+  query.set_query("[:find ?e :where [?e :crash/seq _]]");
+  CHECK(RunQuery(*stub, query).status.error_code() ==
+        grpc::StatusCode::NOT_FOUND);
+  CHECK(!std::filesystem::exists(data + "/sales"));
+  CHECK(!std::filesystem::exists(data + "/sales.deleted"));
+}
+
 }  // namespace
 }  // namespace mentat::server::testing

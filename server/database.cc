@@ -57,6 +57,9 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
     if (attr != nullptr) return attr->id;
     auto request = query::ParseTxData(schema);
     if (!request.ok()) return request.status();
+    // The ledger's attributes are in the system namespace (mentat.*),
+    // which only ops marked system may define.
+    for (storage::TxOp& op : request->ops) op.system = true;
     auto report = db->store_->Transact(*std::move(request)).get();
     if (!report.ok()) {
       return absl::Status(report.status().code(),
@@ -95,7 +98,12 @@ Database::~Database() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
-  if (on_destroyed_) on_destroyed_();
+  if (on_destroyed_) on_destroyed_(deleted());
+}
+
+absl::Status Database::CheckLive() const {
+  if (!deleted()) return absl::OkStatus();
+  return absl::NotFoundError(StrCat("database ", name_, " was deleted"));
 }
 
 void Database::Transact(storage::TxRequest request, storage::TxCallback done) {

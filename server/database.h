@@ -101,8 +101,15 @@ class Database {
   // committing what is queued.
   void Close();
 
-  // Runs when the destructor is done (the registry forgets the name).
-  void set_on_destroyed(std::function<void()> f) {
+  // NotFound ("database NAME was deleted") once the database is deleted,
+  // else OK. Streams check it between messages, so that they end with
+  // NOT_FOUND. Any thread; an atomic load.
+  absl::Status CheckLive() const;
+
+  // Runs when the destructor is done, told whether the database was
+  // deleted (the registry then removes its deletion marker and forgets the
+  // name).
+  void set_on_destroyed(std::function<void(bool deleted)> f) {
     on_destroyed_ = std::move(f);
   }
 
@@ -117,7 +124,7 @@ class Database {
   storage::EntityId request_id_attr_ = 0;
   storage::EntityId request_digest_attr_ = 0;
   std::atomic<bool> deleted_{false};
-  std::function<void()> on_destroyed_;
+  std::function<void(bool deleted)> on_destroyed_;
 
   absl::Mutex listeners_mu_;
   std::vector<CommitListener*> listeners_ ABSL_GUARDED_BY(listeners_mu_);

@@ -1,5 +1,11 @@
 #include "database_registry.h"
 
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "mentat/storage/str_cat.h"
@@ -7,6 +13,48 @@
 namespace mentat::server {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A deleted database's marker: <data_dir>/<name>.deleted. Names cannot
+// hold '.', so no database is ever called that.
+constexpr std::string_view kDeletedSuffix = ".deleted";
+
+std::string MarkerPath(const std::string& data_dir, std::string_view name) {
+  return (fs::path(data_dir) / StrCat(name, kDeletedSuffix)).string();
+}
+
+absl::Status Errno(std::string_view what, const std::string& path) {
+  const int e = errno;
+  return absl::UnavailableError(
+      StrCat("cannot ", what, " ", path, ": ", std::strerror(e)));
+}
+
+// fsync of a directory: makes the creation or removal of its entries
+// durable.
+absl::Status SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Errno("open the directory", dir);
+  const int r = ::fsync(fd);
+  absl::Status s = r == 0 ? absl::OkStatus() : Errno("fsync", dir);
+  ::close(fd);
+  return s;
+}
+
+// Creates the empty file `path` and makes it durable (the file and its
+// directory synced). Empty, so that it needs no data block: deleting a
+// database is how an operator frees a full disk.
+absl::Status CreateDurably(const std::string& path, const std::string& dir) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("create", path);
+  const int r = ::fsync(fd);
+  absl::Status s = r == 0 ? absl::OkStatus() : Errno("fsync", path);
+  ::close(fd);
+  if (!s.ok()) return s;
+  return SyncDirectory(dir);
+}
+
+}  // namespace
 
 DatabaseRegistry::DatabaseRegistry(std::string data_dir,
                                    const DatabaseOptions& options)
@@ -43,11 +91,34 @@ absl::Status DatabaseRegistry::OpenAll(bool create_default) {
                                          data_dir_, ": ", ec.message()));
   }
   absl::MutexLock lock(&mu_);
+  // Deletions acknowledged before a crash (or a shutdown while a call
+  // still held the database) are finished before anything opens.
+  std::set<std::string> deleted;
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(data_dir_, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (!file.ends_with(kDeletedSuffix)) continue;
+    const std::string name =
+        file.substr(0, file.size() - kDeletedSuffix.size());
+    if (!CheckName(name).ok()) continue;
+    deleted.insert(name);
+  }
+  for (const std::string& name : deleted) {
+    absl::Status s = FinishDeletion(data_dir_, name);
+    if (s.ok()) {
+      spdlog::info("database {} was deleted before the restart: removed", name);
+    } else {
+      // Never opened: it was deleted. The next start tries again.
+      spdlog::error("database {} was deleted but its files remain: {}", name,
+                    std::string(s.message()));
+    }
+  }
   for (const fs::directory_entry& entry :
        fs::directory_iterator(data_dir_, ec)) {
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
     if (!CheckName(name).ok()) continue;
+    if (deleted.contains(name)) continue;
     // A RocksDB directory has a CURRENT file; anything else is not ours.
     if (!fs::exists(entry.path() / "CURRENT")) continue;
     auto db = OpenLocked(name, /*create=*/false);
@@ -74,7 +145,16 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::OpenLocked(
                            options_, create);
   if (!db.ok()) return db.status();
   std::weak_ptr<Pending> pending = pending_;
-  (*db)->set_on_destroyed([pending, name] {
+  (*db)->set_on_destroyed([pending, name, data_dir = data_dir_](bool deleted) {
+    if (deleted) {
+      absl::Status s = FinishDeletion(data_dir, name);
+      if (!s.ok()) {
+        spdlog::error(
+            "database {} was deleted but its files remain ({}); the next "
+            "start removes them",
+            name, std::string(s.message()));
+      }
+    }
     if (auto p = pending.lock()) {
       absl::MutexLock lock(&p->mu);
       p->names.erase(name);
@@ -115,6 +195,15 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Create(
   }
   const fs::path path = fs::path(data_dir_) / std::string(name);
   std::error_code ec;
+  if (fs::exists(MarkerPath(data_dir_, name), ec)) {
+    // A deletion whose last step failed: a new database must not inherit
+    // its marker (the next start would remove it).
+    s = FinishDeletion(data_dir_, std::string(name));
+    if (!s.ok()) {
+      return absl::FailedPreconditionError(StrCat(
+          "database \"", name, "\" is still being deleted: ", s.message()));
+    }
+  }
   if (fs::exists(path, ec)) {
     return absl::AlreadyExistsError(
         StrCat("the data directory already holds \"", name,
@@ -135,6 +224,16 @@ absl::Status DatabaseRegistry::Delete(std::string_view name) {
       return absl::NotFoundError(StrCat("no database named \"", name, "\""));
     }
     db = it->second;
+    // Durable before the answer: from here on the database is gone, after
+    // a crash too (OpenAll finishes the removal).
+    const std::string marker = MarkerPath(data_dir_, name);
+    s = CreateDurably(marker, data_dir_);
+    if (!s.ok()) {
+      std::error_code ec;
+      fs::remove(marker, ec);
+      return absl::UnavailableError(
+          StrCat("database \"", name, "\" was not deleted: ", s.message()));
+    }
     {
       absl::MutexLock plock(&pending_->mu);
       pending_->names.insert(std::string(name));
@@ -152,6 +251,38 @@ std::vector<std::shared_ptr<Database>> DatabaseRegistry::List() const {
   std::vector<std::shared_ptr<Database>> out;
   out.reserve(map->size());
   for (const auto& [name, db] : *map) out.push_back(db);
+  return out;
+}
+
+absl::Status DatabaseRegistry::FinishDeletion(const std::string& data_dir,
+                                              const std::string& name) {
+  const std::string marker = MarkerPath(data_dir, name);
+  std::error_code ec;
+  if (!fs::exists(marker, ec)) return absl::OkStatus();
+  const fs::path dir = fs::path(data_dir) / name;
+  fs::remove_all(dir, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        StrCat("cannot remove ", dir.string(), ": ", ec.message()));
+  }
+  // The removal must be durable before the marker goes.
+  absl::Status s = SyncDirectory(data_dir);
+  if (!s.ok()) return s;
+  if (!fs::remove(marker, ec) && ec) {
+    return absl::UnavailableError(
+        StrCat("cannot remove ", marker, ": ", ec.message()));
+  }
+  return SyncDirectory(data_dir);
+}
+
+std::string DatabaseRegistry::WriteProblems() const {
+  std::string out;
+  for (const auto& [name, db] : *map_.load()) {
+    const absl::Status s = db->store().WriteHealth();
+    if (s.ok()) continue;
+    if (!out.empty()) out += "; ";
+    StrAppend(&out, "database ", name, ": ", s.message());
+  }
   return out;
 }
 

@@ -27,8 +27,10 @@ class DatabaseRegistry {
 
   // Opens every database found in the data directory (creating the
   // directory if needed), and creates "default" if `create_default` and it
-  // is missing.
-  absl::Status OpenAll(bool create_default);
+  // is missing. First finishes the deletions a previous run acknowledged
+  // but did not complete (a deletion marker is still there): those
+  // databases are removed, never opened.
+  [[nodiscard]] absl::Status OpenAll(bool create_default);
 
   // The database `name` ("" is "default"). NotFound if there is none;
   // InvalidArgument for a malformed name.
@@ -38,11 +40,21 @@ class DatabaseRegistry {
   // InvalidArgument (bad name), or the store's error.
   absl::StatusOr<std::shared_ptr<Database>> Create(std::string_view name);
 
-  // NotFound if there is no such database.
-  absl::Status Delete(std::string_view name);
+  // Deletes `name`: durably (a marker file <data_dir>/<name>.deleted,
+  // fsynced with its directory) before it returns OK, so a crash after the
+  // answer cannot bring the database back; the files go when the last call
+  // lets go of it (or at the next start), then the marker. NotFound if
+  // there is no such database; Unavailable (nothing deleted) if the marker
+  // cannot be written.
+  [[nodiscard]] absl::Status Delete(std::string_view name);
 
   // Every open database, sorted by name.
   std::vector<std::shared_ptr<Database>> List() const;
+
+  // Empty while every database takes writes; else one clause per database
+  // that does not ("database NAME: " and Store::WriteHealth's message),
+  // joined with "; ". For /healthz. Any thread.
+  std::string WriteProblems() const;
 
   // Shutdown: closes every database (queued transactions commit first) and
   // forgets them.
@@ -57,6 +69,11 @@ class DatabaseRegistry {
   absl::StatusOr<std::shared_ptr<Database>> OpenLocked(const std::string& name,
                                                        bool create)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes what is left of a deleted database's files, then its marker
+  // (the marker goes last: a crash midway leaves it for the next start).
+  // OK if there was nothing to finish.
+  [[nodiscard]] static absl::Status FinishDeletion(const std::string& data_dir,
+                                                   const std::string& name);
 
   const std::string data_dir_;
   const DatabaseOptions options_;

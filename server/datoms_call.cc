@@ -10,6 +10,7 @@
 #include "fingerprint.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/str_cat.h"
+#include "message_size.h"
 #include "service.h"
 #include "value_convert.h"
 
@@ -220,6 +221,9 @@ class DatomsStream : public BatchStream {
  protected:
   absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
                                bool* has_message) override {
+    // A deleted database ends its streams (NOT_FOUND), as the proto says.
+    absl::Status live = database_->CheckLive();
+    if (!live.ok()) return live;
     if (!view_) {
       absl::Status s = Setup();
       if (!s.ok()) return s;
@@ -230,6 +234,8 @@ class DatomsStream : public BatchStream {
     int64_t skip_same = last_key_.empty() ? 0 : same_key_count_;
     v1::DatomsResponse message;
     const int64_t limit = request_.limit();
+    const size_t target_bytes = TargetMessageBytes(sc().config);
+    size_t bytes = 0;
     bool more = true;
     while (true) {
       if (!cursor->Valid()) {
@@ -240,7 +246,7 @@ class DatomsStream : public BatchStream {
         more = false;
         break;
       }
-      if (message.datoms_size() >= batch_size_) break;
+      if (message.datoms_size() >= batch_size_ || bytes >= target_bytes) break;
       const std::string_view key = cursor->key();
       if (skip_same > 0 && key == last_key_) {
         --skip_same;
@@ -254,7 +260,14 @@ class DatomsStream : public BatchStream {
         last_key_.assign(key.data(), key.size());
         same_key_count_ = 1;
       }
-      DatomToProto(cursor->datom(), message.add_datoms());
+      const storage::Datom& datom = cursor->datom();
+      const size_t datom_bytes = ApproxProtoBytes(datom);
+      if (datom_bytes > MaxItemBytes(sc().config)) {
+        return absl::ResourceExhaustedError(
+            TooBigForAMessage(datom, sc().config));
+      }
+      bytes += datom_bytes;
+      DatomToProto(datom, message.add_datoms());
       ++position_;
       cursor->Next();
     }

@@ -2,6 +2,7 @@
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -129,7 +130,20 @@ void HttpServer::Accept() {
   acceptor_.async_accept(
       boost::asio::make_strand(context_),
       [this](beast::error_code ec, tcp::socket socket) {
-        if (ec) return;  // closed: stopping
+        if (ec == boost::asio::error::operation_aborted ||
+            !acceptor_.is_open()) {
+          return;  // closed: stopping
+        }
+        if (ec) {
+          // Out of descriptors (EMFILE) or another passing failure: try
+          // again shortly instead of leaving /healthz unanswered for good.
+          auto timer = std::make_shared<boost::asio::steady_timer>(
+              context_, std::chrono::milliseconds(50));
+          timer->async_wait([this, timer](beast::error_code wait_error) {
+            if (!wait_error) Accept();
+          });
+          return;
+        }
         std::make_shared<Session>(std::move(socket), handler_)->Run();
         Accept();
       });

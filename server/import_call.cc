@@ -33,6 +33,7 @@
 #include "mentat/storage/tx_log.h"
 #include "service.h"
 #include "tsan_handoff.h"
+#include "value_limit.h"
 
 namespace mentat::server {
 namespace {
@@ -224,8 +225,19 @@ void ParseAndQueue(const std::shared_ptr<ImportState>& st,
   std::vector<storage::TxRequest> parsed;
   parsed.reserve(static_cast<size_t>(request.tx_data_size()));
   absl::Status error;
+  const size_t max_value_bytes = MaxValueBytes(st->sc->config);
   for (int i = 0; i < request.tx_data_size(); ++i) {
     auto tx = query::ParseTxData(request.tx_data(i));
+    if (tx.ok()) {
+      absl::Status size = CheckValueSizes(*tx, max_value_bytes);
+      if (!size.ok()) {
+        error = absl::Status(
+            size.code(),
+            StrCat("import transaction ", first_index + i,
+                   " (counting from 0) is refused: ", size.message()));
+        break;
+      }
+    }
     if (!tx.ok()) {
       error = absl::Status(
           tx.status().code(),

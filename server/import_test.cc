@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <thread>
 
 #include "test_support.h"
@@ -12,17 +15,38 @@
 namespace mentat::server::testing {
 namespace {
 
-// A history with explicit instants (so two databases can be compared;
-// in the future, as instants may not go back):
+int64_t WallClockMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// `micros` (a whole number of milliseconds) as an EDN #inst.
+std::string InstEdn(int64_t micros) {
+  const time_t seconds = static_cast<time_t>(micros / 1000000);
+  struct tm t;
+  gmtime_r(&seconds, &t);
+  char buf[64];
+  snprintf(buf, sizeof(buf), "#inst \"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"",
+           t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min,
+           t.tm_sec, static_cast<int>(micros / 1000 % 1000));
+  return buf;
+}
+
+// A history with explicit instants, so that two databases can be compared:
 // schema, people, friends by lookup ref, renames, retractions, upserts.
-std::vector<std::string> History() {
+// The instants are `base` plus 1 ms per transaction: no earlier than the
+// databases' creation (instants never go back), so create the databases
+// first and take `base` from the clock after; and not ahead of the clock
+// by more than the transactor allows.
+std::vector<std::string> History(int64_t base) {
+  base -= base % 1000;
   std::vector<std::string> txs;
-  int second = 0;
+  int n = 0;
   auto instant = [&] {
-    ++second;
-    return "[:db/add \"datomic.tx\" :db/txInstant #inst \"2099-01-01T00:" +
-           std::to_string(10 + second / 60) + ":" +
-           (second % 60 < 10 ? "0" : "") + std::to_string(second % 60) + "Z\"]";
+    ++n;
+    return "[:db/add \"datomic.tx\" :db/txInstant " + InstEdn(base + n * 1000) +
+           "]";
   };
   std::string schema = kPeopleSchema;
   schema.insert(schema.size() - 1, " " + instant());
@@ -87,8 +111,8 @@ Imported RunImport(TestServer& t, const std::string& database,
 }
 
 // The server installs its own schema when it creates a database, at the
-// wall-clock time; the history's instants lie in 2099.
-std::string MaskCreationInstants(const std::string& text) {
+// wall-clock time; the history's instants come after `base`.
+std::string MaskCreationInstants(const std::string& text, int64_t base) {
   static const std::string kTag = "instant_micros: ";
   std::string out;
   size_t pos = 0;
@@ -100,9 +124,7 @@ std::string MaskCreationInstants(const std::string& text) {
     while (end < text.size() && std::isdigit(text[end])) ++end;
     out.append(text, pos, at - pos);
     const std::string digits = text.substr(at, end - at);
-    out += !digits.empty() && std::stoll(digits) < int64_t{4} * 1000000000000000
-               ? "creation"
-               : digits;
+    out += !digits.empty() && std::stoll(digits) < base ? "creation" : digits;
     pos = end;
   }
   out.append(text, pos);
@@ -110,7 +132,7 @@ std::string MaskCreationInstants(const std::string& text) {
 }
 
 // Everything a database can show about itself, as text.
-std::string Dump(TestServer& t, const std::string& database) {
+std::string Dump(TestServer& t, const std::string& database, int64_t base) {
   std::string out;
   for (pb::Index index : {pb::EAVT, pb::AEVT, pb::AVET, pb::VAET}) {
     for (int kind : {pb::Basis::LATEST, pb::Basis::HISTORY}) {
@@ -157,7 +179,7 @@ std::string Dump(TestServer& t, const std::string& database) {
   for (const pb::AttributeStats& a : resp.attributes()) {
     out += a.ShortDebugString() + "\n";
   }
-  return MaskCreationInstants(out);
+  return MaskCreationInstants(out, base);
 }
 
 // "" if equal, else the first line where they differ.
@@ -190,7 +212,8 @@ TEST_CASE("server: import into an empty database reads back as transacted") {
   TestServer t;
   CreateDatabase(t, "imported");
   CreateDatabase(t, "transacted");
-  const std::vector<std::string> txs = History();
+  const int64_t base = WallClockMicros();
+  const std::vector<std::string> txs = History(base);
   Imported imported = RunImport(t, "imported", txs, 7);
   REQUIRE_MESSAGE(imported.status.ok(), StatusText(imported.status));
   CHECK(imported.response.method() == "ingest");
@@ -203,19 +226,21 @@ TEST_CASE("server: import into an empty database reads back as transacted") {
   CHECK(imported.response.last_tx() == imported.response.basis_tx());
   CHECK(imported.response.first_tx() < imported.response.last_tx());
 
-  const std::string want = Dump(t, "transacted");
+  const std::string want = Dump(t, "transacted", base);
   CHECK(want.size() > 10000);
-  CHECK(FirstDifference(Dump(t, "imported"), want) == "");
+  CHECK(FirstDifference(Dump(t, "imported", base), want) == "");
   // And after a restart (what was ingested is durable and reopens alike).
   t.Restart();
-  CHECK(FirstDifference(Dump(t, "imported"), want) == "");
+  CHECK(FirstDifference(Dump(t, "imported", base), want) == "");
   CHECK(CountPeople(t, "imported") == 1000);
 }
 
 TEST_CASE("server: import into a non-empty database transacts in batches") {
   TestServer t;
   CreateDatabase(t, "db");
-  const std::vector<std::string> txs = History();
+  CreateDatabase(t, "reference");
+  const int64_t base = WallClockMicros();
+  const std::vector<std::string> txs = History(base);
   Transact(t, txs[0], "db");
   const std::vector<std::string> rest(txs.begin() + 1, txs.end());
   Imported imported = RunImport(t, "db", rest, 4);
@@ -225,15 +250,16 @@ TEST_CASE("server: import into a non-empty database transacts in batches") {
   CHECK(imported.response.basis_tx() == imported.response.last_tx());
   CHECK(CountPeople(t, "db") == 1000);
 
-  CreateDatabase(t, "reference");
   for (const std::string& tx : txs) Transact(t, tx, "reference");
-  CHECK(FirstDifference(Dump(t, "db"), Dump(t, "reference")) == "");
+  CHECK(FirstDifference(Dump(t, "db", base), Dump(t, "reference", base)) == "");
 }
 
 TEST_CASE("server: a bad import transaction names its index") {
   TestServer t;
   CreateDatabase(t, "db");
-  std::vector<std::string> txs = History();
+  CreateDatabase(t, "db2");
+  CreateDatabase(t, "db3");
+  std::vector<std::string> txs = History(WallClockMicros());
   std::vector<std::string> bad = txs;
   // A type error in transaction 5: the 5 before it stay.
   bad[5] = R"([[:db/add "x" :person/age "old"]])";
@@ -245,7 +271,6 @@ TEST_CASE("server: a bad import transaction names its index") {
   CHECK(CountPeople(t, "db") == 200);
 
   // A syntax error: the message names the transaction and the position.
-  CreateDatabase(t, "db2");
   bad = txs;
   bad[8] = "[[:db/add \"x\" :person/name]\n {:a";
   imported = RunImport(t, "db2", bad, 3);
@@ -260,7 +285,6 @@ TEST_CASE("server: a bad import transaction names its index") {
 
   // The same in transact mode (a non-empty database), with a uniqueness
   // conflict.
-  CreateDatabase(t, "db3");
   Transact(t, txs[0], "db3");
   bad = std::vector<std::string>(txs.begin() + 1, txs.begin() + 11);
   bad[6] = R"([{:person/name "zed" :person/email "e@x"}

@@ -6,6 +6,7 @@
 #include "mentat/query/edn/edn_inst.h"
 #include "mentat/query/edn/edn_tokens.h"
 #include "mentat/query/edn/edn_uuid.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 #include "value_convert.h"
@@ -141,8 +142,8 @@ class JsonReader {
     for (size_t i = 0; i < items.size(); i += 2) {
       if (!keys.insert(items[i]).second) {
         return Error(StrCat("duplicate object key \"",
-                            items[i].is_keyword() ? ":" : "", items[i].text(),
-                            "\""));
+                            items[i].is_keyword() ? ":" : "",
+                            Excerpt(items[i].text()), "\""));
       }
     }
     return EdnValue::Map(std::move(items));
@@ -168,7 +169,8 @@ class JsonReader {
       if (!s.ok()) return s.status();
       auto parsed = edn::ParseInstant(*s);
       if (!parsed.ok()) {
-        return Error(StrCat("#inst \"", *s, "\": ", parsed.status().message()));
+        return Error(
+            StrCat("#inst \"", Excerpt(*s), "\": ", parsed.status().message()));
       }
       return EdnValue::Inst(*parsed);
     }
@@ -177,7 +179,8 @@ class JsonReader {
       if (!s.ok()) return s.status();
       auto parsed = edn::ParseUuid(*s);
       if (!parsed.ok()) {
-        return Error(StrCat("#uuid \"", *s, "\": ", parsed.status().message()));
+        return Error(
+            StrCat("#uuid \"", Excerpt(*s), "\": ", parsed.status().message()));
       }
       return EdnValue::Uuid(*std::move(parsed));
     }
@@ -201,8 +204,8 @@ class JsonReader {
       auto parsed = tag == "#bigint" ? storage::ParseBigInt(text)
                                      : storage::ParseBigDec(text);
       if (!parsed.ok()) {
-        return Error(
-            StrCat(tag, " \"", text, "\": ", parsed.status().message()));
+        return Error(StrCat(tag, " \"", Excerpt(text),
+                            "\": ", parsed.status().message()));
       }
       if (tag == "#bigint") return EdnValue::BigInt(parsed->text());
       // Kept as written (the scale counts), so it must also be an EDN
@@ -211,7 +214,8 @@ class JsonReader {
       if (!edn::IsEdnNumberToken(text) ||
           !edn::ParseEdnNumber(StrCat(text, "M"), &dec).ok() ||
           !dec.is_bigdec()) {
-        return Error(StrCat(tag, " \"", text, "\": not an EDN decimal"));
+        return Error(
+            StrCat(tag, " \"", Excerpt(text), "\": not an EDN decimal"));
       }
       return dec;
     }
@@ -254,7 +258,7 @@ class JsonReader {
       }
       return EdnValue::Set(std::move(items));
     }
-    return Error(StrCat("unknown tag \"", tag,
+    return Error(StrCat("unknown tag \"", Excerpt(tag),
                         "\" (known: #inst #uuid #ref #bigint #bigdec "
                         "#keyword #symbol #string #set #list)"));
   }

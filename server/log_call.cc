@@ -8,6 +8,7 @@
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
+#include "message_size.h"
 #include "service.h"
 #include "value_convert.h"
 
@@ -17,8 +18,10 @@ namespace {
 
 using storage::EntityId;
 
-// A message holds transactions until it has about this many datoms (a
-// bigger transaction goes alone).
+// A message holds transactions until it has about this many datoms or
+// TargetMessageBytes (message_size.h); a transaction bigger than that goes
+// alone, and one bigger than TargetMessageBytes is split into parts
+// (Transaction.continued).
 constexpr size_t kBatchDatoms = 1000;
 constexpr int kBatchTransactions = 256;
 
@@ -31,35 +34,113 @@ absl::StatusOr<EntityId> TxArg(int64_t v, std::string_view name) {
   return *t;
 }
 
-// Reads transactions from `*next` (advancing it) up to `to` (0: the
-// basis), one message's worth. Returns whether the log had more.
+// Where a log stream stands: the next transaction to read and, while a
+// transaction too big for one message goes out in parts, the datoms of it
+// not sent yet.
+struct LogPosition {
+  EntityId next = 0;
+  EntityId split_tx = 0;
+  int64_t split_instant = 0;
+  std::vector<storage::Datom> rest;
+  size_t rest_index = 0;
+};
+
+// Moves datoms from `datoms` (from *index on) into `t` while the message
+// stays within `target` bytes (*bytes so far), at least one.
+absl::Status AddPart(const std::vector<storage::Datom>& datoms, size_t* index,
+                     size_t* bytes, const ServerConfig& config,
+                     v1::Transaction* t) {
+  const size_t target = TargetMessageBytes(config);
+  const size_t max_item = MaxItemBytes(config);
+  bool first = true;
+  while (*index < datoms.size()) {
+    const storage::Datom& d = datoms[*index];
+    const size_t b = ApproxProtoBytes(d);
+    if (b > max_item) {
+      return absl::ResourceExhaustedError(TooBigForAMessage(d, config));
+    }
+    if (!first && *bytes + b > target) break;
+    first = false;
+    DatomToProto(d, t->add_datoms());
+    *bytes += b;
+    ++*index;
+  }
+  return absl::OkStatus();
+}
+
+// Reads transactions from `pos` (advancing it) up to `to` (0: the basis),
+// one message's worth. Returns whether the log had more.
 absl::StatusOr<bool> ReadBatch(
-    const storage::Db& db, EntityId* next, EntityId to, bool omit_datoms,
+    const storage::Db& db, LogPosition* pos, EntityId to, bool omit_datoms,
+    const ServerConfig& config,
     google::protobuf::RepeatedPtrField<v1::Transaction>* out) {
+  const size_t target = TargetMessageBytes(config);
   size_t datoms = 0;
+  size_t bytes = 0;
+  if (!pos->rest.empty()) {
+    v1::Transaction* t = out->Add();
+    t->set_tx(pos->split_tx);
+    t->set_tx_instant_micros(pos->split_instant);
+    const size_t before = pos->rest_index;
+    absl::Status s = AddPart(pos->rest, &pos->rest_index, &bytes, config, t);
+    if (!s.ok()) return s;
+    datoms += pos->rest_index - before;
+    if (pos->rest_index < pos->rest.size()) {
+      t->set_continued(true);
+      return true;
+    }
+    pos->rest.clear();
+    pos->rest.shrink_to_fit();
+    pos->rest_index = 0;
+  }
   bool full = false;
+  absl::Status error;
   absl::Status s = storage::ReadTxLog(
-      db, *next, to,
+      db, pos->next, to,
       [&](EntityId tx, const std::vector<storage::Datom>& tx_datoms) {
-        if (out->size() > 0 && (datoms + tx_datoms.size() > kBatchDatoms ||
-                                out->size() >= kBatchTransactions)) {
+        size_t tx_bytes = 0;
+        if (!omit_datoms) {
+          for (const storage::Datom& d : tx_datoms) {
+            tx_bytes += ApproxProtoBytes(d);
+          }
+        }
+        if (out->size() > 0 &&
+            (datoms + tx_datoms.size() > kBatchDatoms ||
+             out->size() >= kBatchTransactions || bytes + tx_bytes > target)) {
           full = true;
           return false;
         }
         v1::Transaction* t = out->Add();
         t->set_tx(tx);
         t->set_tx_instant_micros(storage::TxInstantOf(tx, tx_datoms));
-        if (!omit_datoms) {
+        pos->next = tx + 1;
+        datoms += tx_datoms.size();
+        if (omit_datoms) return true;
+        if (bytes + tx_bytes <= target) {
           t->mutable_datoms()->Reserve(static_cast<int>(tx_datoms.size()));
           for (const storage::Datom& d : tx_datoms) {
             DatomToProto(d, t->add_datoms());
           }
+          bytes += tx_bytes;
+          return true;
         }
-        datoms += tx_datoms.size();
-        *next = tx + 1;
+        // Too big for one message: the first part now, the rest later.
+        size_t index = 0;
+        error = AddPart(tx_datoms, &index, &bytes, config, t);
+        if (!error.ok()) return false;
+        if (index < tx_datoms.size()) {
+          t->set_continued(true);
+          pos->split_tx = tx;
+          pos->split_instant = t->tx_instant_micros();
+          pos->rest = tx_datoms;
+          pos->rest_index = index;
+          full = true;
+          return false;
+        }
         return true;
       });
   if (!s.ok()) return s;
+  if (!error.ok()) return error;
   return full;
 }
 
@@ -71,7 +152,7 @@ class TxRangeStream : public BatchStream {
   void Start(std::shared_ptr<Database> database, EntityId from, EntityId to) {
     database_ = std::move(database);
     db_ = database_->Latest();
-    next_ = from;
+    pos_.next = from;
     to_ = to;
     Begin();
   }
@@ -79,9 +160,12 @@ class TxRangeStream : public BatchStream {
  protected:
   absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
                                bool* has_message) override {
+    // A deleted database ends its streams (NOT_FOUND), as the proto says.
+    absl::Status live = database_->CheckLive();
+    if (!live.ok()) return live;
     v1::TxRangeResponse message;
-    auto more =
-        ReadBatch(*db_, &next_, to_, false, message.mutable_transactions());
+    auto more = ReadBatch(*db_, &pos_, to_, false, sc().config,
+                          message.mutable_transactions());
     if (!more.ok()) return more.status();
     if (message.transactions_size() == 0 && !first_) return false;
     first_ = false;
@@ -96,7 +180,7 @@ class TxRangeStream : public BatchStream {
  private:
   std::shared_ptr<Database> database_;
   std::shared_ptr<const storage::Db> db_;
-  EntityId next_ = 0;
+  LogPosition pos_;
   EntityId to_ = 0;
   bool first_ = true;
 };
@@ -117,7 +201,7 @@ class SubscribeStream : public StreamReactor, public CommitListener {
     // Listen first, then read: a commit in between is seen either way.
     database_->AddListener(this);
     listening_ = true;
-    next_ = from != 0 ? from : database_->Latest()->basis_tx() + 1;
+    pos_.next = from != 0 ? from : database_->Latest()->basis_tx() + 1;
     if (database_->deleted()) {
       OnClosed(absl::NotFoundError(
           StrCat("database ", database_->name(), " was deleted")));
@@ -187,8 +271,8 @@ class SubscribeStream : public StreamReactor, public CommitListener {
     }
     std::shared_ptr<const storage::Db> db = database_->Latest();
     v1::SubscribeResponse message;
-    auto more =
-        ReadBatch(*db, &next_, 0, omit_datoms_, message.mutable_transactions());
+    auto more = ReadBatch(*db, &pos_, 0, omit_datoms_, sc().config,
+                          message.mutable_transactions());
     if (!more.ok()) {
       Done(more.status());
       return;
@@ -222,7 +306,7 @@ class SubscribeStream : public StreamReactor, public CommitListener {
   std::shared_ptr<Database> database_;
   bool omit_datoms_ = false;
   bool listening_ = false;
-  EntityId next_ = 0;  // touched by one task at a time
+  LogPosition pos_;  // touched by one task at a time
 
   absl::Mutex mu_;
   bool idle_ ABSL_GUARDED_BY(mu_) = false;

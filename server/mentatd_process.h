@@ -31,13 +31,22 @@ inline std::string ReadAll(const std::string& path) {
 
 // The MENTATD_BINARY built beside the tests, run with `args`, the caller's
 // environment without its MENTATD_* variables plus `env`, and stdout and
-// stderr in `log_path`. The destructor kills it (SIGKILL) if it still runs.
+// stderr in `log_path`; with `fd_limit` > 0, under that RLIMIT_NOFILE (soft
+// and hard, so mentatd cannot raise it). The destructor kills it (SIGKILL)
+// if it still runs.
 class MentatdProcess {
  public:
   MentatdProcess(std::vector<std::string> args, std::vector<std::string> env,
-                 const std::string& log_path)
+                 const std::string& log_path, int fd_limit = 0)
       : log_path_(log_path) {
     std::vector<std::string> argv_s = {MENTATD_BINARY};
+    if (fd_limit > 0) {
+      // The shell sets both limits and execs mentatd (same pid).
+      argv_s = {
+          "/bin/sh", "-c",
+          "ulimit -n " + std::to_string(fd_limit) + " && exec \"$0\" \"$@\"",
+          MENTATD_BINARY};
+    }
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
@@ -56,8 +65,8 @@ class MentatdProcess {
     posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    REQUIRE(posix_spawn(&pid_, MENTATD_BINARY, &actions, nullptr, argv.data(),
-                        envp.data()) == 0);
+    REQUIRE(posix_spawn(&pid_, argv_s[0].c_str(), &actions, nullptr,
+                        argv.data(), envp.data()) == 0);
     posix_spawn_file_actions_destroy(&actions);
   }
   ~MentatdProcess() { Kill(); }
@@ -94,6 +103,7 @@ class MentatdProcess {
     return false;
   }
   void Signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // The exit status (as waitpid reports it).
   int Wait() {
     if (pid_ > 0) {

@@ -36,6 +36,8 @@ std::string_view MethodName(Method m) {
       return "Import";
     case Method::kBackup:
       return "Backup";
+    case Method::kPing:
+      return "Ping";
     case Method::kCount:
       break;
   }
@@ -102,9 +104,9 @@ std::string FormatDouble(double d) {
 
 }  // namespace
 
-std::string Metrics::RenderPrometheus(const std::vector<DatabaseFigures>& dbs,
-                                      int64_t reader_queue_depth,
-                                      int reader_threads) const {
+std::string Metrics::RenderPrometheus(
+    const std::vector<DatabaseFigures>& dbs, int64_t reader_queue_depth,
+    int reader_threads, const ConnectionFigures& connections) const {
   std::string out;
   out.reserve(16 << 10);
   Header(&out, "mentat_rpc_requests_total", "counter",
@@ -167,6 +169,20 @@ std::string Metrics::RenderPrometheus(const std::vector<DatabaseFigures>& dbs,
   StrAppend(&out, "mentat_reader_queue_depth ", reader_queue_depth, "\n");
   Header(&out, "mentat_reader_threads", "gauge", "Reader threads.");
   StrAppend(&out, "mentat_reader_threads ", reader_threads, "\n");
+  Header(&out, "mentat_connections_accepted_total", "counter",
+         "gRPC connections accepted and handed to gRPC.");
+  StrAppend(&out, "mentat_connections_accepted_total ", connections.accepted,
+            "\n");
+  Header(&out, "mentat_connections_refused_total", "counter",
+         "gRPC connections refused (--max-connections, --reserved-fds, "
+         "out of descriptors).");
+  StrAppend(&out, "mentat_connections_refused_total ", connections.refused,
+            "\n");
+  Header(&out, "mentat_connections_open", "gauge", "gRPC connections open.");
+  StrAppend(&out, "mentat_connections_open ", connections.open, "\n");
+  Header(&out, "mentat_descriptor_limit", "gauge",
+         "RLIMIT_NOFILE (soft) of the process.");
+  StrAppend(&out, "mentat_descriptor_limit ", connections.fd_limit, "\n");
 
   struct DbMetric {
     const char* name;
@@ -233,6 +249,10 @@ std::string Metrics::RenderPrometheus(const std::vector<DatabaseFigures>& dbs,
        &DatabaseFigures::memtable_bytes},
       {"mentat_disk_bytes", "gauge", "Size of the database's files.",
        &DatabaseFigures::disk_bytes},
+      {"mentat_writes_stopped", "gauge",
+       "1 while storage refuses writes or pauses compactions after an I/O "
+       "error (a full disk); reads go on.",
+       &DatabaseFigures::writes_stopped},
   };
   for (const DbMetric& m : kDbMetrics) {
     Header(&out, m.name, m.type, m.help);

@@ -27,6 +27,7 @@ enum class Method : int {
   kDeleteDatabase,
   kImport,
   kBackup,
+  kPing,
   kCount,
 };
 
@@ -58,6 +59,8 @@ struct DatabaseFigures {
   uint64_t running_compactions = 0;
   uint64_t memtable_bytes = 0;
   uint64_t disk_bytes = 0;
+  // 1 while RocksDB holds a background error (Store::WriteHealth).
+  uint64_t writes_stopped = 0;
 };
 
 // The server's counters: RPC counts and latency histograms by method and
@@ -81,10 +84,18 @@ class Metrics {
   std::atomic<int64_t> running_queries{0};
   std::atomic<int64_t> subscribers{0};
 
+  // The gRPC listener's figures (GrpcListener::Counters).
+  struct ConnectionFigures {
+    int64_t accepted = 0;
+    int64_t refused = 0;
+    int64_t open = 0;
+    int64_t fd_limit = 0;
+  };
+
   // The whole exposition: the server's counters, then the databases'.
   std::string RenderPrometheus(const std::vector<DatabaseFigures>& dbs,
-                               int64_t reader_queue_depth,
-                               int reader_threads) const;
+                               int64_t reader_queue_depth, int reader_threads,
+                               const ConnectionFigures& connections) const;
 
  private:
   struct Series {

@@ -9,8 +9,10 @@
 #include "mentat/query/edn/edn_reader.h"
 #include "mentat/query/pull.h"
 #include "mentat/storage/str_cat.h"
+#include "query_limits.h"
 #include "service.h"
 #include "value_convert.h"
+#include "wire_nesting.h"
 
 namespace mentat::server {
 
@@ -93,6 +95,53 @@ absl::StatusOr<storage::EntityId> ResolveEntity(const v1::EntityRef& ref,
   return absl::InvalidArgumentError(StrCat(where, ": entity is not set"));
 }
 
+// A Pull runs inline (--inline-point-reads) only while it stays this
+// small: a bigger one (recursion, components, long many-valued attributes)
+// is handed to a reader and run again there, so that no gRPC thread works
+// on it for long.
+constexpr uint64_t kInlinePullScan = 4096;
+
+// One run of a Pull. `inline_attempt`: on the gRPC thread, where it gives
+// up past kInlinePullScan datoms and sets `*too_big_inline`.
+absl::StatusOr<v1::PullResponse> RunPull(const UnaryCall& call,
+                                         const v1::PullRequest& request,
+                                         Database& database,
+                                         bool inline_attempt,
+                                         bool* too_big_inline) {
+  *too_big_inline = false;
+  auto resolved = ResolveBasis(database, request.basis());
+  if (!resolved.ok()) return resolved.status();
+  auto pattern = PatternOf(request.pattern());
+  if (!pattern.ok()) return pattern.status();
+  auto e = ResolveEntity(request.entity(), resolved->view, "entity");
+  if (!e.ok()) return e.status();
+  QueryLimits limits(call.sc().config, call.start(),
+                     SteadyDeadline(call.context()), 0, call.cancel_flag(),
+                     "pull");
+  const uint64_t scan_limit = limits.options().max_rows_scanned;
+  const bool capped =
+      inline_attempt && (scan_limit == 0 || scan_limit > kInlinePullScan);
+  if (capped) limits.mutable_options().max_rows_scanned = kInlinePullScan;
+  auto executor =
+      query::PullExecutor::Create(resolved->view, **pattern, limits.options());
+  if (!executor.ok()) return executor.status();
+  auto result = executor->Pull(*e);
+  if (!result.ok()) {
+    if (capped &&
+        result.status().code() == absl::StatusCode::kResourceExhausted &&
+        executor->rows_scanned() > kInlinePullScan) {
+      *too_big_inline = true;
+    }
+    return limits.Outcome(result.status());
+  }
+  absl::Status deep = CheckWireNesting(*result, 0, "the pull result");
+  if (!deep.ok()) return deep;
+  v1::PullResponse response;
+  EdnToProto(*result, response.mutable_result());
+  response.set_basis_tx(resolved->basis_tx);
+  return response;
+}
+
 }  // namespace
 
 Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
@@ -102,26 +151,26 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request->database());
   if (!database.ok()) return FinishNow(call, database.status());
-  auto work = [call, request, database = *std::move(database)] {
-    auto resolved = ResolveBasis(*database, request->basis());
-    if (!resolved.ok()) return call.Finish(resolved.status());
-    auto pattern = PatternOf(request->pattern());
-    if (!pattern.ok()) return call.Finish(pattern.status());
-    auto e = ResolveEntity(request->entity(), resolved->view, "entity");
-    if (!e.ok()) return call.Finish(e.status());
-    auto result = query::Pull(resolved->view, **pattern, *e);
-    if (!result.ok()) return call.Finish(result.status());
-    v1::PullResponse response;
-    EdnToProto(*result, response.mutable_result());
-    response.set_basis_tx(resolved->basis_tx);
-    call.Finish(absl::OkStatus(), &response);
+  auto on_reader = [call, request, database = *database] {
+    bool unused = false;
+    auto response = RunPull(call, *request, *database, false, &unused);
+    if (!response.ok()) return call.Finish(response.status());
+    call.Finish(absl::OkStatus(), &*response);
   };
   // One entity's pull is a handful of seeks, mostly in the block cache:
   // cheaper to run here than to hand over (--inline-point-reads).
-  if (sc.config.inline_point_reads) {
-    work();
+  if (!sc.config.inline_point_reads) {
+    sc.readers.Post(std::move(on_reader));
+    return call.reactor();
+  }
+  bool too_big = false;
+  auto response = RunPull(call, *request, **database, true, &too_big);
+  if (too_big) {
+    sc.readers.Post(std::move(on_reader));
+  } else if (!response.ok()) {
+    call.Finish(response.status());
   } else {
-    sc.readers.Post(std::move(work));
+    call.Finish(absl::OkStatus(), &*response);
   }
   return call.reactor();
 }
@@ -134,18 +183,22 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   auto database = sc.registry.Get(request->database());
   if (!database.ok()) return FinishNow(call, database.status());
   sc.readers.Post([call, request, database = *std::move(database)] {
+    ServiceContext& sc = call.sc();
     auto resolved = ResolveBasis(*database, request->basis());
     if (!resolved.ok()) return call.Finish(resolved.status());
     auto pattern = PatternOf(request->pattern());
     if (!pattern.ok()) return call.Finish(pattern.status());
-    auto executor = query::PullExecutor::Create(resolved->view, **pattern);
+    QueryLimits limits(sc.config, call.start(), SteadyDeadline(call.context()),
+                       0, call.cancel_flag(), "pull");
+    auto executor = query::PullExecutor::Create(resolved->view, **pattern,
+                                                limits.options());
     if (!executor.ok()) return call.Finish(executor.status());
     v1::PullManyResponse response;
     response.mutable_results()->Reserve(request->entities_size());
     for (int i = 0; i < request->entities_size(); ++i) {
       if ((i & 255) == 255) {
         absl::Status wanted = call.StillWanted();
-        if (!wanted.ok()) return call.Finish(wanted);
+        if (!wanted.ok()) return call.Finish(limits.Outcome(wanted));
       }
       v1::Value* out = response.add_results();
       auto e = ResolveEntity(request->entities(i), resolved->view,
@@ -158,7 +211,10 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
         return call.Finish(e.status());
       }
       auto result = executor->Pull(*e);
-      if (!result.ok()) return call.Finish(result.status());
+      if (!result.ok()) return call.Finish(limits.Outcome(result.status()));
+      absl::Status deep = CheckWireNesting(
+          *result, 0, StrCat("the pull result of entity ", i + 1));
+      if (!deep.ok()) return call.Finish(deep);
       EdnToProto(*result, out);
     }
     response.set_basis_tx(resolved->basis_tx);

@@ -24,10 +24,14 @@
 #include "call.h"
 #include "fingerprint.h"
 #include "mentat/query/parser.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
+#include "message_size.h"
+#include "query_limits.h"
 #include "service.h"
 #include "stream_reactor.h"
 #include "value_convert.h"
+#include "wire_nesting.h"
 
 namespace mentat::server {
 
@@ -118,12 +122,15 @@ uint64_t RequestDigest(const v1::QueryRequest& r) {
   return f.value();
 }
 
+// A message's rows whose objects StreamSink keeps for the next message.
+constexpr int kReusedRows = 4096;
+
+// The query text for the slow-query log: an excerpt, on one line.
 std::string Abbreviate(std::string_view text, size_t max) {
-  std::string out(text.substr(0, max));
+  std::string out = Excerpt(text, max);
   for (char& c : out) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  if (text.size() > max) out += "...";
   return out;
 }
 
@@ -154,6 +161,10 @@ class StreamSink : public query::RowSink {
   const storage::EntityId basis_tx_;
   const int64_t limit_;
   const size_t batch_rows_;
+  // A message also ends at about target_bytes_ (message_size.h).
+  const size_t target_bytes_;
+  const size_t max_row_bytes_;
+  size_t pending_bytes_ = 0;
   v1::ResumeToken token_;
   int64_t skip_ = 0;
   uint64_t expected_digest_ = 0;
@@ -181,10 +192,11 @@ class QueryReactor : public StreamReactor {
     });
   }
 
-  // Sends a message; the `last` one also ends the stream with OK.
-  absl::Status Send(const v1::QueryResponse& message, bool last) {
-    grpc::ByteBuffer buffer;
-    absl::Status s = SerializeResponse(message, &buffer);
+  // Sends a serialized message; the `last` one also ends the stream with
+  // OK.
+  absl::Status Send(grpc::ByteBuffer buffer, bool last) {
+    // A deleted database ends its streams (NOT_FOUND), as the proto says.
+    absl::Status s = database_->CheckLive();
     if (!s.ok()) return s;
     if (last) {
       Push(std::move(buffer), /*last=*/true);
@@ -216,7 +228,9 @@ StreamSink::StreamSink(QueryReactor* reactor, const v1::QueryRequest& request,
       kind_(kind),
       basis_tx_(basis_tx),
       limit_(request.limit()),
-      batch_rows_(batch_rows) {
+      batch_rows_(batch_rows),
+      target_bytes_(TargetMessageBytes(reactor->sc().config)),
+      max_row_bytes_(MaxItemBytes(reactor->sc().config)) {
   token_.set_version(1);
   token_.set_request_digest(request_digest);
   token_.set_db_tx(db_tx);
@@ -259,15 +273,30 @@ absl::Status StreamSink::OnRows(std::vector<query::Row>&& rows) {
       limit_reached_ = true;
       return absl::CancelledError("limit reached");
     }
+    size_t row_bytes = 4;
+    for (const edn::EdnValue& v : row) row_bytes += ApproxProtoBytes(v);
+    if (row_bytes > max_row_bytes_) {
+      return absl::ResourceExhaustedError(StrCat(
+          "row ", sent_ + 1, " of the result holds about ", row_bytes,
+          " bytes, more than the largest message the server sends (",
+          max_row_bytes_,
+          " bytes with --max-message-bytes); find fewer large values per row"));
+    }
     digest_.Add(row.size());
     v1::Row* out = pending_.add_rows();
     out->mutable_values()->Reserve(static_cast<int>(row.size()));
     for (const edn::EdnValue& v : row) {
       digest_.Add(v);
+      // A Row holds the values: one level below the response.
+      absl::Status deep =
+          CheckWireNesting(v, 1, StrCat("the value of row ", sent_ + 1));
+      if (!deep.ok()) return deep;
       EdnToProto(v, out->add_values());
     }
     ++sent_;
-    if (static_cast<size_t>(pending_.rows_size()) >= batch_rows_) {
+    pending_bytes_ += row_bytes;
+    if (static_cast<size_t>(pending_.rows_size()) >= batch_rows_ ||
+        pending_bytes_ >= target_bytes_) {
       absl::Status s = Flush(/*final=*/false);
       if (!s.ok()) return s;
     }
@@ -288,9 +317,20 @@ absl::Status StreamSink::Flush(bool final) {
   pending_.set_rows_so_far(sent_);
   pending_.set_basis_tx(basis_tx_);
   reactor_->sc().metrics.AddRowsStreamed(Method::kQuery, pending_.rows_size());
-  absl::Status s = reactor_->Send(pending_, final);
-  pending_.Clear();
-  return s;
+  grpc::ByteBuffer buffer;
+  absl::Status s = SerializeResponse(pending_, &buffer);
+  if (!s.ok()) return s;
+  // Emptied before Send, which parks while the client does not read: a
+  // parked query holds its serialized messages and little else. Clear()
+  // keeps the rows' objects for the next message; past a few thousand rows
+  // they are freed instead.
+  if (pending_.rows_size() > kReusedRows) {
+    pending_ = v1::QueryResponse();
+  } else {
+    pending_.Clear();
+  }
+  pending_bytes_ = 0;
+  return reactor_->Send(std::move(buffer), final);
 }
 
 absl::Status StreamSink::Finish() {
@@ -337,20 +377,20 @@ absl::Status QueryReactor::Run() {
       inputs->rules.has_value() ? &*inputs->rules : nullptr);
   if (!prepared.ok()) return prepared.status();
 
-  query::QueryOptions options;
-  options.deadline = deadline();
-  if (request_.timeout_ms() > 0) {
-    options.deadline =
-        std::min(options.deadline,
-                 started + std::chrono::milliseconds(request_.timeout_ms()));
-  }
-  options.cancelled = cancel_flag();
-  options.memory_budget_bytes = config.query_memory_bytes;
+  QueryLimits limits(config, started, deadline(), request_.timeout_ms(),
+                     cancel_flag(), "query");
+  query::QueryOptions& options = limits.mutable_options();
   size_t batch_rows = static_cast<size_t>(config.batch_rows);
   if (request_.batch_rows() > 0) {
     batch_rows = std::min<size_t>(request_.batch_rows(), 100000);
   }
-  options.batch_rows = batch_rows;
+  // The engine hands over at most 1,000 rows (or 256 KiB of values) at a
+  // time, whatever the message size asked for: a query whose client does
+  // not read parks holding one such batch, and 100,000-row batches made
+  // each unread stream hold about 45 MB. StreamSink joins them into
+  // messages of `batch_rows` rows (or TargetMessageBytes).
+  options.batch_rows = std::min<size_t>(batch_rows, 1000);
+  options.batch_bytes = TargetMessageBytes(config);
 
   StreamSink sink(this, request_, ToProto(shape->kind), resolved->basis_tx,
                   resolved->basis_tx, digest, resuming ? &token : nullptr,
@@ -359,10 +399,7 @@ absl::Status QueryReactor::Run() {
                                        inputs->values, options, &sink);
   if (sink.limit_reached()) s = absl::OkStatus();
   if (s.ok()) s = sink.Finish();
-  if (s.code() == absl::StatusCode::kCancelled && !cancelled() &&
-      std::chrono::steady_clock::now() >= options.deadline) {
-    s = absl::DeadlineExceededError("the query's deadline passed");
-  }
+  s = limits.Outcome(s);
 
   const auto elapsed = std::chrono::steady_clock::now() - started;
   const int64_t ms =
@@ -447,19 +484,12 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
         if (!v.ok()) return v.status();
         inputs.push_back(*std::move(v));
       }
-      query::QueryOptions limits;
-      limits.deadline = SteadyDeadline(call.context());
-      limits.cancelled = call.cancel_flag();
-      limits.memory_budget_bytes = sc.config.query_memory_bytes;
+      QueryLimits limits(sc.config, call.start(),
+                         SteadyDeadline(call.context()), 0, call.cancel_flag(),
+                         "query");
       auto plan = sc.engine.Explain(request->query(), resolved->view, inputs,
-                                    profile, limits);
-      if (!plan.ok()) {
-        if (plan.status().code() == absl::StatusCode::kCancelled &&
-            std::chrono::steady_clock::now() >= limits.deadline) {
-          return absl::DeadlineExceededError("the call's deadline passed");
-        }
-        return plan.status();
-      }
+                                    profile, limits.options());
+      if (!plan.ok()) return limits.Outcome(plan.status());
       v1::ExplainResponse response;
       response.set_plan(*std::move(plan));
       response.set_basis_tx(resolved->basis_tx);

@@ -49,7 +49,8 @@ std::vector<std::vector<int>> NumaNodes(const std::vector<int>& allowed) {
 
 thread_local ReaderPool::Node* ReaderPool::current_node_ = nullptr;
 
-ReaderPool::ReaderPool(const Options& options) {
+ReaderPool::ReaderPool(const Options& options)
+    : spare_idle_(options.spare_idle) {
   const std::vector<int> allowed = AllowedCpus();
   std::vector<std::vector<int>> node_cpus = NumaNodes(allowed);
   pinned_ = options.pin && !node_cpus.empty();
@@ -64,15 +65,18 @@ ReaderPool::ReaderPool(const Options& options) {
     node->target_threads = n;
     {
       std::lock_guard<std::mutex> lock(node->mu);
-      for (int i = 0; i < n; ++i) AddThreadLocked(node.get());
+      for (int i = 0; i < n; ++i) AddThreadLocked(node.get(), false);
     }
     nodes_.push_back(std::move(node));
   }
 }
 
-void ReaderPool::AddThreadLocked(Node* node) {
+void ReaderPool::AddThreadLocked(Node* node, bool spare) {
+  // Spares that exited are joined here (they are past their last lock).
+  for (std::thread& t : node->finished) t.join();
+  node->finished.clear();
   const bool pin = pinned_;
-  node->threads.emplace_back([node, pin] {
+  node->threads.emplace_back([this, node, pin, spare] {
     current_node_ = node;
     if (pin) {
       cpu_set_t set;
@@ -81,10 +85,37 @@ void ReaderPool::AddThreadLocked(Node* node) {
       // Best effort: an unpinned reader still works.
       (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
     }
-    pthread_setname_np(pthread_self(), "mentat-reader");
-    node->context.run();
+    pthread_setname_np(pthread_self(),
+                       spare ? "mentat-spare" : "mentat-reader");
+    if (spare) {
+      RunSpare(node);
+    } else {
+      node->context.run();
+    }
   });
   thread_count_.fetch_add(1);
+}
+
+void ReaderPool::RunSpare(Node* node) {
+  for (;;) {
+    const size_t ran = node->context.run_one_for(spare_idle_);
+    if (node->context.stopped()) return;
+    if (ran > 0) continue;
+    std::lock_guard<std::mutex> lock(node->mu);
+    const int runnable = static_cast<int>(node->threads.size()) - node->parked;
+    if (runnable <= node->target_threads || stopped_.load()) continue;
+    // Not needed: leave, handing this thread's handle to whoever joins.
+    const auto self = std::this_thread::get_id();
+    for (auto it = node->threads.begin(); it != node->threads.end(); ++it) {
+      if (it->get_id() == self) {
+        node->finished.push_back(std::move(*it));
+        node->threads.erase(it);
+        break;
+      }
+    }
+    thread_count_.fetch_sub(1);
+    return;
+  }
 }
 
 ReaderPool::Parked::Parked() : node_(current_node_) {
@@ -93,7 +124,7 @@ ReaderPool::Parked::Parked() : node_(current_node_) {
   node_->parked++;
   const int runnable = static_cast<int>(node_->threads.size()) - node_->parked;
   if (runnable < node_->target_threads && !node_->pool->stopped_.load()) {
-    node_->pool->AddThreadLocked(node_);
+    node_->pool->AddThreadLocked(node_, /*spare=*/true);
   }
 }
 
@@ -115,6 +146,8 @@ void ReaderPool::Stop() {
       {
         std::lock_guard<std::mutex> lock(node->mu);
         threads.swap(node->threads);
+        for (std::thread& t : node->finished) threads.push_back(std::move(t));
+        node->finished.clear();
       }
       if (threads.empty()) break;
       for (std::thread& t : threads) t.join();

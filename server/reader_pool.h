@@ -5,6 +5,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,6 +29,10 @@ class ReaderPool {
     // Threads per node; 0: one per CPU of the node, at least 2.
     int threads_per_node = 0;
     bool pin = true;
+    // A spare thread (one started for a parked task, see Parked) exits
+    // once it has waited this long for work while its node has more
+    // runnable threads than it was built with.
+    std::chrono::milliseconds spare_idle{10000};
   };
 
   explicit ReaderPool(const Options& options);
@@ -56,11 +61,12 @@ class ReaderPool {
   // Marks the calling thread, for the scope's lifetime, as parked: blocked
   // on something other than the CPU (a query waiting for its slow client
   // to read). If that leaves its node fewer runnable threads than it was
-  // built with, the node gets one more thread, so clients that never read
-  // cannot hold every reader and starve the others. Threads are kept once
-  // started: a node has at most its threads plus the most tasks ever parked
-  // at once (bounded by --max-concurrent-queries). No effect on a thread
-  // that is not a reader.
+  // built with, the node gets one more (spare) thread, so clients that
+  // never read cannot hold every reader and starve the others. A node has
+  // at most its threads plus the tasks parked at once (bounded by
+  // --max-concurrent-queries); spare threads exit once idle for
+  // Options::spare_idle, so the pool returns to its size when the parked
+  // tasks end. No effect on a thread that is not a reader.
   class Parked {
    public:
     Parked();
@@ -91,16 +97,21 @@ class ReaderPool {
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
         guard{context.get_executor()};
     std::vector<int> cpus;
-    std::vector<std::thread> threads;  // guarded by mu
+    std::vector<std::thread> threads;   // guarded by mu: live threads
+    std::vector<std::thread> finished;  // guarded by mu: spares that exited
   };
   // The node whose pool runs the calling thread; null off the pool.
   static thread_local Node* current_node_;
-  // Starts one more thread on `node`; node->mu held.
-  void AddThreadLocked(Node* node);
+  // Starts one more thread on `node`; node->mu held. A `spare` thread
+  // exits when idle (Options::spare_idle).
+  void AddThreadLocked(Node* node, bool spare);
+  // A spare thread's loop: runs tasks until idle while not needed.
+  void RunSpare(Node* node);
   std::vector<std::unique_ptr<Node>> nodes_;
   std::atomic<uint64_t> next_{0};
   std::atomic<int64_t> queued_{0};
   std::atomic<int> thread_count_{0};
+  std::chrono::milliseconds spare_idle_;
   bool pinned_ = false;
   std::atomic<bool> stopped_{false};
 };

@@ -5,16 +5,14 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <rocksdb/statistics.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "database_registry.h"
+#include "grpc_listener.h"
 #include "http_server.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/storage/str_cat.h"
@@ -22,6 +20,7 @@
 #include "reader_pool.h"
 #include "service.h"
 #include "service_context.h"
+#include "tls_files.h"
 
 #ifndef MENTATD_VERSION
 #define MENTATD_VERSION "0.0.0"
@@ -47,6 +46,9 @@ class ServerImpl {
   std::unique_ptr<query::QueryEngine> engine;
   std::unique_ptr<ServiceContext> sc;
   std::unique_ptr<MentatService> service;
+  std::unique_ptr<GrpcListener> listener;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
+      external_acceptor;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<HttpServer> http;
   int port = 0;
@@ -69,17 +71,6 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path,
-                                     std::string_view flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(StrCat(flag, ": cannot read ", path));
-  }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 }  // namespace
 
 absl::Status ServerImpl::Start() {
@@ -90,6 +81,30 @@ absl::Status ServerImpl::Start() {
   absl::Status s = LoadAuthToken(&config);
   if (!s.ok()) return s;
 
+  // The TLS files and the listening addresses are checked before any
+  // database opens, so that a mistake in them is reported at once, by name.
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (!config.tls_cert.empty()) {
+    auto tls = LoadTlsFiles(config.tls_cert, config.tls_key);
+    if (!tls.ok()) return tls.status();
+    for (const std::string& warning : tls->warnings) {
+      spdlog::warn("{}", warning);
+    }
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({tls->key_pem, tls->cert_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureServerCredentials();
+  }
+  const int64_t fd_limit = RaiseDescriptorLimit();
+  GrpcListener::Options listen_options;
+  listen_options.addresses = SplitList(config.listen);
+  listen_options.max_connections = config.max_connections;
+  listen_options.reserved_fds = config.reserved_fds;
+  auto bound = GrpcListener::Bind(listen_options);
+  if (!bound.ok()) return bound.status();
+  listener = *std::move(bound);
+
   DatabaseOptions db_options;
   db_options.store.sync_commits = config.sync_commits;
   db_options.store.block_cache_bytes = config.block_cache_bytes;
@@ -98,6 +113,7 @@ absl::Status ServerImpl::Start() {
   db_options.store.memtable_budget_bytes = config.memtable_budget_bytes;
   db_options.store.column_cache_bytes = config.column_cache_bytes;
   db_options.store.queue_capacity = config.transactor_queue;
+  db_options.store.env = config.storage_env;
   db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
   db_options.resume_window_micros = config.resume_window_s * 1000000;
@@ -106,63 +122,33 @@ absl::Status ServerImpl::Start() {
   if (!s.ok()) return s;
 
   readers = std::make_unique<ReaderPool>(
-      ReaderPool::Options{config.readers_per_node, config.pin_readers});
+      ReaderPool::Options{config.readers_per_node, config.pin_readers,
+                          std::chrono::milliseconds(config.reader_idle_ms)});
   engine = std::make_unique<query::QueryEngine>();
   sc = std::unique_ptr<ServiceContext>(new ServiceContext{
       config, *registry, *readers, *engine, metrics,
       config.auth_token.empty() ? "" : StrCat("Bearer ", config.auth_token)});
   service = std::make_unique<MentatService>(*sc);
 
-  std::shared_ptr<grpc::ServerCredentials> credentials;
-  if (!config.tls_cert.empty()) {
-    auto cert = ReadFile(config.tls_cert, "--tls-cert");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadFile(config.tls_key, "--tls-key");
-    if (!key.ok()) return key.status();
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({*key, *cert});
-    credentials = grpc::SslServerCredentials(ssl);
-  } else {
-    credentials = grpc::InsecureServerCredentials();
-  }
-
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default: a second mentatd on the same port
-  // would silently take half the connections (seen here with two
-  // servers). Refuse the bind instead.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  const std::vector<std::string> addresses = SplitList(config.listen);
-  std::vector<std::unique_ptr<int>> ports;
-  for (const std::string& address : addresses) {
-    if (address.starts_with("unix:")) {
-      // A socket left by a previous run would make the bind fail.
-      std::string path = address.substr(5);
-      if (path.starts_with("//")) path = path.substr(2);
-      struct stat st;
-      if (::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
-        ::unlink(path.c_str());
-      }
-    }
-    ports.push_back(std::make_unique<int>(0));
-    builder.AddListeningPort(address, credentials, ports.back().get());
-  }
+  // mentatd accepts connections itself (GrpcListener) and hands them to
+  // gRPC, whose own listener stops for good when it runs out of
+  // descriptors.
+  external_acceptor = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      credentials);
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.RegisterService(service.get());
   grpc_server = builder.BuildAndStart();
   if (grpc_server == nullptr) {
-    return absl::UnavailableError(StrCat("cannot listen on ", config.listen,
-                                         " (address in use, or malformed?)"));
+    return absl::UnavailableError(
+        "gRPC could not start its server (its log lines above say why)");
   }
-  for (size_t i = 0; i < addresses.size(); ++i) {
-    if (addresses[i].starts_with("unix:")) continue;
-    if (*ports[i] == 0) {
-      return absl::UnavailableError(StrCat("cannot listen on ", addresses[i]));
-    }
-    if (port == 0) port = *ports[i];
-  }
+  listener->Start(external_acceptor.get());
+  port = listener->port();
 
   if (!config.http.empty()) {
     auto h = HttpServer::Start(config.http, [this](const std::string& target) {
@@ -177,20 +163,31 @@ absl::Status ServerImpl::Start() {
   spdlog::info("configuration: {}", DescribeConfig(config));
   spdlog::info(
       "{} serving gRPC on {} (port {}), HTTP on {}; {} reader threads "
-      "on {} NUMA node(s){}; databases: {}",
+      "on {} NUMA node(s){}; databases: {}; descriptor limit {}",
       VersionString(), config.listen, port,
       http ? StrCat("port ", http->port()) : std::string("(off)"),
       readers->threads(), readers->nodes(), readers->pinned() ? ", pinned" : "",
-      registry->List().size());
+      registry->List().size(), fd_limit);
   return absl::OkStatus();
 }
 
 HttpServer::Response ServerImpl::Http(const std::string& target) {
   HttpServer::Response r;
   if (target == "/healthz") {
+    // Says whether a new client would be served: a server that is up but
+    // refuses connections is not healthy.
+    std::string problem;
     if (sc->shutting_down.load()) {
+      problem = "shutting down";
+    } else if (listener != nullptr) {
+      problem = listener->Problem();
+    }
+    if (!problem.empty()) {
       r.status = 503;
-      r.body = "shutting down\n";
+      r.body = problem + "\n";
+    } else if (std::string why = registry->WriteProblems(); !why.empty()) {
+      // Still 200: reads are served (docs/bad-input.md, "Full disk").
+      r.body = StrCat("degraded: ", why, "\n");
     } else {
       r.body = "ok\n";
     }
@@ -232,11 +229,17 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       f.memtable_bytes =
           store.RocksDbProperty("rocksdb.cur-size-all-mem-tables");
       f.disk_bytes = store.DiskSizeBytes();
+      f.writes_stopped = store.WriteHealth().ok() ? 0 : 1;
       figures.push_back(std::move(f));
     }
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    Metrics::ConnectionFigures connections;
+    if (listener != nullptr) {
+      const GrpcListener::Counters c = listener->counters();
+      connections = {c.accepted, c.refused, c.open, c.fd_limit};
+    }
     r.body = metrics.RenderPrometheus(figures, readers->queue_depth(),
-                                      readers->threads());
+                                      readers->threads(), connections);
     return r;
   }
   r.status = 404;
@@ -274,6 +277,7 @@ void ServerImpl::Shutdown() {
       spdlog::warn("shutdown: cancelling {} call(s) still running after {} ms",
                    left, config.shutdown_grace_ms);
     }
+    if (listener != nullptr) listener->Stop();
     grpc_server->Shutdown(std::chrono::system_clock::now());
     spdlog::debug("shutdown: gRPC calls ended");
     grpc_server->Wait();

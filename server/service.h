@@ -22,16 +22,15 @@ using RawMentatService = v1::Mentat::WithRawCallbackMethod_Transact<
                         v1::Mentat::WithRawCallbackMethod_Subscribe<
                             v1::Mentat::WithRawCallbackMethod_Schema<
                                 v1::Mentat::WithRawCallbackMethod_Stats<
-                                    v1::Mentat::WithRawCallbackMethod_Explain<
-                                        v1::Mentat::WithRawCallbackMethod_CreateDatabase<
-                                            v1::Mentat::
-                                                WithRawCallbackMethod_ListDatabases<
-                                                    v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
+                                    v1::Mentat::WithRawCallbackMethod_Explain<v1::Mentat::WithRawCallbackMethod_CreateDatabase<
+                                        v1::Mentat::
+                                            WithRawCallbackMethod_ListDatabases<v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
+                                                v1::Mentat::
+                                                    WithRawCallbackMethod_Import<v1::Mentat::WithRawCallbackMethod_Backup<
                                                         v1::Mentat::
-                                                            WithRawCallbackMethod_Import<
-                                                                v1::Mentat::WithRawCallbackMethod_Backup<
-                                                                    v1::Mentat::
-                                                                        Service>>>>>>>>>>>>>>>;
+                                                            WithRawCallbackMethod_Ping<
+                                                                v1::Mentat::
+                                                                    Service>>>>>>>>>>>>>>>>;
 
 using Ctx = grpc::CallbackServerContext;
 using Buf = grpc::ByteBuffer;
@@ -41,7 +40,7 @@ using Reader = grpc::ServerReadReactor<grpc::ByteBuffer>;
 
 // The handlers (defined in transact_call.cc, query_call.cc, pull_call.cc,
 // datoms_call.cc, log_call.cc, admin_call.cc, import_call.cc,
-// backup_call.cc).
+// backup_call.cc, ping_call.cc).
 Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
@@ -61,6 +60,8 @@ Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
 // import_call.cc and backup_call.cc.
 Reader* HandleImport(ServiceContext& sc, Ctx* ctx, Buf* resp);
 Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+// ping_call.cc: answers on the calling gRPC thread.
+Unary* HandlePing(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 
 // The service object registered with the gRPC server.
 class MentatService final : public RawMentatService {
@@ -111,6 +112,9 @@ class MentatService final : public RawMentatService {
   }
   Unary* Backup(Ctx* ctx, const Buf* req, Buf* resp) override {
     return HandedToGrpc(HandleBackup(sc_, ctx, req, resp));
+  }
+  Unary* Ping(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandedToGrpc(HandlePing(sc_, ctx, req, resp));
   }
 
  private:

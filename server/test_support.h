@@ -45,6 +45,13 @@ class TempDir {
   std::string path_;
 };
 
+class TestServer;
+// A stub on a channel of its own (gRPC shares connections between channels
+// with equal arguments; a distinct `id` keeps them apart) whose receive
+// window does not grow (no BDP probing), as a slow client's would not: a
+// stream to it holds what it has not read on the server's side.
+std::unique_ptr<pb::Mentat::Stub> OwnStub(TestServer& t, int id);
+
 // Defaults for a test server: ephemeral ports, no fsync (tests do not
 // test power loss), few threads.
 inline ServerConfig TestConfig(const std::string& data_dir) {
@@ -260,6 +267,14 @@ inline double MetricValue(const std::string& exposition,
     pos += name.size();
   }
   return -1;
+}
+
+inline std::unique_ptr<pb::Mentat::Stub> OwnStub(TestServer& t, int id) {
+  grpc::ChannelArguments args;
+  args.SetInt("mentat.test.channel", id);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  return pb::Mentat::NewStub(grpc::CreateCustomChannel(
+      t.Address(), grpc::InsecureChannelCredentials(), args));
 }
 
 }  // namespace mentat::server::testing

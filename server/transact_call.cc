@@ -12,8 +12,10 @@
 #include "mentat/storage/keys.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
+#include "message_size.h"
 #include "service.h"
 #include "value_convert.h"
+#include "value_limit.h"
 
 namespace mentat::server {
 
@@ -86,6 +88,22 @@ void FillResponse(const RecordedTx& r, v1::TransactResponse* out) {
   out->set_tempids_missing(!r.tempids_known);
 }
 
+// The datoms for a response that asked for them, unless they would make
+// it bigger than a message: a committed transaction must not be answered
+// with gRPC's "Sent message larger than max".
+void AddDatoms(const ServerConfig& config,
+               const std::vector<storage::Datom>& datoms,
+               v1::TransactResponse* out) {
+  size_t bytes = 0;
+  for (const storage::Datom& d : datoms) bytes += ApproxProtoBytes(d);
+  if (bytes > MaxItemBytes(config)) {
+    out->set_datoms_omitted(true);
+    return;
+  }
+  out->mutable_datoms()->Reserve(static_cast<int>(datoms.size()));
+  for (const storage::Datom& d : datoms) DatomToProto(d, out->add_datoms());
+}
+
 // Answers with a recorded result; reads the datoms back from the log when
 // asked for. Runs on a reader thread.
 void AnswerReplay(const std::shared_ptr<TransactState>& st,
@@ -111,9 +129,7 @@ void AnswerReplay(const std::shared_ptr<TransactState>& st,
       st->call.Finish(datoms.status());
       return;
     }
-    for (const storage::Datom& d : *datoms) {
-      DatomToProto(d, st->response.add_datoms());
-    }
+    AddDatoms(st->call.sc().config, *datoms, &st->response);
   }
   st->call.Finish(absl::OkStatus(), &st->response);
 }
@@ -164,8 +180,11 @@ void Submit(const std::shared_ptr<TransactState>& st,
             storage::TxRequest tx_request) {
   const std::string id = st->request.request_id();
   if (!id.empty()) {
+    // The ledger's attributes are system attributes: tx-data cannot write
+    // them, so only this op can bind an id to a transaction.
     storage::TxOp op;
     op.kind = storage::TxOp::Kind::kAdd;
+    op.system = true;
     op.e = storage::EntityRef::TxTempId();
     op.a = storage::EntityRef::Id(st->database->request_id_attr());
     op.v = storage::TxValue::Scalar(storage::Value::String(id));
@@ -193,11 +212,7 @@ void Submit(const std::shared_ptr<TransactState>& st,
         if (!id.empty()) st->database->ledger().Complete(id, r, true);
         FillResponse(r, &st->response);
         if (st->request.return_datoms()) {
-          st->response.mutable_datoms()->Reserve(
-              static_cast<int>(report->datoms.size()));
-          for (const storage::Datom& d : report->datoms) {
-            DatomToProto(d, st->response.add_datoms());
-          }
+          AddDatoms(st->call.sc().config, report->datoms, &st->response);
         }
         st->call.Finish(absl::OkStatus(), &st->response);
       });
@@ -209,6 +224,12 @@ void Run(const std::shared_ptr<TransactState>& st) {
   auto parsed = query::ParseTxData(st->request.tx_data());
   if (!parsed.ok()) {
     st->call.Finish(parsed.status());
+    return;
+  }
+  absl::Status size =
+      CheckValueSizes(*parsed, MaxValueBytes(st->call.sc().config));
+  if (!size.ok()) {
+    st->call.Finish(size);
     return;
   }
   st->user_named_tx = MentionsTx(*parsed);

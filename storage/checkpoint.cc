@@ -10,6 +10,7 @@
 
 #include "internal/coding.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/store_core.h"
 #include "mentat/storage/store.h"
 #include "mentat/storage/str_cat.h"
@@ -24,8 +25,13 @@ namespace fs = std::filesystem;
 // log. (A flush is per column family and cheap when they are small.)
 constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
 
-absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view what,
+                       std::string_view dir = "") {
   if (s.ok()) return absl::OkStatus();
+  // A full disk where the copy goes: ResourceExhausted, naming it.
+  if (!dir.empty() && internal::IsDiskFull(s)) {
+    return internal::WriteFailure(s, what, dir);
+  }
   if (s.IsInvalidArgument() || s.IsNotSupported()) {
     return absl::FailedPreconditionError(StrCat(what, ": ", s.ToString()));
   }
@@ -120,7 +126,8 @@ absl::StatusOr<CheckpointReport> Store::Checkpoint(
       return absl::AlreadyExistsError(
           StrCat("backup destination ", dir, " already exists"));
     }
-    return FromRocks(created, StrCat("writing the checkpoint to ", dir));
+    return FromRocks(created, StrCat("writing the checkpoint to ", dir),
+                     parent.empty() ? dir : parent.string());
   }
   auto basis = ReadBasis(dir);
   if (!basis.ok()) {

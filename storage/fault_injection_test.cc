@@ -2,7 +2,8 @@
 // disk, injected by testing::FaultEnv into the files RocksDB writes.
 //
 // The contract (also in docs/bad-input.md): a transaction whose commit hits
-// an I/O error fails with UNAVAILABLE and a message that names the error; no
+// an I/O error fails with UNAVAILABLE and a message that names the error (a
+// full disk: RESOURCE_EXHAUSTED, naming the store's directory); no
 // transaction is acknowledged unless its commit (WAL write and fsync)
 // succeeded; the store stays readable at its last published state; once the
 // fault clears, the store recovers by itself where RocksDB can resume, and
@@ -11,9 +12,16 @@
 // transaction; a failed fsync leaves it unknown (the data reached the WAL,
 // so it may be there whole after a reopen, as after a power loss it may not:
 // clients retry with a request id). Never part of a transaction.
+//
+// A full disk is tried on every write path: the WAL (commits), memtable
+// flushes, compactions, import ingestion and checkpoints. Each answers
+// RESOURCE_EXHAUSTED naming the directory, reads go on, nothing committed
+// is lost, and writes resume by themselves once the fault clears.
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -120,6 +128,51 @@ StoreOptions WithEnv(FaultEnv* env) {
   return o;
 }
 
+// A full disk's answer: RESOURCE_EXHAUSTED naming the directory.
+void CheckDiskFull(const absl::Status& s, const std::string& dir) {
+  CHECK_MESSAGE(s.code() == absl::StatusCode::kResourceExhausted, s.ToString());
+  CHECK_MESSAGE(s.message().find("no space left on the disk holding " + dir) !=
+                    std::string::npos,
+                s.ToString());
+}
+
+// Transacts TxN(++*n) until a commit succeeds: RocksDB resumes writes by
+// itself once a fault clears (its recovery polls every few seconds), so
+// this waits on the real state, within a generous deadline. Numbers
+// refused meanwhile go to *failed.
+absl::StatusOr<TxReport> TransactUntilResumed(Store& s, int64_t* n,
+                                              std::set<int64_t>* failed) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  for (;;) {
+    auto r = s.Transact(TxN(++*n)).get();
+    if (r.ok()) return r;
+    failed->insert(*n);
+    const bool paused =
+        r.status().code() == absl::StatusCode::kResourceExhausted ||
+        r.status().message().find("retry later") != std::string::npos;
+    if (!paused || std::chrono::steady_clock::now() > deadline) return r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// After a reopen without faults: every acknowledged transaction is there
+// whole, none of the refused ones, nothing in part.
+void CheckAfterReopen(const std::string& dir, FaultEnv* env,
+                      const std::map<int64_t, EntityId>& acknowledged,
+                      const std::set<int64_t>& failed) {
+  auto store = Store::Open(dir, WithEnv(env));
+  REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+  Present p = Inspect(**store);
+  CHECK(p.partial == 0);
+  for (const auto& [k, tx] : acknowledged) {
+    auto it = p.tx_of.find(k);
+    CHECK_MESSAGE((it != p.tx_of.end() && it->second == tx), "lost ", k);
+  }
+  for (int64_t k : failed) CHECK_MESSAGE(!p.tx_of.contains(k), "present ", k);
+  CHECK(p.basis == p.max_tx);
+}
+
 struct Scenario {
   const char* name;
   Fault fault;
@@ -170,7 +223,11 @@ TEST_CASE(
         }
         failed.insert(n);
         MESSAGE(name, " #", i, ": ", r.status().ToString());
-        CHECK(r.status().code() == absl::StatusCode::kUnavailable);
+        if (sc.fault == Fault::kNoSpace) {
+          CheckDiskFull(r.status(), dir.path());
+        } else {
+          CHECK(r.status().code() == absl::StatusCode::kUnavailable);
+        }
       }
       CHECK(env.injected() > 0);
       // Readable at the last published state.
@@ -182,24 +239,18 @@ TEST_CASE(
       CHECK(during.basis >= basis_before);
 
       env.Set(Fault::kNone);
-      auto after = s.Transact(TxN(++n)).get();
-      // A full disk: RocksDB's recovery retries on its own (every few
-      // seconds) and writes resume.
-      for (int i = 0;
-           i < 100 && !after.ok() &&
-           after.status().message().find("retry later") != std::string::npos;
-           ++i) {
-        failed.insert(n);
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        after = s.Transact(TxN(++n)).get();
-      }
+      // RocksDB's recovery retries on its own (a full disk: its
+      // SstFileManager polls every few seconds) and writes resume.
+      auto after = TransactUntilResumed(s, &n, &failed);
       MESSAGE(name, " after the fault cleared: ", after.status().ToString());
       if (after.ok()) {
         acknowledged[n] = after->tx;
+        CHECK(s.WriteHealth().ok());
       } else {
-        failed.insert(n);
         CHECK(after.status().code() == absl::StatusCode::kUnavailable);
       }
+      // A full disk always recovers by itself.
+      if (sc.fault == Fault::kNoSpace) CHECK(after.ok());
     }
     // Reopen without faults.
     auto store = Store::Open(dir.path(), WithEnv(&env));
@@ -268,6 +319,260 @@ TEST_CASE("I/O faults: a failing flush stops writes clearly, reads go on") {
   CHECK(p.partial == 0);
   for (const auto& [k, tx] : acknowledged) CHECK(p.tx_of[k] == tx);
   CHECK((*store)->Transact(TxN(++n)).get().ok());
+}
+
+TEST_CASE(
+    "full disk: a failing flush stops writes, reads go on, writes resume") {
+  TempDir dir;
+  FaultEnv env;
+  std::map<int64_t, EntityId> acknowledged;
+  std::set<int64_t> failed;
+  int64_t n = 0;
+  {
+    auto store = Store::Open(dir.path(), WithEnv(&env));
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    Store& s = **store;
+    REQUIRE(s.Transact(Tx(FaultSchema())).get().ok());
+    for (int i = 0; i < 10; ++i) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE(r.ok());
+      acknowledged[n] = r->tx;
+    }
+    env.Set(Fault::kNoSpace, ".sst");
+    absl::Status flushed = s.Flush();
+    MESSAGE("flush: ", flushed.ToString());
+    CheckDiskFull(flushed, dir.path());
+    // RocksDB stopped writes: commits are refused, and say why.
+    auto r = s.Transact(TxN(++n)).get();
+    REQUIRE(!r.ok());
+    failed.insert(n);
+    MESSAGE("transact after the failed flush: ", r.status().ToString());
+    CheckDiskFull(r.status(), dir.path());
+    const absl::Status health = s.WriteHealth();
+    MESSAGE("write health: ", health.ToString());
+    CheckDiskFull(health, dir.path());
+    CHECK(health.message().find("writes are stopped") != std::string::npos);
+    // Reads go on, at the last commit.
+    Present during = Inspect(s);
+    CHECK(during.partial == 0);
+    CHECK(during.tx_of.size() == acknowledged.size());
+
+    env.Set(Fault::kNone);
+    auto resumed = TransactUntilResumed(s, &n, &failed);
+    REQUIRE_MESSAGE(resumed.ok(), resumed.status().ToString());
+    acknowledged[n] = resumed->tx;
+    CHECK(s.WriteHealth().ok());
+    CHECK(s.Flush().ok());
+  }
+  CheckAfterReopen(dir.path(), &env, acknowledged, failed);
+}
+
+TEST_CASE("full disk: a disk that stays full; the info log does not abort") {
+  // Every file is on the full disk, RocksDB's info log included. RocksDB's
+  // own logger asserted on the line after one it failed to write: its
+  // SstFileManager logs an error at each poll of the free space (every
+  // 5 s), and mentatd aborted on the second.
+  TempDir dir;
+  FaultEnv env;
+  std::map<int64_t, EntityId> acknowledged;
+  std::set<int64_t> failed;
+  int64_t n = 0;
+  {
+    auto store = Store::Open(dir.path(), WithEnv(&env));
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    Store& s = **store;
+    REQUIRE(s.Transact(Tx(FaultSchema())).get().ok());
+    for (int i = 0; i < 10; ++i) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE(r.ok());
+      acknowledged[n] = r->tx;
+    }
+    env.Set(Fault::kNoSpace);
+    CheckDiskFull(s.Flush(), dir.path());
+    // Until RocksDB has polled the disk three times, writes are refused
+    // and reads go on.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    int refused = 0;
+    while (env.full_disk_polls() < 3 &&
+           std::chrono::steady_clock::now() < deadline) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE(!r.ok());
+      failed.insert(n);
+      if (refused++ == 0) MESSAGE("refused: ", r.status().ToString());
+      CheckDiskFull(r.status(), dir.path());
+      Present during = Inspect(s);
+      CHECK(during.partial == 0);
+      CHECK(during.tx_of.size() == acknowledged.size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    CHECK(env.full_disk_polls() >= 3);
+    CheckDiskFull(s.WriteHealth(), dir.path());
+
+    env.Set(Fault::kNone);
+    auto r = TransactUntilResumed(s, &n, &failed);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    acknowledged[n] = r->tx;
+    CHECK(s.WriteHealth().ok());
+  }
+  CheckAfterReopen(dir.path(), &env, acknowledged, failed);
+}
+
+TEST_CASE("full disk: a failing compaction; writes and reads go on") {
+  TempDir dir;
+  FaultEnv env;
+  std::map<int64_t, EntityId> acknowledged;
+  std::set<int64_t> failed;
+  int64_t n = 0;
+  {
+    auto store = Store::Open(dir.path(), WithEnv(&env));
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    Store& s = **store;
+    REQUIRE(s.Transact(Tx(FaultSchema())).get().ok());
+    // A few L0 files for the compaction to merge.
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 10; ++i) {
+        auto r = s.Transact(TxN(++n)).get();
+        REQUIRE(r.ok());
+        acknowledged[n] = r->tx;
+      }
+      REQUIRE(s.Flush().ok());
+    }
+    env.Set(Fault::kNoSpace, ".sst");
+    absl::Status compacted = s.CompactAll();
+    MESSAGE("compaction: ", compacted.ToString());
+    CheckDiskFull(compacted, dir.path());
+    // A failed compaction does not stop writes (RocksDB retries it).
+    MESSAGE("write health: ", s.WriteHealth().ToString());
+    for (int i = 0; i < 3; ++i) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      acknowledged[n] = r->tx;
+    }
+    Present during = Inspect(s);
+    CHECK(during.partial == 0);
+    CHECK(during.tx_of.size() == acknowledged.size());
+
+    env.Set(Fault::kNone);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (!(compacted = s.CompactAll()).ok() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK_MESSAGE(compacted.ok(), compacted.ToString());
+    auto r = TransactUntilResumed(s, &n, &failed);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    acknowledged[n] = r->tx;
+  }
+  CheckAfterReopen(dir.path(), &env, acknowledged, failed);
+}
+
+// Transactions as an import source.
+class TxSource : public ImportSource {
+ public:
+  TxSource(int64_t first, int count) : next_(first), end_(first + count) {}
+  absl::StatusOr<bool> Next(TxRequest* request) override {
+    if (next_ == end_) return false;
+    *request = TxN(next_++);
+    return true;
+  }
+
+ private:
+  int64_t next_;
+  int64_t end_;
+};
+
+TEST_CASE(
+    "full disk: a failing import ingests nothing; reads and writes go on") {
+  TempDir dir;
+  FaultEnv env;
+  std::map<int64_t, EntityId> acknowledged;
+  std::set<int64_t> failed;
+  int64_t n = 0;
+  {
+    auto store = Store::Open(dir.path(), WithEnv(&env));
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    Store& s = **store;
+    REQUIRE(s.Transact(Tx(FaultSchema())).get().ok());
+    for (int i = 0; i < 5; ++i) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE(r.ok());
+      acknowledged[n] = r->tx;
+    }
+    // The import's sorted files go to the full disk.
+    env.Set(Fault::kNoSpace, ".sst");
+    TxSource refused(1000, 200);
+    auto report = s.Import(&refused);
+    REQUIRE(!report.ok());
+    MESSAGE("import: ", report.status().ToString());
+    CheckDiskFull(report.status(), dir.path());
+    for (int64_t k = 1000; k < 1200; ++k) failed.insert(k);
+    Present during = Inspect(s);
+    CHECK(during.partial == 0);
+    CHECK(during.tx_of.size() == acknowledged.size());
+    // Nothing of the store itself failed: commits go on at once.
+    auto r = s.Transact(TxN(++n)).get();
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    acknowledged[n] = r->tx;
+
+    env.Set(Fault::kNone);
+    TxSource source(2000, 200);
+    report = s.Import(&source);
+    REQUIRE_MESSAGE(report.ok(), report.status().ToString());
+    CHECK(report->transactions == 200);
+    Present after = Inspect(s);
+    CHECK(after.partial == 0);
+    for (int64_t k = 2000; k < 2200; ++k) {
+      REQUIRE(after.tx_of.contains(k));
+      acknowledged[k] = after.tx_of[k];
+    }
+  }
+  CheckAfterReopen(dir.path(), &env, acknowledged, failed);
+}
+
+TEST_CASE("full disk: a checkpoint to a full disk leaves nothing behind") {
+  TempDir dir;
+  TempDir backups;
+  std::filesystem::create_directories(backups.path());
+  FaultEnv env;
+  std::map<int64_t, EntityId> acknowledged;
+  std::set<int64_t> failed;
+  int64_t n = 0;
+  const std::string copy = backups.path() + "/copy";
+  {
+    auto store = Store::Open(dir.path(), WithEnv(&env));
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    Store& s = **store;
+    REQUIRE(s.Transact(Tx(FaultSchema())).get().ok());
+    for (int i = 0; i < 10; ++i) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE(r.ok());
+      acknowledged[n] = r->tx;
+    }
+    REQUIRE(s.Flush().ok());
+    // Only the backup's disk is full.
+    env.Set(Fault::kNoSpace, "", backups.path());
+    auto checkpoint = s.Checkpoint(copy);
+    REQUIRE(!checkpoint.ok());
+    MESSAGE("checkpoint: ", checkpoint.status().ToString());
+    CheckDiskFull(checkpoint.status(), backups.path());
+    CHECK(env.injected() > 0);
+    CHECK(!std::filesystem::exists(copy));
+    CHECK(!std::filesystem::exists(copy + ".tmp"));
+    // The store itself goes on.
+    CHECK(s.WriteHealth().ok());
+    auto r = s.Transact(TxN(++n)).get();
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    acknowledged[n] = r->tx;
+
+    env.Set(Fault::kNone);
+    checkpoint = s.Checkpoint(copy);
+    REQUIRE_MESSAGE(checkpoint.ok(), checkpoint.status().ToString());
+    CHECK(checkpoint->basis_tx == r->tx);
+  }
+  CheckAfterReopen(dir.path(), &env, acknowledged, failed);
+  CheckAfterReopen(copy, &env, acknowledged, failed);
 }
 
 }  // namespace

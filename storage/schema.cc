@@ -98,6 +98,16 @@ ValueType TypeForTypeEntity(EntityId e, bool* ok) {
 
 }  // namespace
 
+bool IsSystemIdent(std::string_view ident) {
+  constexpr std::string_view kSystem = "mentat";
+  const size_t slash = ident.find('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view ns = ident.substr(0, slash);
+  return ns == kSystem ||
+         (ns.size() > kSystem.size() &&
+          ns.substr(0, kSystem.size()) == kSystem && ns[kSystem.size()] == '.');
+}
+
 std::shared_ptr<const Schema> Schema::Bootstrap() {
   static const std::shared_ptr<const Schema> bootstrap = [] {
     auto built = FromDatoms(BootstrapDatoms(0));
@@ -189,6 +199,7 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
       schema->entity_to_ident_[e] = ident;
     }
     if (has_type && has_cardinality) {
+      attr.system = IsSystemIdent(ident);
       attr.ident = ident;
       schema->attributes_[e] = std::move(attr);
     }

@@ -4,8 +4,10 @@
 
 #include "internal/coding.h"
 #include "internal/column_worker.h"
+#include "internal/info_log.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/store_core.h"
 #include "internal/transactor.h"
 #include "internal/tx_state.h"
@@ -67,8 +69,12 @@ StoreCore::~StoreCore() {
 
 namespace {
 
-absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view what,
+                       std::string_view dir = "") {
   if (s.ok()) return absl::OkStatus();
+  if (!dir.empty() && internal::IsDiskFull(s)) {
+    return internal::WriteFailure(s, what, dir);
+  }
   if (s.IsCorruption()) {
     return absl::DataLossError(StrCat(what, ": ", s.ToString()));
   }
@@ -111,7 +117,7 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
   // both sizes are far under the 0.15 GB budget.
   cf.bottommost_compression = rocksdb::kLZ4Compression;
   cf.level_compaction_dynamic_level_bytes = true;
-  cf.write_buffer_size = 64 << 20;
+  cf.write_buffer_size = internal::kMemtableBytes;
   // Keys of one entity (EAVT) or one attribute (AEVT, AVET) arrive in runs;
   // a memtable insert hint per 8-byte prefix turns most skiplist inserts
   // into a short walk from the previous one.
@@ -176,7 +182,8 @@ absl::Status Bootstrap(internal::StoreCore* core, const StoreOptions& options) {
       .PermitUncheckedError();
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  return FromRocks(core->db->Write(wo, &batch), "writing the bootstrap schema");
+  return FromRocks(core->db->Write(wo, &batch), "writing the bootstrap schema",
+                   core->path);
 }
 
 absl::StatusOr<uint64_t> ReadMetaU64(internal::StoreCore* core,
@@ -303,8 +310,20 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   db_options.bytes_per_sync = 1 << 20;
   db_options.keep_log_file_num = 5;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  // Our own info log: RocksDB's aborts on a full disk (internal/info_log.h).
+  db_options.info_log = std::make_shared<internal::InfoLog>(
+      options.env != nullptr ? options.env : rocksdb::Env::Default(),
+      path + "/LOG", db_options.info_log_level);
   db_options.db_write_buffer_size = options.memtable_budget_bytes;
   if (options.env != nullptr) db_options.env = options.env;
+  // RocksDB stops writes after a failed write, flush or WAL sync and
+  // recovers by itself where it can: from a full disk through its
+  // SstFileManager (one is made for every DB), which polls the free space
+  // and resumes once the memtable size is free; from other retryable I/O
+  // errors by retrying (max_bgerror_resume_count,
+  // bgerror_resume_retry_interval). The listener keeps its state for
+  // WriteHealth.
+  db_options.listeners.push_back(core->background_errors);
   if (options.rocksdb_statistics) {
     core->statistics = rocksdb::CreateDBStatistics();
     core->statistics->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
@@ -333,7 +352,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s =
       rocksdb::DB::Open(db_options, path, families, &handles, &raw);
-  if (!s.ok()) return FromRocks(s, StrCat("opening the store in ", path));
+  if (!s.ok()) {
+    return FromRocks(s, StrCat("opening the store in ", path), path);
+  }
   core->db = raw;
   // handles[0] is the unused default family; keep our order in `handles`.
   raw->DestroyColumnFamilyHandle(handles[0]).PermitUncheckedError();
@@ -489,8 +510,9 @@ absl::Status Store::CompactAll() {
   options.bottommost_level_compaction =
       rocksdb::BottommostLevelCompaction::kForce;
   for (auto* h : core_->handles) {
-    absl::Status s = FromRocks(
-        core_->db->CompactRange(options, h, nullptr, nullptr), "compacting");
+    absl::Status s =
+        FromRocks(core_->db->CompactRange(options, h, nullptr, nullptr),
+                  "compacting", path_);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -499,7 +521,29 @@ absl::Status Store::CompactAll() {
 absl::Status Store::Flush() {
   rocksdb::FlushOptions fo;
   fo.wait = true;
-  return FromRocks(core_->db->Flush(fo, core_->handles), "flushing");
+  return FromRocks(core_->db->Flush(fo, core_->handles), "flushing", path_);
+}
+
+absl::Status Store::WriteHealth() const {
+  const internal::BackgroundErrors::State state =
+      core_->background_errors->Current();
+  if (state.error.ok()) return absl::OkStatus();
+  // A failed compaction leaves writes going (RocksDB retries it); anything
+  // else stops them until RocksDB recovers.
+  const bool writes_stop =
+      state.reason != rocksdb::BackgroundErrorReason::kCompaction;
+  const absl::Status s = internal::WriteFailure(
+      state.error, writes_stop ? "a write" : "a compaction", path_);
+  return absl::Status(
+      s.code(),
+      StrCat(writes_stop ? "writes are stopped, reads go on: "
+                         : "compactions are paused, reads and writes go on: ",
+             s.message(),
+             internal::IsDiskFull(state.error)
+                 ? StrCat("; they resume by themselves once space is freed (at "
+                          "least ",
+                          internal::kMemtableBytes >> 20, " MiB free)")
+                 : std::string()));
 }
 
 }  // namespace mentat::storage

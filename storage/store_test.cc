@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "mentat/storage/entity_ids.h"
@@ -369,11 +370,15 @@ TEST_CASE("schema changes Datomic allows, and the ones it refuses") {
         absl::StatusCode::kInvalidArgument);
 }
 
-TEST_CASE("tx instants: set by the caller if not earlier than the last") {
+TEST_CASE("tx instants: set by the caller between the last and the clock") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   InstallSchema(*store);
-  const int64_t later = int64_t{4102444800} * 1000000;  // 2100-01-01
+  const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  // Within the allowed skew (10 s by default) of the transactor's clock.
+  const int64_t later = now + 2'000'000;
   TxReport r = MustTransact(
       *store,
       {Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(later)),
@@ -385,10 +390,55 @@ TEST_CASE("tx instants: set by the caller if not earlier than the last") {
       *store,
       {Add(EntityRef::TxTempId(), "db/txInstant", Value::Instant(later - 1))});
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_MESSAGE(s.message().find("earlier than the previous transaction's") !=
+                    std::string::npos,
+                s.ToString());
   // Later transactions never go back in time.
   TxReport r2 =
       MustTransact(*store, {Add(E("v"), "user/name", Value::String("y"))});
   CHECK(r2.tx_instant >= later);
+  // An instant far ahead of the clock would hold every later instant there.
+  const int64_t year_2999 = int64_t{32472144000} * 1000000;
+  s = TransactStatus(*store, {Add(EntityRef::TxTempId(), "db/txInstant",
+                                  Value::Instant(year_2999)),
+                              Add(E("w"), "user/name", Value::String("z"))});
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  const bool says_why =
+      s.message().find("is later than the transactor's clock") !=
+          std::string::npos &&
+      s.message().find("10000 ms allowed for clock skew") != std::string::npos;
+  CHECK_MESSAGE(says_why, s.ToString());
+  TxReport r3 =
+      MustTransact(*store, {Add(E("w"), "user/name", Value::String("z"))});
+  CHECK(r3.tx_instant < year_2999);
+}
+
+TEST_CASE("tx instants: a store already pinned in the future still commits") {
+  TempDir dir;
+  const int64_t year_2999 = int64_t{32472144000} * 1000000;
+  {
+    // As a store written before the skew rule existed could be.
+    StoreOptions lax;
+    lax.tx_instant_max_skew_ms = int64_t{1} << 50;
+    auto store = *Store::Open(dir.path(), lax);
+    InstallSchema(*store);
+    MustTransact(*store, {Add(EntityRef::TxTempId(), "db/txInstant",
+                              Value::Instant(year_2999))});
+  }
+  auto store = *Store::Open(dir.path());
+  // Automatic instants stay in order: they keep the pinned instant.
+  TxReport r =
+      MustTransact(*store, {Add(E("u"), "user/name", Value::String("x"))});
+  CHECK(r.tx_instant == year_2999);
+  // No instant can be given until the clock passes it, and the message
+  // says so.
+  absl::Status s =
+      TransactStatus(*store, {Add(EntityRef::TxTempId(), "db/txInstant",
+                                  Value::Instant(year_2999 + 1))});
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_MESSAGE(
+      s.message().find("leave :db/txInstant out") != std::string::npos,
+      s.ToString());
 }
 
 TEST_CASE("a failing transaction in a group fails alone") {

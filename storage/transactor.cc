@@ -4,8 +4,9 @@
 #include <utility>
 
 #include "internal/coding.h"
-#include "internal/group_batch.h"
+#include "internal/commit_batch.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
 #include "mentat/storage/str_cat.h"
 
@@ -199,28 +200,42 @@ void Transactor::Run() {
   }
 }
 
+absl::Status Transactor::ResumeWrites() {
+  // RocksDB stops writes after a failed WAL write or sync, and resumes
+  // from some errors by itself (a full disk once space is back: its
+  // SstFileManager polls) and not from others; then nothing commits until
+  // the store reopens. Resume answers Busy while its own recovery runs.
+  const rocksdb::Status resumed = core_->db->Resume();
+  if (resumed.ok()) {
+    write_error_ = rocksdb::Status::OK();
+    return absl::OkStatus();
+  }
+  if (internal::IsDiskFull(write_error_) || internal::IsDiskFull(resumed)) {
+    const absl::Status full = internal::WriteFailure(
+        internal::IsDiskFull(resumed) ? resumed : write_error_, "a commit",
+        core_->path);
+    return absl::ResourceExhaustedError(
+        StrCat("writes are paused: ", full.message(),
+               "; nothing was written. Reads go on; writes resume by "
+               "themselves once space is freed (at least ",
+               internal::kMemtableBytes >> 20, " MiB free)"));
+  }
+  if (resumed.IsBusy()) {
+    return absl::UnavailableError(StrCat(
+        "writes are paused after an I/O error (", write_error_.ToString(),
+        "); the store resumes them by itself once the fault clears: "
+        "retry later"));
+  }
+  return absl::UnavailableError(StrCat(
+      "the store is read-only after an I/O error (", write_error_.ToString(),
+      ") and it cannot resume (", resumed.ToString(),
+      "); nothing was written: reopen the store to recover"));
+}
+
 void Transactor::CommitGroup(std::deque<Pending>* group) {
   if (!write_error_.ok()) {
-    // RocksDB stops writes after a failed WAL write or sync. It resumes
-    // from some errors (a full disk once space is back) and not from
-    // others; then nothing commits until the store reopens.
-    rocksdb::Status resumed = core_->db->Resume();
-    if (resumed.ok()) {
-      write_error_ = absl::OkStatus();
-    } else {
-      // Busy: RocksDB's own recovery runs (a full disk: it retries while
-      // it waits for free space).
-      const absl::Status refused = absl::UnavailableError(
-          resumed.IsBusy()
-              ? StrCat("writes are paused after an I/O error (",
-                       write_error_.message(),
-                       "); the store resumes them by itself once the "
-                       "fault clears (free disk space): retry later")
-              : StrCat("the store is read-only after an I/O error (",
-                       write_error_.message(), ") and it cannot resume (",
-                       resumed.ToString(),
-                       "); nothing was written: reopen the store to "
-                       "recover"));
+    const absl::Status refused = ResumeWrites();
+    if (!refused.ok()) {
       failed_transactions_.fetch_add(group->size(), std::memory_order_relaxed);
       for (Pending& p : *group) p.done(refused);
       return;
@@ -229,7 +244,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   const internal::TxState group_start = state_;
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
-  internal::GroupBatch batch(core_.get());
+  internal::CommitBatch batch(core_.get());
 
   std::vector<absl::StatusOr<TxReport>> results;
   results.reserve(group->size());
@@ -238,7 +253,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     internal::TxState tx_state = state_;
     internal::StatsDelta delta;
     batch.SetSavePoint();
-    internal::TxApplier applier(&batch, stats.get(), &tx_state);
+    internal::TxApplier applier(&batch, stats.get(), &tx_state, core_->options);
     absl::StatusOr<TxReport> report = applier.Apply(p.request, &delta);
     if (report.ok()) {
       batch.PopSavePoint();
@@ -272,12 +287,22 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     wo.sync = core_->options.sync_commits;
     rocksdb::Status s = core_->db->Write(wo, batch.batch());
     if (!s.ok()) {
-      commit_status = absl::UnavailableError(StrCat(
-          "commit failed (", s.ToString(),
-          "): the transaction is not acknowledged; if only the fsync "
-          "failed, its data reached the log and it may be there once the "
-          "store reopens"));
-      write_error_ = absl::UnavailableError(s.ToString());
+      if (internal::IsDiskFull(s)) {
+        // ENOSPC on the log's write: the record did not reach it whole,
+        // and RocksDB stops writes until it recovers.
+        commit_status = absl::ResourceExhaustedError(StrCat(
+            internal::WriteFailure(s, "the commit", core_->path).message(),
+            ": the transaction is not acknowledged. Reads go on; "
+            "writes resume by themselves once space is freed (at least ",
+            internal::kMemtableBytes >> 20, " MiB free)"));
+      } else {
+        commit_status = absl::UnavailableError(StrCat(
+            "commit failed (", s.ToString(),
+            "): the transaction is not acknowledged; if only the fsync "
+            "failed, its data reached the log and it may be there once the "
+            "store reopens"));
+      }
+      write_error_ = s;
     }
   }
 

@@ -1,12 +1,13 @@
-// Bulk import: the transactor's own apply path (TxApplier) over a
-// GroupBatch that collects writes for SST ingestion instead of a
+// Bulk import: the transactor's own apply path (TxApplier) over an
+// ImportBatch, which collects writes for SST ingestion instead of a
 // WriteBatch.
 
 #include <optional>
 
 #include "internal/coding.h"
-#include "internal/group_batch.h"
+#include "internal/import_batch.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/transactor.h"
 #include "internal/tx_applier.h"
 #include "mentat/storage/str_cat.h"
@@ -58,8 +59,8 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
-  internal::GroupBatch batch(core_.get(), /*collect_runs=*/true,
-                             options.filter_bytes, options.summary_groups);
+  internal::ImportBatch batch(core_.get(), options.filter_bytes,
+                              options.summary_groups);
   CompactionPause pause(core_.get());
   internal::TxState chunk_start = state_;
   ImportReport report;
@@ -99,6 +100,12 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     wo.sync = true;
     rocksdb::Status w = core_->db->Write(wo, &meta);
     if (!w.ok()) {
+      // The commit path's error state: RocksDB stopped writes.
+      write_error_ = w;
+      if (internal::IsDiskFull(w)) {
+        return internal::WriteFailure(w, "recording an imported chunk",
+                                      core_->path);
+      }
       return absl::UnavailableError(
           StrCat("recording an imported chunk: ", w.ToString()));
     }
@@ -139,7 +146,7 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     internal::TxState tx_state = state_;
     internal::StatsDelta delta;
     batch.SetSavePoint();
-    internal::TxApplier applier(&batch, stats.get(), &tx_state);
+    internal::TxApplier applier(&batch, stats.get(), &tx_state, core_->options);
     absl::StatusOr<TxReport> r = applier.Apply(request, &delta);
     if (!r.ok()) {
       batch.RollbackToSavePoint();

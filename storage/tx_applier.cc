@@ -46,6 +46,7 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   if (s.ok()) s = ResolveTempIds();
   if (s.ok()) s = CheckNested();
   if (s.ok()) s = BuildDatoms();
+  if (s.ok()) s = CheckSystemWrites();
   if (s.ok()) s = CheckUniqueness();
   if (s.ok()) s = CheckSchemaChanges();
   if (s.ok()) s = ComputeStats(delta);
@@ -73,7 +74,12 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
 absl::Status TxApplier::BuildDatoms() {
   const Schema& schema = *state_->schema;
   const Attribute* tx_instant_attr = schema.FindAttribute(ids::kDbTxInstant);
-  // The caller may set the transaction's time.
+  const int64_t now = NowMicros();
+  const int64_t max_skew =
+      std::max<int64_t>(0, options_.tx_instant_max_skew_ms) * 1000;
+  // The caller may set the transaction's time, between the previous
+  // transaction's and the clock's (plus skew): instants never go back, so
+  // a future one would hold every later instant there.
   for (const Op& o : ops_) {
     if (o.kind == TxOp::Kind::kAdd && Id(o.e) == tx_ &&
         o.attr == tx_instant_attr) {
@@ -89,12 +95,29 @@ absl::Status TxApplier::BuildDatoms() {
                    " is earlier than the previous transaction's ",
                    Value::Instant(state_->last_tx_instant).DebugString()));
       }
+      if (given > now + max_skew) {
+        std::string message = StrCat(
+            ":db/txInstant ", o.v.value.DebugString(),
+            " is later than the transactor's clock (",
+            Value::Instant(now).DebugString(), ") plus the ",
+            options_.tx_instant_max_skew_ms, " ms allowed for clock skew");
+        if (state_->last_tx_instant > now + max_skew) {
+          StrAppend(&message,
+                    "; the previous transaction's instant is itself that far "
+                    "ahead, so leave :db/txInstant out until the clock "
+                    "passes it");
+        }
+        return OpError(absl::StatusCode::kInvalidArgument, o.source, message);
+      }
       tx_instant_ = given;
       tx_instant_given_ = true;
     }
   }
   if (!tx_instant_given_) {
-    tx_instant_ = std::max(NowMicros(), state_->last_tx_instant);
+    // A store whose last instant is ahead of the clock (given before the
+    // skew rule existed, or a clock set back) keeps that instant until the
+    // clock catches up: as_of and since by time need instants in order.
+    tx_instant_ = std::max(now, state_->last_tx_instant);
     absl::Status s = AddAssertion(tx_, *tx_instant_attr,
                                   Value::Instant(tx_instant_), nullptr);
     if (!s.ok()) return s;

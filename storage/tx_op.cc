@@ -60,15 +60,16 @@ std::string EntityRef::DebugString() const {
     case Kind::kId:
       return absl::StrCat(id);
     case Kind::kIdent:
-      return absl::StrCat(":", name);
+      return Value::Keyword(name).DebugString();
     case Kind::kTempId:
       // Tempids the tx-data parser made up for maps without :db/id start
       // with 0xFF; the user never wrote them, so do not show them.
       if (!name.empty() && name[0] == '\xFF') return "<map entity>";
       return Quoted(name);
     case Kind::kLookupRef: {
-      std::string attr = lookup_attr_id != 0 ? absl::StrCat(lookup_attr_id)
-                                             : absl::StrCat(":", lookup_attr);
+      std::string attr = lookup_attr_id != 0
+                             ? absl::StrCat(lookup_attr_id)
+                             : Value::Keyword(lookup_attr).DebugString();
       return absl::StrCat(
           "[", attr, " ",
           lookup_value ? lookup_value->DebugString() : std::string("nil"), "]");

@@ -5,6 +5,7 @@
 
 #include "internal/tx_applier.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
@@ -17,9 +18,18 @@ std::string TypeName(ValueType t) { return std::string(ValueTypeIdent(t)); }
 
 }  // namespace
 
-TxApplier::TxApplier(GroupBatch* group, const Statistics* group_stats,
-                     TxState* state)
-    : group_(group), group_stats_(group_stats), state_(state) {}
+std::string SystemAttributeMessage(const Attribute& attr) {
+  return StrCat(":", attr.ident,
+                " is a system attribute (ident namespace mentat.*), which "
+                "tx-data cannot write");
+}
+
+TxApplier::TxApplier(TxBatch* group, const Statistics* group_stats,
+                     TxState* state, const StoreOptions& options)
+    : group_(group),
+      group_stats_(group_stats),
+      state_(state),
+      options_(options) {}
 
 absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
                                 const std::string& message) const {
@@ -29,9 +39,7 @@ absl::Status TxApplier::OpError(absl::StatusCode code, const TxOp* op,
   }
   StrAppend(&text, message);
   if (op != nullptr) {
-    std::string form = op->DebugString();
-    if (form.size() > 200) form = form.substr(0, 197) + "...";
-    StrAppend(&text, " in ", form);
+    StrAppend(&text, " in ", Excerpt(op->DebugString(), 200));
   }
   return absl::Status(code, text);
 }
@@ -65,7 +73,7 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       auto e = schema.EntityForIdent(ref.name);
       if (!e) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
-                       StrCat("unknown ident :", ref.name));
+                       StrCat("unknown ident :", Excerpt(ref.name)));
       }
       return EntitySlot{*e, -1};
     }
@@ -189,6 +197,14 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
     return slot;
   }
   if (tv.kind == TxValue::Kind::kEntity) {
+    if (tv.entity.kind == EntityRef::Kind::kLookupRef) {
+      return OpError(absl::StatusCode::kInvalidArgument, &op,
+                     StrCat("value ", tv.entity.DebugString(), " of :",
+                            attr.ident, " is a lookup ref, but :", attr.ident,
+                            " takes ", TypeName(attr.type),
+                            " (only a :db.type/ref attribute takes a lookup "
+                            "ref)"));
+    }
     return OpError(
         absl::StatusCode::kInvalidArgument, &op,
         StrCat("value of :", attr.ident, " is ",
@@ -228,6 +244,15 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
                         " takes ", TypeName(attr.type)));
 }
 
+bool TxApplier::MapPairIsLookupRef(const Attribute& attr,
+                                   const EntityRef& pair) const {
+  // Datomic reads [k v] as a lookup ref for any reference attribute; a
+  // lookup ref must name an attribute, so for a cardinality-many
+  // reference a k that names none makes two values (enum idents).
+  return attr.is_ref() && (!attr.many() || state_->schema->FindAttribute(
+                                               pair.lookup_attr) != nullptr);
+}
+
 absl::Status TxApplier::ResolveOps(const TxRequest& request) {
   const Schema& schema = *state_->schema;
   ops_.reserve(request.ops.size());
@@ -247,10 +272,11 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
           bool reverse = slash != std::string::npos &&
                          slash + 1 < op.a.name.size() &&
                          op.a.name[slash + 1] == '_';
-          return OpError(absl::StatusCode::kInvalidArgument, &op,
-                         reverse ? StrCat("reverse attribute :", op.a.name,
-                                          " is only allowed in map forms")
-                                 : StrCat("unknown attribute :", op.a.name));
+          return OpError(
+              absl::StatusCode::kInvalidArgument, &op,
+              reverse ? StrCat("reverse attribute :", Excerpt(op.a.name),
+                               " is only allowed in map forms")
+                      : StrCat("unknown attribute :", Excerpt(op.a.name)));
         }
       } else if (op.a.kind == EntityRef::Kind::kId) {
         attr = schema.FindAttribute(op.a.id);
@@ -262,7 +288,29 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        "an attribute must be an ident or an entity id");
       }
+      if (attr->system && !op.system) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       SystemAttributeMessage(*attr));
+      }
       o.attr = attr;
+      if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
+          IsSchemaAttribute(attr->id)) {
+        tempids_[o.e.tempid].schema = true;
+      }
+      if (op.v.map_pair && op.v.entity.lookup_value != nullptr &&
+          !MapPairIsLookupRef(*attr, op.v.entity)) {
+        // [k v] written in a map form for an attribute that takes no
+        // lookup ref here: the attribute's two values k and v.
+        for (const Value& item : {Value::Keyword(op.v.entity.lookup_attr),
+                                  *op.v.entity.lookup_value}) {
+          auto v = ResolveValue(TxValue::Scalar(item), *attr, op);
+          if (!v.ok()) return v.status();
+          Op one = o;
+          one.v = std::move(*v);
+          ops_.push_back(std::move(one));
+        }
+        continue;
+      }
       if (op.kind == TxOp::Kind::kAdd || op.kind == TxOp::Kind::kRetract ||
           op.kind == TxOp::Kind::kCas) {
         auto v = ResolveValue(op.v, *attr, op);
@@ -282,10 +330,6 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
           if (!old.ok()) return old.status();
           o.old = std::move(*old);
         }
-      }
-      if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
-          IsSchemaAttribute(attr->id)) {
-        tempids_[o.e.tempid].schema = true;
       }
     }
     ops_.push_back(std::move(o));
@@ -326,8 +370,8 @@ absl::Status TxApplier::ResolveTempIds() {
       } else if (t.id != *holder) {
         return OpError(
             absl::StatusCode::kInvalidArgument, o.source,
-            StrCat("tempid \"", t.name, "\" upserts to two entities, ", t.id,
-                   " and ", *holder, " (through :", o.attr->ident, " ",
+            StrCat("tempid \"", Excerpt(t.name), "\" upserts to two entities, ",
+                   t.id, " and ", *holder, " (through :", o.attr->ident, " ",
                    v.DebugString(), ")"));
       }
     }

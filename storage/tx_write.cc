@@ -18,6 +18,38 @@ bool IsBootstrapEntity(EntityId e) {
 
 }  // namespace
 
+absl::Status TxApplier::CheckSystemWrites() {
+  const Schema& schema = *state_->schema;
+  for (const PendingDatom& p : datoms_) {
+    // Datoms without a source (the automatic :db/txInstant) are the
+    // transactor's own.
+    if (p.source == nullptr || p.source->system) continue;
+    // Reached by retractEntity of a transaction entity; plain ops naming a
+    // system attribute were refused when resolved.
+    if (p.attr->system) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     SystemAttributeMessage(*p.attr));
+    }
+    if (PartitionIndex(p.datom.e) == 0) {
+      const Attribute* target = schema.FindAttribute(p.datom.e);
+      if (target != nullptr && target->system) {
+        return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                       StrCat(":", target->ident,
+                              " is a system attribute (ident namespace "
+                              "mentat.*), whose schema tx-data cannot change"));
+      }
+    }
+    if (p.datom.a == ids::kDbIdent && IsSystemIdent(p.datom.v.text())) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     StrCat("ident :", p.datom.v.text(),
+                            " is in the system namespace mentat.*, where "
+                            "tx-data cannot ",
+                            p.datom.added ? "define" : "retract", " idents"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TxApplier::CheckSchemaChanges() {
   if (!schema_touched_) return absl::OkStatus();
   const Schema& schema = *state_->schema;
@@ -32,10 +64,13 @@ absl::Status TxApplier::CheckSchemaChanges() {
     }
     const Attribute* existing = schema.FindAttribute(p.datom.e);
     if (!p.datom.added) {
-      if (existing != nullptr &&
-          (a == ids::kDbValueType || a == ids::kDbCardinality)) {
-        // A replacement arrives as an assertion; a bare retraction would
-        // leave the attribute without a type or cardinality.
+      if (existing == nullptr) continue;
+      if (a == ids::kDbIdent || a == ids::kDbValueType ||
+          a == ids::kDbCardinality) {
+        // A replacement (a rename, a new cardinality) arrives as an
+        // assertion; a bare retraction would orphan the attribute's
+        // datoms, current and past, which readers and retractEntity
+        // resolve through the schema.
         bool replaced = false;
         for (const PendingDatom& q : datoms_) {
           if (q.datom.added && q.datom.e == p.datom.e && q.datom.a == a) {
@@ -43,17 +78,36 @@ absl::Status TxApplier::CheckSchemaChanges() {
           }
         }
         if (!replaced) {
-          return OpError(absl::StatusCode::kInvalidArgument, p.source,
-                         StrCat("cannot retract ",
-                                a == ids::kDbValueType ? ":db/valueType"
-                                                       : ":db/cardinality",
-                                " of attribute :", existing->ident));
+          return OpError(
+              absl::StatusCode::kInvalidArgument, p.source,
+              a == ids::kDbIdent
+                  ? StrCat("cannot retract the :db/ident of attribute :",
+                           existing->ident,
+                           ": an attribute keeps a name while datoms, their "
+                           "history and the log use it; rename it by "
+                           "asserting a new :db/ident")
+                  : StrCat("cannot retract ",
+                           a == ids::kDbValueType ? ":db/valueType"
+                                                  : ":db/cardinality",
+                           " of attribute :", existing->ident));
         }
+      } else if (a == ids::kDbFulltext && p.datom.v.as_bool()) {
+        return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                       StrCat("cannot change the :db/fulltext of attribute :",
+                              existing->ident));
       }
       continue;
     }
     const Value& v = p.datom.v;
     switch (a) {
+      case ids::kDbFulltext:
+        if (existing != nullptr && existing->fulltext != v.as_bool()) {
+          return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                         StrCat("cannot change the :db/fulltext of "
+                                "attribute :",
+                                existing->ident));
+        }
+        break;
       case ids::kDbValueType:
         if (v.as_ref() < ids::kDbTypeRef || v.as_ref() > ids::kDbTypeBytes) {
           return OpError(absl::StatusCode::kInvalidArgument, p.source,
@@ -259,6 +313,26 @@ absl::Status TxApplier::RebuildSchema() {
   }
   auto schema = Schema::FromDatoms(datoms);
   if (!schema.ok()) return schema.status();
+  // Flags that only make sense for one value type (Datomic's rules).
+  for (const PendingDatom& p : datoms_) {
+    if (!p.datom.added ||
+        (p.datom.a != ids::kDbIsComponent && p.datom.a != ids::kDbFulltext &&
+         p.datom.a != ids::kDbValueType)) {
+      continue;
+    }
+    const Attribute* attr = (*schema)->FindAttribute(p.datom.e);
+    if (attr == nullptr) continue;
+    if (attr->is_component && !attr->is_ref()) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     StrCat(":db/isComponent needs a :db.type/ref attribute; :",
+                            attr->ident, " is ", ValueTypeIdent(attr->type)));
+    }
+    if (attr->fulltext && attr->type != ValueType::kString) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     StrCat(":db/fulltext needs a :db.type/string attribute; :",
+                            attr->ident, " is ", ValueTypeIdent(attr->type)));
+    }
+  }
   state_->schema = *schema;
   return absl::OkStatus();
 }

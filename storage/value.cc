@@ -1,5 +1,6 @@
 #include "mentat/storage/value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -8,6 +9,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "mentat/storage/excerpt.h"
+#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage {
@@ -216,19 +219,27 @@ std::string Value::DebugString() const {
       return InstantText(i_);
     case ValueType::kUuid:
       return UuidText(s_);
+    // Texts are quoted as excerpts: a value can be megabytes long, and
+    // this rendering goes into error messages and log lines.
     case ValueType::kKeyword:
-      return absl::StrCat(":", s_);
+      return StrCat(":", ExcerptPrefix(s_), ExcerptMarker(s_));
     case ValueType::kString: {
       std::string out;
-      AppendQuoted(s_, &out);
+      AppendQuoted(ExcerptPrefix(s_), &out);
+      out += ExcerptMarker(s_);
       return out;
     }
-    case ValueType::kBytes:
-      return absl::StrCat("#bytes \"", absl::Base64Escape(s_), "\"");
+    case ValueType::kBytes: {
+      // Base64 of at most kExcerptBytes characters.
+      const size_t shown = std::min(s_.size(), kExcerptBytes / 4 * 3);
+      return StrCat("#bytes \"",
+                    absl::Base64Escape(absl::string_view(s_.data(), shown)),
+                    "\"", ExcerptMarker(s_, shown));
+    }
     case ValueType::kBigInt:
-      return absl::StrCat(s_, "N");
+      return StrCat(ExcerptPrefix(s_), ExcerptMarker(s_), "N");
     case ValueType::kBigDec:
-      return absl::StrCat(s_, "M");
+      return StrCat(ExcerptPrefix(s_), ExcerptMarker(s_), "M");
   }
   return "#unknown";
 }

@@ -38,6 +38,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "internal/coding.h"
+#include "mentat/storage/excerpt.h"
 
 namespace mentat::storage {
 namespace {
@@ -226,10 +227,12 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 absl::Status BadNumber(absl::string_view kind, std::string_view text,
                        absl::string_view why) {
+  const std::string_view shown = ExcerptPrefix(text);
+  const std::string marker = ExcerptMarker(text);
   return absl::InvalidArgumentError(absl::StrCat(
       "invalid ", kind, " \"",
-      absl::CHexEscape(absl::string_view(text.data(), text.size())),
-      "\": ", why));
+      absl::CHexEscape(absl::string_view(shown.data(), shown.size())), "\"",
+      absl::string_view(marker.data(), marker.size()), ": ", why));
 }
 
 // Parses [+-]digits[.digits][(e|E)[+-]digits][suffix] into parts. Without

@@ -19,6 +19,9 @@ constexpr int64_t kIssuesPerTx = 500;
 constexpr int64_t kTxPerIssueFile = 100;
 constexpr int64_t kUsersPerTx = 1000;
 constexpr int64_t kProbeUsers = 100;
+// meta.json's format: 2 since t_since precedes the final quarter of the
+// history (1 put it before the last history batch).
+constexpr int64_t kDatasetFormat = 2;
 
 std::string Instant(int64_t micros) {
   const time_t t = static_cast<time_t>(micros / 1000000);
@@ -142,28 +145,29 @@ std::string IssuesText(const WorkloadScale& scale, int64_t begin, int64_t end,
   return text;
 }
 
-// History: state changes in issue order, 500 per transaction.
+// History: state changes in issue order, in transactions of 500 with a
+// boundary where the final quarter starts. `before_since` gets the number
+// of transactions before that boundary.
 absl::Status WriteHistory(const WorkloadScale& scale, const std::string& path,
-                          FileStats* stats, int64_t* changes) {
+                          FileStats* stats, int64_t* changes,
+                          int64_t* before_since) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  const int64_t total = CountHistoryChanges(scale);
+  const int64_t before = HistoryChangesBeforeSince(total);
   std::string tx;
-  int64_t in_tx = 0;
-  auto flush = [&] {
-    out << "[" << tx << "]\n";
-    tx.clear();
-    in_tx = 0;
-    stats->transactions++;
-  };
   for (int64_t idx = 0; idx < scale.issues; ++idx) {
     int new_state;
     if (!HistoryChange(scale, idx, &new_state)) continue;
-    if (in_tx > 0) tx += " ";
+    if (!tx.empty()) tx += " ";
     tx += StrCat("[:db/add #bench/issue ", idx,
                  " :issue/state :", kStates[new_state], "]");
-    ++*changes;
-    if (++in_tx == kIssuesPerTx) flush();
+    const int64_t i = (*changes)++;
+    if (!EndsHistoryTx(i, total, before)) continue;
+    out << "[" << tx << "]\n";
+    tx.clear();
+    stats->transactions++;
+    if (i < before) *before_since = stats->transactions;
   }
-  if (in_tx > 0) flush();
   out.close();
   if (!out) return absl::UnavailableError(StrCat("cannot write ", path));
   return absl::OkStatus();
@@ -223,6 +227,7 @@ absl::Status GenerateDataset(const WorkloadScale& scale, const std::string& dir,
   std::vector<absl::Status> errors(static_cast<size_t>(shards + 2));
   FileStats history;
   int64_t changes = 0;
+  int64_t before_since = 0;
   Truth truth;
   const std::vector<int64_t> probes = ProbeUsers(scale);
   auto work = [&] {
@@ -230,8 +235,8 @@ absl::Status GenerateDataset(const WorkloadScale& scale, const std::string& dir,
       const int64_t item = next.fetch_add(1);
       if (item > shards + 1) return;
       if (item == 0) {
-        errors[0] =
-            WriteHistory(scale, dir + "/tx/history.edn", &history, &changes);
+        errors[0] = WriteHistory(scale, dir + "/tx/history.edn", &history,
+                                 &changes, &before_since);
       } else if (item == 1) {
         truth = ComputeTruth(scale,
                              std::set<int64_t>(probes.begin(), probes.end()));
@@ -260,16 +265,19 @@ absl::Status GenerateDataset(const WorkloadScale& scale, const std::string& dir,
   meta.history_file = "tx/history.edn";
   meta.history_transactions = history.transactions;
   meta.history_changes = changes;
+  meta.history_transactions_before_since = before_since;
 
   std::string m = StrCat(
-      "{\n  \"scale\": \"", scale.name, "\",\n  \"users\": ", scale.users,
-      ",\n  \"issues\": ", scale.issues, ",\n  \"labels\": ", scale.labels,
+      "{\n  \"format\": ", kDatasetFormat, ",\n  \"scale\": \"", scale.name,
+      "\",\n  \"users\": ", scale.users, ",\n  \"issues\": ", scale.issues,
+      ",\n  \"labels\": ", scale.labels,
       ",\n  \"initial_transactions\": ", meta.initial_transactions,
       ",\n  \"initial_datoms\": ", meta.initial_datoms,
       ",\n  \"history_transactions\": ", meta.history_transactions,
       ",\n  \"history_changes\": ", meta.history_changes,
-      ",\n  \"history_file\": \"", meta.history_file,
-      "\",\n  \"initial_files\": [");
+      ",\n  \"history_transactions_before_since\": ",
+      meta.history_transactions_before_since, ",\n  \"history_file\": \"",
+      meta.history_file, "\",\n  \"initial_files\": [");
   for (size_t i = 0; i < meta.initial_files.size(); ++i) {
     m += StrCat(i ? ", " : "", "\"", meta.initial_files[i], "\"");
   }
@@ -285,7 +293,7 @@ absl::Status GenerateDataset(const WorkloadScale& scale, const std::string& dir,
       ",\n  \"states_final\": ", JsonArray(truth.states_final.data(), 5),
       ",\n  \"open_at_least\": ", JsonArray(truth.open_at_least.data(), 6),
       ",\n  \"history_changes\": ", truth.history_changes,
-      ",\n  \"changed_in_last_batch\": ", truth.changed_in_last_batch,
+      ",\n  \"changed_after_since\": ", truth.changed_after_since,
       ",\n  \"initial_datoms\": ", meta.initial_datoms, ",\n  \"assigned\": {");
   bool first = true;
   for (int64_t u : probes) {
@@ -312,15 +320,27 @@ absl::StatusOr<DatasetMeta> ReadDatasetMeta(const std::string& dir) {
         StrCat("cannot read ", path, " (run mentat-bench gen first)"));
   }
   DatasetMeta meta;
+  int64_t v;
+  if (doc["format"].get(v) || v != kDatasetFormat) {
+    return absl::FailedPreconditionError(StrCat(
+        dir,
+        " was generated by an older mentat-bench (t_since before the "
+        "last history batch, not before the final quarter of the history); "
+        "regenerate it with mentat-bench gen, then load it again"));
+  }
   std::string_view scale;
   if (doc["scale"].get(scale) || !ScaleByName(scale, &meta.scale)) {
     return absl::DataLossError(StrCat(path, ": no known scale"));
   }
-  int64_t v;
   if (!doc["initial_transactions"].get(v)) meta.initial_transactions = v;
   if (!doc["initial_datoms"].get(v)) meta.initial_datoms = v;
   if (!doc["history_transactions"].get(v)) meta.history_transactions = v;
   if (!doc["history_changes"].get(v)) meta.history_changes = v;
+  if (doc["history_transactions_before_since"].get(v)) {
+    return absl::DataLossError(
+        StrCat(path, ": no history_transactions_before_since"));
+  }
+  meta.history_transactions_before_since = v;
   std::string_view h;
   if (!doc["history_file"].get(h)) meta.history_file = std::string(h);
   simdjson::dom::array files;
@@ -358,7 +378,13 @@ absl::StatusOr<DatasetTruth> ReadDatasetTruth(const std::string& dir) {
     return absl::DataLossError(StrCat(path, ": malformed"));
   }
   int64_t v;
-  if (!doc["changed_in_last_batch"].get(v)) truth.changed_in_last_batch = v;
+  if (doc["changed_after_since"].get(v)) {
+    return absl::FailedPreconditionError(
+        StrCat(path,
+               ": no changed_after_since (an older dataset); "
+               "regenerate it with mentat-bench gen"));
+  }
+  truth.changed_after_since = v;
   simdjson::dom::object assigned;
   if (doc["assigned"].get(assigned)) {
     return absl::DataLossError(StrCat(path, ": no assigned"));

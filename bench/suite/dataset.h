@@ -29,13 +29,16 @@ struct DatasetMeta {
   int64_t initial_datoms = 0;  // asserted by the initial load, tx instants too
   int64_t history_transactions = 0;
   int64_t history_changes = 0;
+  // The history file's first transactions, up to t_since; the final
+  // quarter of the changes follows.
+  int64_t history_transactions_before_since = 0;
 };
 
 struct DatasetTruth {
   std::array<int64_t, 5> states_initial{};
   std::array<int64_t, 5> states_final{};
   std::array<int64_t, 6> open_at_least{};
-  int64_t changed_in_last_batch = 0;
+  int64_t changed_after_since = 0;  // distinct issues, since(t_since)
   // Probe user -> (issue index, initial state, final state), sorted.
   std::map<int64_t, std::vector<std::array<int64_t, 3>>> assigned;
 };
@@ -45,6 +48,8 @@ struct DatasetTruth {
 absl::Status GenerateDataset(const WorkloadScale& scale, const std::string& dir,
                              int jobs);
 
+// Read meta.json and truth.json. FailedPrecondition for a dataset an older
+// mentat-bench generated (another format): it must be generated again.
 absl::StatusOr<DatasetMeta> ReadDatasetMeta(const std::string& dir);
 absl::StatusOr<DatasetTruth> ReadDatasetTruth(const std::string& dir);
 

@@ -8,12 +8,17 @@
 
 #include "mentat/storage/str_cat.h"
 #include "suite/dataset.h"
+#include "suite/mixed_pool.h"
 #include "suite/suite.h"
 
 namespace mentat::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// load-<db>.json's format: 2 since t_since precedes the final quarter of
+// the history (1 put it before the last history batch).
+constexpr int64_t kLoadRecordFormat = 2;
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -184,10 +189,17 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
     }
   }
 
-  // History: every batch but the last (independent of each other), then
-  // t_since, then the last.
+  // History: the transactions before t_since (independent of each other),
+  // then t_since, then the final quarter's.
   auto history = ReadLines(options.data + "/" + meta->history_file);
   if (!history.ok()) return history.status();
+  if (static_cast<int64_t>(history->size()) != meta->history_transactions ||
+      meta->history_transactions_before_since > meta->history_transactions) {
+    return absl::DataLossError(StrCat(meta->history_file, ": ", history->size(),
+                                      " transactions, meta.json says ",
+                                      meta->history_transactions,
+                                      " (regenerate the dataset)"));
+  }
   for (std::string& tx : *history) {
     std::string out;
     size_t pos = 0;
@@ -207,11 +219,10 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
     tx = std::move(out);
   }
   const auto h0 = Clock::now();
-  std::vector<std::string> last;
-  if (!history->empty()) {
-    last.push_back(history->back());
-    history->pop_back();
-  }
+  const auto split = history->begin() + meta->history_transactions_before_since;
+  std::vector<std::string> after(std::make_move_iterator(split),
+                                 std::make_move_iterator(history->end()));
+  history->erase(split, history->end());
   absl::Status s =
       TransactAll(client, options.database, *history, options.inflight,
                   [&](size_t, const v1::TransactResponse&) {});
@@ -221,7 +232,7 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
   auto stats = client.Stats(stats_req);
   if (!stats.ok()) return stats.status();
   record.t_since = stats->basis_tx();
-  s = TransactAll(client, options.database, last, 1,
+  s = TransactAll(client, options.database, after, options.inflight,
                   [&](size_t, const v1::TransactResponse&) {});
   if (!s.ok()) return s;
   record.history_seconds = Since(h0);
@@ -233,8 +244,8 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
 
   const std::string base = options.data + "/load-" + options.database;
   std::ofstream out(base + ".json", std::ios::trunc);
-  out << "{\n  \"method\": \"" << record.method
-      << "\",\n  \"datoms\": " << record.datoms
+  out << "{\n  \"format\": " << kLoadRecordFormat << ",\n  \"method\": \""
+      << record.method << "\",\n  \"datoms\": " << record.datoms
       << ",\n  \"expected_datoms\": " << meta->initial_datoms
       << ",\n  \"load_seconds\": " << record.load_seconds
       << ",\n  \"datoms_per_second\": "
@@ -249,6 +260,8 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
   ids.write(reinterpret_cast<const char*>(record.issue_ids.data()),
             static_cast<std::streamsize>(record.issue_ids.size() * 8));
   if (!out || !ids) return absl::UnavailableError("cannot write " + base);
+  // A fresh load: the mixed writer has changed nothing in it yet.
+  MixedPool::Forget(options.data, options.database);
   std::printf(
       "loaded %lld datoms by %s in %.2f s (%.0f datoms/s); history %lld "
       "changes in %.2f s; t_mid %lld, t_since %lld; %.1f MB on disk\n",
@@ -276,6 +289,7 @@ absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
         StrCat("cannot read ", base, ".json (run mentat-bench load first)"));
   }
   LoadRecord r;
+  int64_t format = 1;
   std::string line;
   while (std::getline(in, line)) {
     const size_t colon = line.find(':');
@@ -289,7 +303,9 @@ absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
       value.pop_back();
     }
     while (!value.empty() && value[0] == ' ') value.erase(0, 1);
-    if (key == "method") {
+    if (key == "format") {
+      format = std::stoll(value);
+    } else if (key == "method") {
       r.method = value.substr(1, value.size() - 2);
     } else if (key == "datoms") {
       r.datoms = std::stoll(value);
@@ -306,6 +322,13 @@ absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
     } else if (key == "disk_bytes") {
       r.disk_bytes = std::stoll(value);
     }
+  }
+  if (format != kLoadRecordFormat) {
+    return absl::FailedPreconditionError(
+        StrCat(base,
+               ".json was written by an older mentat-bench load (its "
+               "t_since is before the last history batch); regenerate "
+               "the dataset and load it again"));
   }
   r.issue_ids.resize(issues);
   std::ifstream ids(base + ".ids", std::ios::binary);

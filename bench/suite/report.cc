@@ -54,6 +54,9 @@ absl::StatusOr<std::vector<Row>> ReadTimings(const std::string& dir) {
 const std::map<std::string, std::pair<std::string, std::string>>& Anchors() {
   static const auto* anchors =
       new std::map<std::string, std::pair<std::string, std::string>>{
+          {"ping",
+           {"bare gRPC unary call 0.063-0.077 ms p50 (DESIGN.md, 2 cores)",
+            "the floor under every RPC"}},
           {"point_lookup",
            {"pg 0.19 / 0.19 ms; emb 0.019 / 0.019 ms",
             "<10 us in server; within 15 us of a bare gRPC call"}},
@@ -85,6 +88,37 @@ const std::map<std::string, std::pair<std::string, std::string>>& Anchors() {
   return *anchors;
 }
 
+// The mixed scenario's table (mixed.csv), if the run has one: one line per
+// (query, rate) beside the quiet figure, and the writer's figures.
+void WriteMixedSection(const std::string& dir, std::ofstream& md) {
+  std::ifstream in(dir + "/mixed.csv");
+  std::string line;
+  if (!in || !std::getline(in, line)) return;  // header
+  md << "\n## Reads under a writer (mixed)\n\n"
+     << "Each read at 1 client while a writer commits at the rate into "
+        ":issue/state and :issue/priority; quiet: the same read in this run "
+        "without the writer. Goal (issue 18), at 1K tx/s: q3 and q4 p50 "
+        "within 1.5x of quiet; since p50 under 1 ms, p99 under 5 ms.\n\n"
+     << "| query | rate tx/s | achieved | writers | write p50 / p99 | p50 | "
+        "p95 | p99 | quiet p50 / p95 / p99 | p50 ratio | p99 ratio |\n"
+     << "|---|---:|---:|---:|---|---:|---:|---:|---|---:|---:|\n";
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    if (f.size() < 16) continue;
+    auto d = [&](size_t i) { return std::stod(f[i]); };
+    char out[512];
+    std::snprintf(out, sizeof(out),
+                  "| %s | %s | %.0f | %s | %.3f / %.3f | %.3f | %.3f | %.3f | "
+                  "%.3f / %.3f / %.3f | %.2fx | %.2fx |\n",
+                  f[0].c_str(), f[1].c_str(), d(3), f[2].c_str(), d(4), d(5),
+                  d(7), d(8), d(9), d(10), d(11), d(12), d(13), d(15));
+    md << out;
+  }
+}
+
 bool HaveGnuplot() {
   return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
 }
@@ -96,27 +130,52 @@ absl::Status WriteReport(const std::string& dir) {
   if (!rows.ok()) return rows.status();
   std::ofstream md(dir + "/summary.md", std::ios::trunc);
   const std::string scale = rows->empty() ? "?" : (*rows)[0].scale;
+  const Row* ping = nullptr;
+  for (const Row& r : *rows) {
+    if (r.scenario == "ping" && ping == nullptr) ping = &r;
+  }
   md << "# mentat-bench results, scale " << scale << "\n\n"
      << "Medians over the reps; latencies in ms. Anchors from "
         "`WORKLOAD.md` (pg_mentat and embedded Mentat v1.10, scale s / m); "
         "goals from `DESIGN.md` (scale m). Environment in `env.txt`, checks "
-        "in `checks.txt`.\n\n"
-     << "| scenario | op | clients | count | p50 | p95 | p99 | max | ops/s | "
-        "errors | anchors (s / m) | goal |\n"
-     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
-  for (const Row& r : *rows) {
-    auto it = Anchors().find(r.scenario);
+        "in `checks.txt`.\n\n";
+  if (ping != nullptr) {
     char line[512];
     std::snprintf(line, sizeof(line),
-                  "| %s | %s | %d | %lld | %.3f | %.3f | %.3f | %.3f | %.0f | "
-                  "%lld | %s | %s |\n",
+                  "**Floor:** `ping`, the cheapest RPC through the same "
+                  "client path (checks the token, touches no database): p50 "
+                  "%.3f, p95 %.3f, p99 %.3f ms, %.0f calls/s at 1 client. "
+                  "Every latency below includes one such call; `- ping` is "
+                  "a 1-client p50 less the floor's.\n\n",
+                  ping->p50, ping->p95, ping->p99, ping->throughput);
+    md << line;
+  } else {
+    md << "(No floor: the run did not measure `ping`.)\n\n";
+  }
+  md << "| scenario | op | clients | count | p50 | - ping | p95 | p99 | max | "
+        "ops/s | errors | anchors (s / m) | goal |\n"
+     << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const Row& r : *rows) {
+    auto it = Anchors().find(r.scenario);
+    std::string above;
+    if (ping != nullptr && &r != ping && r.clients == 1 &&
+        r.scenario != "bulk_load" && r.op.rfind("write", 0) != 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.3f", r.p50 - ping->p50);
+      above = buf;
+    }
+    char line[640];
+    std::snprintf(line, sizeof(line),
+                  "| %s | %s | %d | %lld | %.3f | %s | %.3f | %.3f | %.3f | "
+                  "%.0f | %lld | %s | %s |\n",
                   r.scenario.c_str(), r.op.c_str(), r.clients,
-                  static_cast<long long>(r.count), r.p50, r.p95, r.p99, r.max,
-                  r.throughput, static_cast<long long>(r.errors),
+                  static_cast<long long>(r.count), r.p50, above.c_str(), r.p95,
+                  r.p99, r.max, r.throughput, static_cast<long long>(r.errors),
                   it == Anchors().end() ? "" : it->second.first.c_str(),
                   it == Anchors().end() ? "" : it->second.second.c_str());
     md << line;
   }
+  WriteMixedSection(dir, md);
   {
     std::ifstream checks(dir + "/checks.txt");
     md << "\n## Checks\n\n```\n" << checks.rdbuf() << "```\n";
@@ -134,7 +193,7 @@ absl::Status WriteReport(const std::string& dir) {
     std::ofstream lat(dir + "/latency.dat", std::ios::trunc);
     for (const Row& r : *rows) {
       if (r.clients == 1 && r.p50 > 0 && r.scenario != "bulk_load" &&
-          r.scenario != "cold_vs_warm") {
+          r.scenario != "cold_vs_warm" && r.scenario != "mixed") {
         lat << r.scenario << "/" << r.op << " " << r.p50 << " " << r.p95 << " "
             << r.p99 << "\n";
         latency_points++;

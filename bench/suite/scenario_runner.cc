@@ -21,6 +21,7 @@
 #include "mentat/storage/str_cat.h"
 #include "stats_util.h"
 #include "suite/dataset.h"
+#include "suite/runner.h"
 #include "suite/server_process.h"
 #include "suite/suite.h"
 #include "workload_queries.h"
@@ -30,132 +31,69 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* const kAllScenarios[] = {
-    "bulk_load",      "point_lookup", "ref_traversal", "aggregate",
-    "predicate_scan", "pull",         "as_of",         "since",
-    "input_bindings", "write",        "write_mixed",   "concurrency_sweep",
-    "cold_vs_warm",   "sustained"};
+const char* const kAllScenarios[] = {"bulk_load",    "ping",
+                                     "point_lookup", "ref_traversal",
+                                     "aggregate",    "predicate_scan",
+                                     "pull",         "as_of",
+                                     "since",        "input_bindings",
+                                     "mixed",        "write",
+                                     "write_mixed",  "concurrency_sweep",
+                                     "cold_vs_warm", "sustained"};
 
-// One measured point (median over reps).
-struct Point {
-  std::string scenario, op;
-  int clients = 1;
-  int64_t count = 0;
-  double p50 = 0, p95 = 0, p99 = 0, max = 0, throughput = 0;
-  int64_t errors = 0;
-  int reps = 1;
-};
+}  // namespace
 
-// An operation: runs one call, checks it; returns "" when right, else why
-// not. `worker` and `rng` belong to the calling thread.
-using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
+Runner::Runner(client::Client& client, const RunOptions& options,
+               DatasetMeta meta, DatasetTruth truth, LoadRecord load,
+               MixedPool pool)
+    : client_(client),
+      options_(options),
+      meta_(std::move(meta)),
+      truth_(std::move(truth)),
+      load_(std::move(load)),
+      pool_(std::move(pool)) {
+  for (const auto& [user, issues] : truth_.assigned) probes_.push_back(user);
+}
 
-struct Sample {
-  std::vector<double> ms;
-  int64_t errors = 0;
-  double seconds = 0;
-};
+bool Runner::Wanted(const std::string& s) const {
+  return options_.scenarios.empty() ||
+         std::find(options_.scenarios.begin(), options_.scenarios.end(), s) !=
+             options_.scenarios.end();
+}
 
-class Runner {
- public:
-  Runner(client::Client& client, const RunOptions& options, DatasetMeta meta,
-         DatasetTruth truth, LoadRecord load)
-      : client_(client),
-        options_(options),
-        meta_(std::move(meta)),
-        truth_(std::move(truth)),
-        load_(std::move(load)) {
-    for (const auto& [user, issues] : truth_.assigned) probes_.push_back(user);
+void Runner::Check(const std::string& what, const std::string& failure) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failure.empty()) {
+    checks_ok_[what]++;
+  } else if (checks_failed_[what]++ < 5) {
+    failures_.push_back(what + ": " + failure);
   }
+}
 
-  absl::Status Run();
+absl::StatusOr<std::vector<v1::Row>> Runner::Query(
+    const std::string& q, const std::vector<std::string>& inputs,
+    const v1::Basis* basis, int64_t* basis_tx) {
+  v1::QueryRequest req;
+  req.set_database(options_.database);
+  req.set_query(q);
+  for (const std::string& in : inputs) req.add_inputs()->set_edn(in);
+  if (basis != nullptr) *req.mutable_basis() = *basis;
+  std::vector<v1::Row> rows;
+  absl::Status s = client_.Query(req, [&](const v1::QueryResponse& batch) {
+    if (basis_tx != nullptr) *basis_tx = batch.basis_tx();
+    for (const v1::Row& r : batch.rows()) rows.push_back(r);
+    return true;
+  });
+  if (!s.ok()) return s;
+  return rows;
+}
 
- private:
-  // Runs `op` on `clients` threads for min_s seconds (and at least 30
-  // samples), 3 warm-up calls each discarded. Wrong answers are recorded
-  // as check failures.
-  Sample Measure(const std::string& what, int clients, double seconds,
-                 const Op& op);
-  Point Summarize(const std::string& scenario, const std::string& op,
-                  int clients, const std::vector<Sample>& reps);
-  void MeasurePoint(const std::string& scenario, const std::string& op_name,
-                    int clients, const Op& op);
-
-  void Check(const std::string& what, const std::string& failure) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (failure.empty()) {
-      checks_ok_[what]++;
-    } else {
-      if (checks_failed_[what]++ < 5) {
-        failures_.push_back(what + ": " + failure);
-      }
-    }
+const Point* Runner::FindPoint(const std::string& scenario,
+                               const std::string& op) const {
+  for (const Point& p : points_) {
+    if (p.scenario == scenario && p.op == op) return &p;
   }
-
-  absl::StatusOr<std::vector<v1::Row>> Query(
-      const std::string& q, const std::vector<std::string>& inputs,
-      const v1::Basis* basis = nullptr) {
-    v1::QueryRequest req;
-    req.set_database(options_.database);
-    req.set_query(q);
-    for (const std::string& in : inputs) req.add_inputs()->set_edn(in);
-    if (basis != nullptr) *req.mutable_basis() = *basis;
-    std::vector<v1::Row> rows;
-    absl::Status s = client_.Query(req, [&](const v1::QueryResponse& batch) {
-      for (const v1::Row& r : batch.rows()) rows.push_back(r);
-      return true;
-    });
-    if (!s.ok()) return s;
-    return rows;
-  }
-
-  static std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-  int64_t IssueIndex(const std::string& title) const {
-    return title.size() > 6 ? std::stoll(title.substr(6)) : -1;
-  }
-
-  // The operations.
-  std::string Q1(std::mt19937_64& rng);
-  std::string Q2(std::mt19937_64& rng, bool as_of);
-  std::string Q3();
-  std::string Q4();
-  std::string PullIssue(std::mt19937_64& rng);
-  std::string Since();
-  std::string Inputs(std::mt19937_64& rng);
-  std::string ReadMix(std::mt19937_64& rng);
-  std::string Write();
-
-  absl::Status SetUpWrites();
-  absl::Status CheckWrites();
-  absl::Status ColdVsWarm();
-  absl::Status Sustained();
-  absl::Status WriteEnv();
-  int64_t ServerRss();
-
-  bool Wanted(const std::string& s) const {
-    return options_.scenarios.empty() ||
-           std::find(options_.scenarios.begin(), options_.scenarios.end(), s) !=
-               options_.scenarios.end();
-  }
-
-  client::Client& client_;
-  const RunOptions& options_;
-  const DatasetMeta meta_;
-  const DatasetTruth truth_;
-  const LoadRecord load_;
-  std::vector<int64_t> probes_;
-  std::vector<Point> points_;
-  std::vector<std::string> notes_;
-
-  std::mutex mu_;
-  std::map<std::string, int64_t> checks_ok_, checks_failed_;
-  std::vector<std::string> failures_;
-
-  // Writes: distinct (issue, bench label) pairs.
-  std::vector<int64_t> bench_labels_;
-  std::atomic<int64_t> write_counter_{0};
-  std::atomic<int64_t> writes_acked_{0};
-};
+  return nullptr;
+}
 
 Sample Runner::Measure(const std::string& what, int clients, double seconds,
                        const Op& op) {
@@ -240,6 +178,15 @@ void Runner::MeasurePoint(const std::string& scenario,
   points_.push_back(Summarize(scenario, op_name, clients, reps));
 }
 
+std::string Runner::Ping() {
+  auto pong = client_.Ping();
+  if (!pong.ok()) return pong.status().ToString();
+  if (pong->server_version().rfind("mentatd ", 0) != 0) {
+    return StrCat("ping: server version \"", pong->server_version(), "\"");
+  }
+  return "";
+}
+
 std::string Runner::Q1(std::mt19937_64& rng) {
   const int64_t k = static_cast<int64_t>(rng() % meta_.scale.users);
   auto rows = Query(kQ1, {Quote(UserEmail(k))});
@@ -311,7 +258,11 @@ std::string Runner::Q4() {
 }
 
 std::string Runner::PullIssue(std::mt19937_64& rng) {
-  const int64_t idx = static_cast<int64_t>(rng() % meta_.scale.issues);
+  // Any issue but the mixed writer's, whose state only it knows.
+  int64_t idx;
+  do {
+    idx = static_cast<int64_t>(rng() % meta_.scale.issues);
+  } while (pool_.Contains(idx));
   auto rows =
       Query(kPull, {std::to_string(load_.issue_ids[static_cast<size_t>(idx)])});
   if (!rows.ok()) return rows.status().ToString();
@@ -336,15 +287,23 @@ std::string Runner::PullIssue(std::mt19937_64& rng) {
   return "";
 }
 
-std::string Runner::Since() {
+std::string Runner::SinceRows(int64_t* rows, int64_t* basis_tx) {
   v1::Basis basis;
   basis.set_kind(v1::Basis::SINCE);
   basis.set_tx(load_.t_since);
-  auto rows = Query(kSince, {}, &basis);
-  if (!rows.ok()) return rows.status().ToString();
-  if (static_cast<int64_t>(rows->size()) != truth_.changed_in_last_batch) {
-    return StrCat("since: ", rows->size(), " issues, expected ",
-                  truth_.changed_in_last_batch);
+  auto got = Query(kSince, {}, &basis, basis_tx);
+  if (!got.ok()) return got.status().ToString();
+  *rows = static_cast<int64_t>(got->size());
+  return "";
+}
+
+std::string Runner::Since() {
+  int64_t rows = 0, basis_tx = 0;
+  std::string failure = SinceRows(&rows, &basis_tx);
+  if (!failure.empty()) return failure;
+  const int64_t want = truth_.changed_after_since + pool_.ChangedAfterSince();
+  if (rows != want) {
+    return StrCat("since: ", rows, " issues, expected ", want);
   }
   return "";
 }
@@ -444,172 +403,6 @@ int64_t Runner::ServerRss() {
   return options_.server != nullptr ? options_.server->RssBytes() : 0;
 }
 
-absl::Status Runner::ColdVsWarm() {
-  if (options_.server == nullptr) {
-    notes_.push_back(
-        "cold_vs_warm skipped: the benchmark did not start the server "
-        "(use --mentatd)");
-    return absl::OkStatus();
-  }
-  options_.server->Stop();
-  // Dropping the page cache needs root; say so when it is not possible.
-  {
-    std::ofstream drop("/proc/sys/vm/drop_caches");
-    ::sync();
-    drop << "3\n";
-    drop.flush();
-    notes_.push_back(drop ? "cold_vs_warm: OS page cache dropped"
-                          : "cold_vs_warm: OS page cache NOT dropped (needs "
-                            "root); the restart is cold for the server only");
-  }
-  const auto t0 = Clock::now();
-  absl::Status s = options_.server->Start();
-  if (!s.ok()) return s;
-  const double open_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  std::mt19937_64 rng(5);
-  std::vector<Sample> first(1), warm(1);
-  auto timed = [&](Sample* into) {
-    const auto c0 = Clock::now();
-    std::string f = Q1(rng);
-    into->ms.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - c0).count());
-    Check("cold_vs_warm", f);
-    if (!f.empty()) into->errors++;
-  };
-  timed(&first[0]);
-  first[0].seconds = first[0].ms[0] / 1000;
-  const auto w0 = Clock::now();
-  for (int i = 0; i < 30; ++i) timed(&warm[0]);
-  warm[0].seconds = std::chrono::duration<double>(Clock::now() - w0).count();
-  Point open;
-  open.scenario = "cold_vs_warm";
-  open.op = "restart_to_ready";
-  open.count = 1;
-  open.p50 = open.p95 = open.p99 = open.max = open_ms;
-  points_.push_back(open);
-  points_.push_back(Summarize("cold_vs_warm", "first_q1", 1, first));
-  points_.push_back(Summarize("cold_vs_warm", "next_30_q1", 1, warm));
-  return absl::OkStatus();
-}
-
-absl::Status Runner::Sustained() {
-  absl::Status s = SetUpWrites();
-  if (!s.ok()) return s;
-  const int readers = options_.sustained_clients;
-  const double window_s = 10;
-  const int windows =
-      std::max(1, static_cast<int>(options_.duration_s / window_s + 0.5));
-  std::ofstream csv(options_.out + "/sustained.csv", std::ios::trunc);
-  // The server's memory in parts: what its caches and memtables hold (each
-  // bounded by its configured size, and filling up to it during the run)
-  // and the rest, which must not grow. Of the rest, RocksDB's index and
-  // filter blocks (table_readers_mb) are shown apart: they follow the
-  // data's size.
-  csv << "window,end_s,read_ops,read_p50_ms,read_p99_ms,write_ops,write_p99_ms,"
-         "errors,server_rss_mb,block_cache_mb,memtable_mb,entity_cache_mb,"
-         "value_cache_mb,column_cache_mb,table_readers_mb,other_mb\n";
-  std::atomic<bool> stop{false};
-  std::mutex mu;
-  std::vector<double> reads, writes;
-  int64_t errors = 0;
-  auto reader = [&](int w) {
-    std::mt19937_64 rng(static_cast<uint64_t>(w) + 1000);
-    while (!stop.load()) {
-      const auto t0 = Clock::now();
-      std::string f = ReadMix(rng);
-      const double ms =
-          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      Check("sustained", f);
-      std::lock_guard<std::mutex> lock(mu);
-      reads.push_back(ms);
-      if (!f.empty()) errors++;
-    }
-  };
-  auto writer = [&] {
-    while (!stop.load()) {
-      const auto t0 = Clock::now();
-      std::string f = Write();
-      const double ms =
-          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      Check("sustained write", f);
-      std::lock_guard<std::mutex> lock(mu);
-      writes.push_back(ms);
-      if (!f.empty()) errors++;
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int w = 0; w < readers; ++w) threads.emplace_back(reader, w);
-  threads.emplace_back(writer);
-  std::vector<double> window_p99;
-  std::vector<int64_t> window_rss;
-  std::vector<int64_t> window_other;
-  int64_t total_errors = 0;
-  std::vector<double> all_reads, all_writes;
-  for (int i = 0; i < windows; ++i) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
-    std::vector<double> r, w;
-    int64_t e;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      r.swap(reads);
-      w.swap(writes);
-      e = errors;
-      errors = 0;
-    }
-    total_errors += e;
-    all_reads.insert(all_reads.end(), r.begin(), r.end());
-    all_writes.insert(all_writes.end(), w.begin(), w.end());
-    Percentiles pr = ComputePercentiles(r), pw = ComputePercentiles(w);
-    const int64_t rss = ServerRss();
-    v1::StatsRequest stats_request;
-    stats_request.set_database(options_.database);
-    auto stats = client_.Stats(stats_request);
-    v1::StorageStats storage;
-    if (stats.ok()) storage = stats->storage();
-    const int64_t held = static_cast<int64_t>(
-        storage.block_cache_usage_bytes() + storage.memtable_bytes() +
-        storage.entity_cache_bytes() + storage.value_cache_bytes() +
-        storage.column_cache_bytes());
-    window_p99.push_back(pr.p99);
-    window_rss.push_back(rss);
-    window_other.push_back(rss - held);
-    csv << i << "," << (i + 1) * window_s << "," << r.size() << "," << pr.p50
-        << "," << pr.p99 << "," << w.size() << "," << pw.p99 << "," << e << ","
-        << rss / 1e6 << "," << storage.block_cache_usage_bytes() / 1e6 << ","
-        << storage.memtable_bytes() / 1e6 << ","
-        << storage.entity_cache_bytes() / 1e6 << ","
-        << storage.value_cache_bytes() / 1e6 << ","
-        << storage.column_cache_bytes() / 1e6 << ","
-        << storage.table_readers_bytes() / 1e6 << "," << (rss - held) / 1e6
-        << "\n";
-    std::printf(
-        "sustained window %d: %zu reads (p50 %.3f p99 %.3f ms), %zu "
-        "writes, errors %lld, rss %.0f MB\n",
-        i, r.size(), pr.p50, pr.p99, w.size(), static_cast<long long>(e),
-        rss / 1e6);
-    std::fflush(stdout);
-  }
-  stop = true;
-  for (std::thread& t : threads) t.join();
-  Sample rs{all_reads, total_errors, windows * window_s};
-  Sample ws{all_writes, 0, windows * window_s};
-  points_.push_back(Summarize("sustained", "read_mix", readers, {rs}));
-  points_.push_back(Summarize("sustained", "write", 1, {ws}));
-  Check("sustained: no errors",
-        total_errors == 0 ? "" : StrCat(total_errors, " errors"));
-  if (window_p99.size() >= 2) {
-    notes_.push_back(StrCat(
-        "sustained: read p99 first window ", window_p99.front(),
-        " ms, last window ", window_p99.back(), " ms; server RSS first ",
-        window_rss.front() / 1000000, " MB, last ", window_rss.back() / 1000000,
-        " MB, of which outside the caches and memtables first ",
-        window_other.front() / 1000000, " MB, last ",
-        window_other.back() / 1000000, " MB (see sustained.csv)"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Runner::WriteEnv() {
   std::ofstream env(options_.out + "/env.txt", std::ios::trunc);
   struct utsname u;
@@ -680,6 +473,8 @@ absl::Status Runner::Run() {
   auto single = [&](const char* scenario, const char* op, Op fn) {
     if (Wanted(scenario)) MeasurePoint(scenario, op, 1, fn);
   };
+  // The floor first: every figure below includes one RPC's cost.
+  single("ping", "ping", [&](int, std::mt19937_64&) { return Ping(); });
   single("point_lookup", "q1", [&](int, std::mt19937_64& r) { return Q1(r); });
   single("ref_traversal", "q2",
          [&](int, std::mt19937_64& r) { return Q2(r, false); });
@@ -691,6 +486,10 @@ absl::Status Runner::Run() {
   single("since", "since", [&](int, std::mt19937_64&) { return Since(); });
   single("input_bindings", "inputs_100",
          [&](int, std::mt19937_64& r) { return Inputs(r); });
+  if (Wanted("mixed")) {
+    absl::Status s = Mixed();
+    if (!s.ok()) return s;
+  }
   if (Wanted("concurrency_sweep")) {
     for (int c : options_.clients) {
       MeasurePoint("concurrency_sweep", "read_mix", c,
@@ -775,8 +574,6 @@ absl::Status Runner::Run() {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::Status RunScenarios(client::Client& client, const RunOptions& options) {
   for (const std::string& s : options.scenarios) {
     if (std::find(std::begin(kAllScenarios), std::end(kAllScenarios), s) ==
@@ -791,8 +588,11 @@ absl::Status RunScenarios(client::Client& client, const RunOptions& options) {
   auto load = ReadLoadRecord(options.data, options.database,
                              static_cast<size_t>(meta->scale.issues));
   if (!load.ok()) return load.status();
+  auto pool = MixedPool::Open(options.data, options.database, meta->scale,
+                              ProbeUsers(meta->scale), load->issue_ids);
+  if (!pool.ok()) return pool.status();
   Runner runner(client, options, *std::move(meta), *std::move(truth),
-                *std::move(load));
+                *std::move(load), *std::move(pool));
   return runner.Run();
 }
 

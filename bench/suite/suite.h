@@ -36,6 +36,8 @@ struct LoadOptions {
 };
 
 absl::Status RunLoad(client::Client& client, const LoadOptions& options);
+// FailedPrecondition for a record an older mentat-bench load wrote (its
+// t_since means something else): regenerate and load again.
 absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
                                           const std::string& database,
                                           size_t issues);
@@ -51,6 +53,12 @@ struct RunOptions {
   double duration_s = 60;  // sustained
   int reps = 3;
   double min_s = 10;
+  // mixed: the writer's rates (tx/s), the queries measured under it (ops
+  // of the read scenarios: q1, q2, pull, q2_as_of, inputs_100, since, q3,
+  // q4; empty: all), and its threads (0: one per 100 tx/s, 2 to 64).
+  std::vector<int> mixed_rates = {1000, 5000};
+  std::vector<std::string> mixed_queries;
+  int mixed_writers = 0;
   std::string client_cpus;
   // Set when the benchmark started the server itself.
   class ServerProcess* server = nullptr;

@@ -188,6 +188,10 @@ int main(int argc, char** argv) {
     ScriptReader reader(stdin);
     ok = shell.RunScript(&reader, script == "-" ? "stdin" : "");
   }
-  std::fflush(stdout);
+  if (std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "mentat-cli: cannot write the results: %s\n",
+                 std::strerror(errno));
+    return 1;
+  }
   return ok ? 0 : 1;
 }

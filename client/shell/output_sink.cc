@@ -5,16 +5,18 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 namespace mentat::cli {
 
 OutputSink::OutputSink(std::FILE* file, std::string pager, int rows,
-                       int columns)
+                       int columns, absl::Status* error)
     : file_(file),
       pager_(std::move(pager)),
       rows_(rows),
       columns_(columns),
-      deciding_(!pager_.empty() && rows > 0) {}
+      deciding_(!pager_.empty() && rows > 0),
+      error_(error) {}
 
 OutputSink::~OutputSink() { Finish(); }
 
@@ -59,9 +61,16 @@ void OutputSink::Emit(std::string_view text) {
   std::FILE* out = pipe_ != nullptr ? pipe_ : file_;
   if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) {
     // EPIPE: the pager was quit before the end. Anything else on stdout is
-    // just as final for this command.
+    // just as final for this command, and an error.
     closed_ = true;
+    Failed(errno);
   }
+}
+
+void OutputSink::Failed(int err) {
+  if (err == EPIPE || error_ == nullptr || !error_->ok()) return;
+  *error_ = absl::AbortedError(std::string("cannot write the results: ") +
+                               std::strerror(err));
 }
 
 void OutputSink::Finish() {
@@ -74,8 +83,9 @@ void OutputSink::Finish() {
   if (pipe_ != nullptr) {
     pclose(pipe_);
     pipe_ = nullptr;
-  } else {
-    std::fflush(file_);
+  } else if (std::fflush(file_) != 0) {
+    closed_ = true;
+    Failed(errno);
   }
 }
 

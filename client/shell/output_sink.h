@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/status.h"
+
 namespace mentat::cli {
 
 // Where one command's results go. Text is held back until it is clear
@@ -16,8 +18,12 @@ namespace mentat::cli {
 class OutputSink {
  public:
   // `file` is not owned. `pager` is the command to run ("" never pages);
-  // `rows`/`columns` are the terminal's size.
-  OutputSink(std::FILE* file, std::string pager, int rows, int columns);
+  // `rows`/`columns` are the terminal's size. `error`, if not null (not
+  // owned), gets the first write that failed for another reason than a
+  // reader that went away (a full disk, an I/O error): Aborted naming it,
+  // so that the command fails instead of losing its results silently.
+  OutputSink(std::FILE* file, std::string pager, int rows, int columns,
+             absl::Status* error = nullptr);
   ~OutputSink();
 
   OutputSink(const OutputSink&) = delete;
@@ -35,6 +41,8 @@ class OutputSink {
  private:
   void StartPager();
   void Emit(std::string_view text);
+  // Records a failed write or flush (errno `err`).
+  void Failed(int err);
 
   std::FILE* file_;
   std::string pager_;
@@ -48,6 +56,7 @@ class OutputSink {
   bool deciding_;           // still holding text back
   std::FILE* pipe_ = nullptr;
   bool closed_ = false;
+  absl::Status* error_;
 };
 
 // The pager command to use: $PAGER if set (empty disables paging), else

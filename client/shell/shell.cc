@@ -3,7 +3,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 #include "shell/command.h"
@@ -192,11 +194,13 @@ std::unique_ptr<OutputSink> Shell::NewSink() {
       pager = DefaultPager();
     }
   }
-  return std::make_unique<OutputSink>(results(), pager, rows, columns);
+  return std::make_unique<OutputSink>(results(), pager, rows, columns,
+                                      &output_error_);
 }
 
 absl::Status Shell::Run(const Statement& statement, const std::string& source) {
   request_offset_ = 0;
+  output_error_ = absl::OkStatus();
   client::Canceller canceller;
   canceller_ = &canceller;
   const auto start = std::chrono::steady_clock::now();
@@ -218,7 +222,14 @@ absl::Status Shell::Run(const Statement& statement, const std::string& source) {
     }
   }
   canceller_ = nullptr;
-  if (output_ != nullptr) std::fflush(output_);
+  if (output_ != nullptr && std::fflush(output_) != 0 && output_error_.ok()) {
+    output_error_ =
+        absl::AbortedError(std::string("cannot write ") + output_name_ + ": " +
+                           std::strerror(errno));
+  }
+  // Results that could not be written fail the statement (a full disk
+  // under .output or a redirected stdout), as a failed call does.
+  if (status.ok()) status = output_error_;
   if (timer_) {
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)

@@ -123,6 +123,9 @@ class Shell {
   bool timer_ = false;
   bool quit_ = false;
   std::FILE* output_ = nullptr;  // .output FILE; owned
+  // The first failed write of the running statement's results (see
+  // OutputSink); it fails the statement.
+  absl::Status output_error_;
   std::string output_name_;
   CompletionSources completions_;
   std::vector<std::pair<int64_t, std::string>> attribute_names_;  // sorted

@@ -354,7 +354,7 @@ absl::Status Shell::RunWatch(std::string_view args) {
       [&](const v1::SubscribeResponse& batch) {
         for (const v1::Transaction& tx : batch.transactions()) {
           bool schema_changed = false;
-          OutputSink sink(out, "", 0, 0);
+          OutputSink sink(out, "", 0, 0, &output_error_);
           std::vector<std::vector<Cell>> rows;
           for (const v1::Datom& d : tx.datoms()) {
             if (attribute_names_.empty() ||

@@ -154,6 +154,58 @@ class CliTest(unittest.TestCase):
                       ".log %d %d" % (t1, t1 + 1))
         self.assertNotIn(":thing/size,2", log)
 
+    def test_deep_pull_fails_with_exit_1(self):
+        # A chain through a many-valued ref: 20 levels nest past the 100
+        # protobuf messages clients parse. The server refuses it; the shell
+        # says so and exits 1, for .pull and for a pull in a query (which
+        # once printed nothing and exited 0).
+        self.ok("-c", ".create deep")
+        self.ok("--db", "deep", "-c",
+                ".t [{:db/ident :node/name :db/valueType :db.type/string "
+                ":db/cardinality :db.cardinality/one :db/unique "
+                ":db.unique/identity} {:db/ident :node/edge :db/valueType "
+                ":db.type/ref :db/cardinality :db.cardinality/many}]")
+        self.ok("--db", "deep", "-c", "[" + " ".join(
+            '{:db/id "c%d" :node/name "c%d"%s}' %
+            (i, i, ' :node/edge ["c%d"]' % (i + 1) if i < 59 else "")
+            for i in range(60)) + "]")
+        for command in ('.pull [:node/name {:node/edge 20}] [:node/name "c0"]',
+                        '[:find (pull ?e [:node/name {:node/edge 20}]) '
+                        ':where [?e :node/name "c0"]]'):
+            r = self.fails("--db", "deep", "-c", command)
+            self.assertEqual(r.stdout, "")
+            self.assertIn("nests too deep to send", r.stderr)
+        out = self.ok("--db", "deep", "--format", "edn", "-c",
+                      '.pull [:node/name {:node/edge 15}] [:node/name "c0"]')
+        self.assertIn('"c15"', out)
+        self.assertNotIn('"c16"', out)
+
+    def test_results_that_cannot_be_written_fail(self):
+        # A full disk under stdout or .output loses the results: exit 1
+        # with the reason, never 0 (every path goes through OutputSink).
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full")
+        query = "[:find ?e :where [?e :db/ident _]]"
+        for command in (query, ".dbs", ".schema", ".pull [*] :db/ident",
+                        ".log 1000"):
+            with open("/dev/full", "w") as full:
+                r = subprocess.run(
+                    [harness.ARGS.cli, "--addr", self.server.addr, "-c",
+                     command], stdout=full, stderr=subprocess.PIPE,
+                    text=True, timeout=120)
+            self.assertEqual(r.returncode, 1, command + ": " + r.stderr)
+            self.assertIn("No space left on device", r.stderr)
+        r = self.fails("-c", ".output /dev/full", "-c", query)
+        self.assertIn("cannot write the results: No space left on device",
+                      r.stderr)
+        # A reader that goes away (`| head`) only stops the output.
+        p = subprocess.Popen([harness.ARGS.cli, "--addr", self.server.addr,
+                              "-c", query], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdout.close()
+        _, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+
     def test_databases(self):
         self.ok("-c", ".create scratch")
         out = self.ok("--format", "csv", "-c", ".dbs")

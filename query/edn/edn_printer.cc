@@ -1,5 +1,6 @@
 #include "mentat/query/edn/edn_printer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -7,6 +8,7 @@
 #include "mentat/query/edn/edn_inst.h"
 #include "mentat/query/edn/edn_uuid.h"
 #include "mentat/query/edn/utf8.h"
+#include "mentat/storage/excerpt.h"
 
 namespace mentat::edn {
 namespace {
@@ -20,7 +22,7 @@ void AppendU4(uint32_t unit, std::string* out) {
   }
 }
 
-void PrintString(const std::string& s, std::string* out) {
+void PrintString(std::string_view s, std::string* out) {
   out->reserve(out->size() + s.size() + 2);
   out->push_back('"');
   size_t run = 0;  // start of the bytes not yet copied
@@ -128,28 +130,33 @@ class Printer {
         return;
       }
       case EdnKind::kBigInt:
-        out_->append(v.text());
+        AppendText(v.text());
         out_->push_back('N');
         return;
       case EdnKind::kFloat:
         PrintDouble(v.as_double(), out_);
         return;
       case EdnKind::kBigDec:
-        out_->append(v.text());
+        AppendText(v.text());
         out_->push_back('M');
         return;
       case EdnKind::kChar:
         PrintChar(v.as_char(), out_);
         return;
       case EdnKind::kString:
-        PrintString(v.text(), out_);
+        if (Bounded()) {
+          PrintString(ExcerptPrefix(v.text(), TextBudget()), out_);
+          out_->append(ExcerptMarker(v.text(), TextBudget()));
+        } else {
+          PrintString(v.text(), out_);
+        }
         return;
       case EdnKind::kKeyword:
         out_->push_back(':');
-        out_->append(v.text());
+        AppendText(v.text());
         return;
       case EdnKind::kSymbol:
-        out_->append(v.text());
+        AppendText(v.text());
         return;
       case EdnKind::kList:
         PrintItems(v, "(", ")", " ");
@@ -194,6 +201,18 @@ class Printer {
 
  private:
   bool Full() const { return out_->size() > limit_; }
+  // Abbreviating: a long text is quoted as an excerpt (it could be
+  // megabytes), short enough that its "…(N bytes)" fits in the budget.
+  bool Bounded() const { return limit_ != std::numeric_limits<size_t>::max(); }
+  size_t TextBudget() const { return std::min(kExcerptBytes, limit_ / 2); }
+  void AppendText(std::string_view text) {
+    if (Bounded()) {
+      out_->append(ExcerptPrefix(text, TextBudget()));
+      out_->append(ExcerptMarker(text, TextBudget()));
+    } else {
+      out_->append(text);
+    }
+  }
 
   void PrintItems(const EdnValue& v, const char* open, const char* close,
                   const char* separator) {
@@ -228,12 +247,7 @@ std::string PrintEdnAbbreviated(const EdnValue& value, size_t max_bytes) {
   std::string out;
   Printer(&out, max_bytes).Print(value);
   if (out.size() > max_bytes) {
-    // Cut on a UTF-8 character boundary.
-    size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) {
-      --cut;
-    }
-    out.resize(cut);
+    out.resize(ExcerptPrefix(out, max_bytes).size());
     out.append("...");
   }
   return out;

@@ -122,7 +122,16 @@ TEST_CASE("edn printer: abbreviated") {
   CHECK(s.size() == 103);
   // Cuts on a character boundary.
   CHECK(PrintEdnAbbreviated(EdnValue::String("\xC3\xA9\xC3\xA9"), 2) ==
-        "\"...");
+        "\"\"...");
+  CHECK(PrintEdnAbbreviated(EdnValue::String("\xC3\xA9\xC3\xA9"), 4) ==
+        "\"\xC3\xA9\"...");
+  // A long text is quoted as an excerpt whose size marker fits the
+  // budget; it is never printed whole first.
+  const std::string huge(8 << 20, 'x');
+  const std::string e =
+      PrintEdnAbbreviated(EdnValue::Vector({EdnValue::String(huge)}), 100);
+  CHECK(e == "[\"" + std::string(50, 'x') + "\"\u2026(8388608 bytes)]");
+  CHECK(PrintEdnAbbreviated(EdnValue::Keyword("a/" + huge), 100).size() < 100);
 }
 
 // Random values for the round-trip property.

@@ -17,6 +17,7 @@
 #include "mentat/query/edn/edn_tokens.h"
 #include "mentat/query/edn/edn_uuid.h"
 #include "mentat/query/edn/utf8.h"
+#include "mentat/storage/excerpt.h"
 
 namespace mentat::edn {
 namespace {
@@ -554,11 +555,11 @@ class EdnParser {
       } else if (tok.size() == 5 && tok[0] == 'u' && Hex4(first + 1) >= 0) {
         cp = static_cast<uint32_t>(Hex4(first + 1));
         if (cp >= 0xD800 && cp <= 0xDFFF) {
-          return Fail(backslash, Cat("character \\", tok,
+          return Fail(backslash, Cat("character \\", Excerpt(tok),
                                      " is a surrogate, not a character"));
         }
       } else {
-        return Fail(backslash, Cat("unknown character \\", tok));
+        return Fail(backslash, Cat("unknown character \\", Excerpt(tok)));
       }
     }
     if (!CheckTokenEnd()) return false;
@@ -590,7 +591,7 @@ class EdnParser {
       } else if (tok == "NaN") {
         out->d_ = std::numeric_limits<double>::quiet_NaN();
       } else {
-        return Fail(hash, Cat("unknown symbolic value ##", tok,
+        return Fail(hash, Cat("unknown symbolic value ##", Excerpt(tok),
                               " (expected ##Inf, ##-Inf or ##NaN)"));
       }
       return true;
@@ -610,7 +611,7 @@ class EdnParser {
     if (!SkipSpace(depth + 1)) return false;
     if (p_ == end_) {
       return FailAt(out->line_, out->column_,
-                    Cat("#", tag, " needs a form after it"));
+                    Cat("#", Excerpt(tag), " needs a form after it"));
     }
     EdnValue child;
     if (!ParseForm(&child, depth + 1)) return false;
@@ -619,14 +620,14 @@ class EdnParser {
       if (!child.is_string()) {
         return FailAt(
             child.line_, child.column_,
-            Cat("#", tag, " needs a string, found ", EdnKindName(child.kind_),
-                " ", PrintEdnAbbreviated(child, 40)));
+            Cat("#", Excerpt(tag), " needs a string, found ",
+                EdnKindName(child.kind_), " ", PrintEdnAbbreviated(child, 40)));
       }
       if (inst) {
         absl::StatusOr<int64_t> micros = ParseInstant(child.text_);
         if (!micros.ok()) {
           return FailAt(child.line_, child.column_,
-                        Cat("invalid #inst \"", child.text_,
+                        Cat("invalid #inst \"", Excerpt(child.text_),
                             "\": ", ToStd(micros.status().message())));
         }
         out->kind_ = EdnKind::kInst;
@@ -635,7 +636,7 @@ class EdnParser {
         absl::StatusOr<std::string> bytes = ParseUuid(child.text_);
         if (!bytes.ok()) {
           return FailAt(child.line_, child.column_,
-                        Cat("invalid #uuid \"", child.text_,
+                        Cat("invalid #uuid \"", Excerpt(child.text_),
                             "\": ", ToStd(bytes.status().message())));
         }
         out->kind_ = EdnKind::kUuid;

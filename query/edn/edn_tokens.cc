@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mentat/query/edn/utf8.h"
+#include "mentat/storage/excerpt.h"
 
 namespace mentat::edn {
 namespace {
@@ -13,7 +14,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 absl::Status BadNumber(std::string_view token, std::string_view why) {
   std::string message = "invalid number ";
-  message.append(token).append(": ").append(why);
+  message.append(Excerpt(token)).append(": ").append(why);
   return absl::InvalidArgumentError(message);
 }
 
@@ -87,7 +88,7 @@ const char* BadName(std::string_view text) {
 absl::Status BadNameError(std::string_view kind, std::string_view text,
                           std::string_view why) {
   std::string message = "invalid ";
-  message.append(kind).append(text).append(": ").append(why);
+  message.append(kind).append(Excerpt(text)).append(": ").append(why);
   return absl::InvalidArgumentError(message);
 }
 

@@ -80,6 +80,29 @@ TEST_CASE("engine: a passed deadline stops with DeadlineExceeded") {
         absl::StatusCode::kDeadlineExceeded);
 }
 
+TEST_CASE("engine: the scan limit stops a query with ResourceExhausted") {
+  EngineFixture f;
+  LoadNodes(f, 3000);
+  // A cartesian product of three scans: 2.7e10 combinations, no deadline.
+  const char* product =
+      "[:find (count ?c) :with ?a ?b :where [?a :node/weight _] "
+      "[?b :node/weight _] [?c :node/weight _]]";
+  QueryOptions options;
+  options.max_rows_scanned = 1000000;
+  absl::Status s = f.Error(product, "", storage::Basis::Current(), options);
+  CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+  CHECK_MESSAGE(std::string(s.message()).find("1000000 datoms and rows") !=
+                    std::string::npos,
+                s.ToString());
+  CHECK_MESSAGE(
+      std::string(s.message()).find("--query-scan-limit") != std::string::npos,
+      s.ToString());
+  // Within the limit, a query answers.
+  CHECK(f.Run("[:find (count ?a) . :where [?a :node/weight 7]]", "",
+              storage::Basis::Current(), options)
+            .ok());
+}
+
 TEST_CASE("engine: cancellation stops lookups through an entity column") {
   EngineFixture f(/*eager_columns=*/true);
   LoadNodes(f, 3000);

@@ -28,7 +28,9 @@ struct StepStats {
 // thread.
 class ExecContext {
  public:
-  ExecContext(const storage::DbView& view, const QueryOptions& options);
+  // `subject` names what runs in error messages ("query", "pull").
+  ExecContext(const storage::DbView& view, const QueryOptions& options,
+              std::string_view subject = "query");
 
   const storage::DbView& view() const { return view_; }
   const storage::Schema& schema() const { return view_.schema(); }
@@ -37,13 +39,18 @@ class ExecContext {
   }
   const QueryOptions& options() const { return options_; }
 
-  // DeadlineExceeded or Cancelled when the query must stop.
+  // DeadlineExceeded or Cancelled when the query must stop;
+  // ResourceExhausted once it stepped through more than
+  // QueryOptions::max_rows_scanned datoms and rows.
   absl::Status Check();
-  // For loops: checks every 1024th call.
+  // For loops, once per datom or row stepped through (what
+  // max_rows_scanned counts): checks every 1024th call.
   absl::Status Tick() {
     if ((++ticks_ & 1023) != 0) return absl::OkStatus();
     return Check();
   }
+  // Datoms and rows stepped through so far (Tick calls).
+  uint64_t rows_scanned() const { return ticks_; }
 
   // Memory held by intermediate results. `what` names the step for the
   // error: ResourceExhausted once the total passes the budget.
@@ -59,7 +66,8 @@ class ExecContext {
  private:
   storage::DbView view_;
   QueryOptions options_;
-  uint32_t ticks_ = 0;
+  std::string subject_;
+  uint64_t ticks_ = 0;
   size_t held_ = 0;
   bool stopped_ = false;
 };

@@ -79,11 +79,8 @@ bool FilterEval::Missing(const Pred& p, const storage::Value* row) {
 
 bool FilterEval::Pass(const storage::Value* row) {
   for (const Pred& p : preds_) {
-    if (p.kind != planner::PredicateSpec::Kind::kBuiltin) {
-      const bool missing = Missing(p, row);
-      if (missing != (p.kind == planner::PredicateSpec::Kind::kMissing)) {
-        return false;
-      }
+    if (p.kind == planner::PredicateSpec::Kind::kMissing) {
+      if (!Missing(p, row)) return false;
       continue;
     }
     const size_t n = p.args.size();

@@ -283,8 +283,6 @@ absl::Status FunctionOp::Apply(const Value* row) {
     }
     case FunctionSpec::Kind::kTxIds:
       return TxIds(row);
-    case FunctionSpec::Kind::kMissing:
-      return absl::OkStatus();
   }
   return absl::OkStatus();
 }

@@ -425,6 +425,10 @@ absl::Status PatternOp::ProbeHash(const Value* row) {
   const size_t width = key_width_ + bind_pos_.size();
   for (uint32_t r = head; r != ChainIndex::kEnd;
        r = int_key_ ? int_next_[r] : build_index_->Next(r)) {
+    // A chain can hold the whole build side (a cartesian product has one
+    // key): the limits are checked per row, as scans check them per datom.
+    absl::Status tick = ctx_->Tick();
+    if (!tick.ok()) return tick;
     const Value* b =
         build_.data() + static_cast<size_t>(r) * width + key_width_;
     Value* o = out_.AppendCopy(row, live_);

@@ -36,10 +36,14 @@ absl::Status ResultEmitter::Init() {
         (f.kind == FindElement::Kind::kVariable) &&
         !(f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple);
     if (f.kind != FindElement::Kind::kPull) continue;
-    absl::StatusOr<PullExecutor> p =
-        PullExecutor::Create(ctx_->view(), *f.pull);
+    absl::StatusOr<std::unique_ptr<pull_internal::PullRunner>> p =
+        pull_internal::PullRunner::Create(ctx_->view(), *f.pull, ctx_);
     if (!p.ok()) return p.status();
-    pulls_[c] = std::make_unique<PullExecutor>(*std::move(p));
+    pulls_[c] = *std::move(p);
+    if (pulled_memory_ == nullptr) {
+      pulled_memory_ = std::make_unique<MemoryHold>(
+          ctx_, "the pulled values of a batch of rows");
+    }
   }
   if (!plan_.order.empty()) {
     memory_ = std::make_unique<MemoryHold>(ctx_, "sorting the result (:order)");
@@ -55,7 +59,13 @@ absl::StatusOr<EdnValue> ResultEmitter::Convert(size_t column, const Value& v) {
       return absl::InvalidArgumentError(
           StrCat(f.text, ": ", v.DebugString(), " is not an entity id"));
     }
-    return pulls_[column]->Pull(e);
+    size_t bytes = 0;
+    absl::StatusOr<EdnValue> pulled = pulls_[column]->Pull(e, &bytes);
+    if (!pulled.ok()) return pulled;
+    pulled_bytes_ += bytes;
+    absl::Status held = pulled_memory_->Update(pulled_bytes_);
+    if (!held.ok()) return held;
+    return pulled;
   }
   if (f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple &&
       v.type() == storage::ValueType::kBytes) {
@@ -78,6 +88,7 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   row.reserve(width_);
   for (size_t c = 0; c < width_; ++c) {
     if (plain_[c]) {
+      pending_bytes_ += columns[c]->text().size();
       row.push_back(ValueToEdn(*columns[c]));
       continue;
     }
@@ -114,10 +125,10 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   pending_.push_back(std::move(row));
   ++emitted_;
   const size_t batch = std::max<size_t>(1, ctx_->options().batch_rows);
-  if (pending_.size() >= batch) {
-    absl::Status s = sink_->OnRows(std::move(pending_));
-    pending_.clear();
-    pending_.reserve(batch);
+  if (pending_.size() >= batch ||
+      pending_bytes_ >= ctx_->options().batch_bytes) {
+    absl::Status s = Flush();
+    pending_.reserve(std::min<size_t>(batch, 1024));
     if (!s.ok()) return s;
   }
   if (limit_.has_value() && emitted_ >= static_cast<uint64_t>(*limit_)) {
@@ -200,8 +211,17 @@ absl::Status ResultEmitter::Finish() {
     }
   }
   if (pending_.empty()) return absl::OkStatus();
+  return Flush();
+}
+
+absl::Status ResultEmitter::Flush() {
   absl::Status s = sink_->OnRows(std::move(pending_));
   pending_.clear();
+  pending_bytes_ = 0;
+  if (pulled_memory_ != nullptr) {
+    pulled_bytes_ = 0;
+    pulled_memory_->Update(0).IgnoreError();  // a release cannot fail
+  }
   return s;
 }
 

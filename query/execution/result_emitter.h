@@ -11,13 +11,17 @@
 #include "mentat/query/pull.h"
 #include "mentat/query/query_engine.h"
 #include "planner/plan.h"
+#include "pull/pull_runner.h"
 
 namespace mentat::query::execution {
 
 // The last stage of a query: orders the result rows (:order), skips
 // :offset, stops at :limit (or after one row for tuple and scalar finds),
 // turns values into EDN (pulls included, :keys maps), and hands batches of
-// QueryOptions::batch_rows rows to the sink.
+// QueryOptions::batch_rows rows (or batch_bytes) to the sink. Pulls run
+// under the query's limits (ExecContext); each pulled value is capped at
+// QueryOptions::max_pull_bytes, and the pulled values of a batch count
+// against the memory budget until the sink has taken it.
 class ResultEmitter {
  public:
   ResultEmitter(ExecContext* ctx, const planner::QueryPlan& plan,
@@ -58,11 +62,19 @@ class ResultEmitter {
   std::optional<int64_t> limit_;
   int64_t skipped_ = 0;
   uint64_t emitted_ = 0;
-  std::vector<std::unique_ptr<PullExecutor>> pulls_;  // by column
+  // Hands the pending batch to the sink.
+  absl::Status Flush();
+
+  // By column; null for columns that are not pulls.
+  std::vector<std::unique_ptr<pull_internal::PullRunner>> pulls_;
+  // The pulled values of the pending batch, charged to the budget.
+  std::unique_ptr<MemoryHold> pulled_memory_;
+  size_t pulled_bytes_ = 0;
   // By column: a plain value (not a pull, tuple or aggregate), converted
   // without Convert's checks and status.
   std::vector<bool> plain_;
   std::vector<Row> pending_;
+  size_t pending_bytes_ = 0;  // texts of pending_'s plain values
   std::vector<const storage::Value*> columns_;  // scratch for Output
   // With :order, every row waits here until Finish.
   std::vector<storage::Value> sorted_values_;

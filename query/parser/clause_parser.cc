@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "mentat/query/edn/edn_printer.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 
@@ -49,8 +50,8 @@ absl::Status ParseVarVector(const EdnValue& vec, std::string_view what,
                                " must be variables, got ", Show(v)));
     }
     if (Contains(*seen, v.text())) {
-      return ErrorAt(v, StrCat("duplicate variable ", v.text(), " in ", what,
-                               " of ", Show(clause)));
+      return ErrorAt(v, StrCat("duplicate variable ", Excerpt(v.text()), " in ",
+                               what, " of ", Show(clause)));
     }
     seen->push_back(v.text());
     vars->push_back(v.text());
@@ -322,7 +323,8 @@ absl::Status ParseBinding(const EdnValue& form, std::string_view what,
     }
     if (!IsVariable(v)) return bad();
     if (Contains(out->vars, v.text())) {
-      return ErrorAt(v, StrCat("duplicate variable ", v.text(), " in ", what));
+      return ErrorAt(
+          v, StrCat("duplicate variable ", Excerpt(v.text()), " in ", what));
     }
     out->vars.push_back(v.text());
   }
@@ -367,7 +369,7 @@ absl::Status ParseRule(const EdnValue& form, Rule* out) {
                                " takes variables, got ", Show(v)));
     }
     if (Contains(seen, v.text())) {
-      return ErrorAt(v, StrCat("duplicate variable ", v.text(),
+      return ErrorAt(v, StrCat("duplicate variable ", Excerpt(v.text()),
                                " in the head of rule ", out->name));
     }
     seen.push_back(v.text());

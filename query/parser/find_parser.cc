@@ -6,6 +6,7 @@
 
 #include "mentat/query/edn/edn_printer.h"
 #include "mentat/query/pull_pattern.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 
@@ -38,10 +39,10 @@ absl::Status ParsePull(const EdnValue& form, FindElement* out) {
   }
   const EdnValue& pattern = items[next + 1];
   if (IsVariable(pattern)) {
-    return ErrorAt(pattern,
-                   StrCat("a pull pattern given as an input (", pattern.text(),
-                          ") is not supported: write the pattern in "
-                          "the query"));
+    return ErrorAt(pattern, StrCat("a pull pattern given as an input (",
+                                   Excerpt(pattern.text()),
+                                   ") is not supported: write the pattern in "
+                                   "the query"));
   }
   absl::StatusOr<PullPattern> parsed = ParsePullPattern(pattern);
   if (!parsed.ok()) return parsed.status();
@@ -98,7 +99,7 @@ absl::Status ParseFindElement(const EdnValue& v, FindElement* out) {
   }
   if (IsBlank(v)) return ErrorAt(v, "_ is not allowed in :find");
   if (IsSymbol(v, ".") || IsSymbol(v, "...")) {
-    return ErrorAt(v, StrCat("misplaced ", v.text(),
+    return ErrorAt(v, StrCat("misplaced ", Excerpt(v.text()),
                              " in :find: write :find ?x . for a scalar or "
                              ":find [?x ...] for a collection"));
   }

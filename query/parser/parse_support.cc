@@ -5,6 +5,7 @@
 
 #include "mentat/query/edn/edn_printer.h"
 #include "mentat/query/edn/edn_reader.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::query::parser {
@@ -46,7 +47,7 @@ absl::Status ParseTerm(const EdnValue& v, TermPlace place,
     if (IsSourceSymbol(v)) {
       if (place != TermPlace::kFunctionArg) {
         return ErrorAt(
-            v, StrCat("source ", v.text(),
+            v, StrCat("source ", Excerpt(v.text()),
                       place == TermPlace::kPattern
                           ? " must come first in a data pattern, in "
                           : " cannot be a rule argument (write ($src rule ...))"
@@ -57,9 +58,9 @@ absl::Status ParseTerm(const EdnValue& v, TermPlace place,
       out->name = v.text();
       return absl::OkStatus();
     }
-    return ErrorAt(v,
-                   StrCat("unexpected symbol ", v.text(), " in ", Show(clause),
-                          ": variables start with '?', sources with '$'"));
+    return ErrorAt(
+        v, StrCat("unexpected symbol ", Excerpt(v.text()), " in ", Show(clause),
+                  ": variables start with '?', sources with '$'"));
   }
   if (v.is_list()) {
     return ErrorAt(v,

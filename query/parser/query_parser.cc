@@ -10,6 +10,7 @@
 
 #include "mentat/query/edn/edn_reader.h"
 #include "mentat/query/parser.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "parser/clause_parser.h"
 #include "parser/find_parser.h"
@@ -49,7 +50,7 @@ struct Sections {
 };
 
 absl::Status UnknownKeyword(const EdnValue& key) {
-  return ErrorAt(key, StrCat("unknown query keyword :", key.text(),
+  return ErrorAt(key, StrCat("unknown query keyword :", Excerpt(key.text()),
                              ": expected :find, :keys, :strs, :syms, :with, "
                              ":in, :where, :order, :limit or :offset"));
 }
@@ -57,7 +58,8 @@ absl::Status UnknownKeyword(const EdnValue& key) {
 absl::Status Claim(Section* section, const EdnValue& key,
                    std::span<const EdnValue> items) {
   if (section->key != nullptr) {
-    return ErrorAt(key, StrCat("duplicate :", key.text(), " in query"));
+    return ErrorAt(key,
+                   StrCat("duplicate :", Excerpt(key.text()), " in query"));
   }
   section->key = &key;
   section->items = items;
@@ -148,7 +150,8 @@ absl::Status ParseWith(const Section& section, ParsedQuery* out) {
     }
     if (std::find(out->with.begin(), out->with.end(), v.text()) !=
         out->with.end()) {
-      return ErrorAt(v, StrCat("duplicate variable ", v.text(), " in :with"));
+      return ErrorAt(
+          v, StrCat("duplicate variable ", Excerpt(v.text()), " in :with"));
     }
     out->with.push_back(v.text());
   }
@@ -177,7 +180,7 @@ absl::Status ParseInputs(const Section& section, ParsedQuery* out) {
           v.text() == "%" ? InputSpec::Kind::kRules : InputSpec::Kind::kSource;
       in.name = v.text();
       if (std::find(seen.begin(), seen.end(), v.text()) != seen.end()) {
-        return ErrorAt(v, StrCat("duplicate ", v.text(), " in :in"));
+        return ErrorAt(v, StrCat("duplicate ", Excerpt(v.text()), " in :in"));
       }
       seen.push_back(v.text());
       continue;

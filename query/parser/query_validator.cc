@@ -66,6 +66,13 @@ class Validator {
             return UnboundFindVar(t.name, t.pos, ":find");
           }
         }
+        // The count of (sample n ?x) and the like is a constant (the plan
+        // takes it as a number); an unbound ?n is named above first.
+        if (e.aggregate_args.size() == 2 &&
+            e.aggregate_args[0].kind != Term::Kind::kConstant) {
+          return ErrorAt(e.pos, StrCat("the count in ", e.text,
+                                       " must be a non-negative integer"));
+        }
         continue;
       }
       if (!scope.Contains(e.var)) return UnboundFindVar(e.var, e.pos, ":find");

@@ -5,6 +5,7 @@
 
 #include "mentat/query/edn/edn_value.h"
 #include "mentat/query/functions.h"
+#include "mentat/storage/excerpt.h"
 #include "mentat/storage/str_cat.h"
 #include "mentat/storage/value.h"
 #include "parser/parse_support.h"
@@ -81,8 +82,8 @@ absl::Status ResolveAttribute(const EdnValue& v, Pos pos, const Clause& c,
   if (v.is_keyword()) {
     *out = schema.FindAttribute(v.text());
     if (*out == nullptr) {
-      return ErrorAt(
-          pos, StrCat("unknown attribute :", v.text(), " in ", ClauseText(c)));
+      return ErrorAt(pos, StrCat("unknown attribute :", Excerpt(v.text()),
+                                 " in ", ClauseText(c)));
     }
     return absl::OkStatus();
   }

@@ -252,7 +252,12 @@ TEST_CASE("parser: validation of aggregates and pull") {
                "wrong number of arguments (1) to aggregate sample");
   CheckInvalid("[:find (sample \"x\" ?a) :where [?e :user/age ?a]]", "\"x\"",
                "takes a non-negative integer");
-  CheckValid("[:find (sample ?n ?a) :in $ ?n :where [?e :user/age ?a]]");
+  // The count is a constant: an input cannot give it (the planner used to
+  // refuse this after validation passed it).
+  CheckInvalid("[:find (sample ?n ?a) :in $ ?n :where [?e :user/age ?a]]",
+               "(sample",
+               "the count in (sample ?n ?a) must be a non-negative "
+               "integer");
   CheckInvalid("[:find (sample ?n ?a) :where [?e :user/age ?a]]", "?n",
                "unbound variable ?n in :find");
   CheckValid(

@@ -35,12 +35,16 @@ absl::Status ClauseError(const Clause& clause, std::string_view message);
 absl::Status MakePattern(const Clause& clause, const storage::Schema& schema,
                          const SlotLookup& slot, PatternSpec* out, bool* never);
 
-// A predicate clause. Errors: unknown predicate, wrong arity.
+// A predicate clause. Names and arities are ValidateQuery's to check.
+// Errors: a source other than $ (a rule body's), a non-constant attribute
+// of missing?.
 absl::Status MakePredicate(const Clause& clause, const storage::Schema& schema,
                            const SlotLookup& slot, PredicateSpec* out);
 
-// A function clause. Errors: unknown function, wrong arity, tx-data and
-// fulltext (not supported), bad ground constants.
+// A function clause. Names and arities are ValidateQuery's to check.
+// Errors: tx-data and fulltext (not supported), bad ground constants, a
+// source other than $ (a rule body's), non-constant attributes of
+// get-else and get-some.
 absl::Status MakeFunction(const Clause& clause, const storage::Schema& schema,
                           const SlotLookup& slot, FunctionSpec* out);
 

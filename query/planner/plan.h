@@ -95,13 +95,11 @@ struct PatternSpec {
   // on the row (constants, lookup refs, slots in `const_slots` of the
   // scope), hash on `join_slots`, and probe with each row.
   bool hash_join = false;
-  // Datoms of a history basis: filter or bind the added flag.
-  bool history_only_position = false;
 };
 
 // A predicate clause, or a filter the planner attached to a step.
 struct PredicateSpec {
-  enum class Kind : uint8_t { kBuiltin, kMissing, kNotMissing };
+  enum class Kind : uint8_t { kBuiltin, kMissing };
   Kind kind = Kind::kBuiltin;
   const builtins::PredicateInfo* builtin = nullptr;
   std::vector<PlanTerm> args;  // kMissing: e, a
@@ -115,7 +113,6 @@ struct FunctionSpec {
     kGround,   // args[0] unused: `ground_values`
     kGetElse,  // $ e a default
     kGetSome,  // $ e a1 a2 ... -> [a v]
-    kMissing,  // never: missing? is a predicate
     kTuple,    // args -> tuple
     kUntuple,  // tuple -> elements
     kTxIds,    // log t1 t2 -> tx ids
@@ -248,6 +245,8 @@ struct QueryPlan {
 
   std::vector<InputPlan> inputs;
   ScopePlan where;
+  // The rule tables steps call, and any the planner weighed for a call it
+  // did not pick (ProgramBuilder::Rollback): those are never run.
   std::vector<TablePlan> tables;
 
   FindSpec::Kind find_kind = FindSpec::Kind::kRelation;

@@ -62,8 +62,12 @@ class ProgramBuilder {
   // The table of rule `rule` for the binding pattern `bound`, planned on
   // first use. Errors come from planning its bodies.
   absl::StatusOr<int> Table(int rule, const std::vector<bool>& bound);
-  // Undoes every table made since `mark` (tables().size() then): a
-  // candidate the planner tried and dropped.
+  // Drops every table made since `mark` (tables().size() then). The
+  // planner calls it when planning a candidate call failed (Table returned
+  // an error), so the failed tables leave no trace. A candidate call whose
+  // tables were planned but that the planner did not pick keeps them: they
+  // stay in the plan (Explain lists them) but never run, since the
+  // executor builds a table only when a step calls it.
   void Rollback(size_t mark);
 
   std::vector<TablePlan>& tables() { return tables_; }

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "mentat/query/functions.h"
-#include "mentat/query/pull.h"
 #include "mentat/storage/str_cat.h"
 #include "planner/clause_specs.h"
 #include "planner/program_builder.h"
@@ -304,21 +302,11 @@ absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
         break;
       }
       case FindElement::Kind::kAggregate: {
-        const size_t n = el.aggregate_args.size();
-        if (n == 0 || !el.aggregate_args.back().is_var() ||
-            !IsAggregate(el.aggregate, n)) {
-          return absl::InvalidArgumentError(
-              StrCat(Where(el.pos), "unknown aggregate ", el.text));
-        }
-        if (n == 2) {
-          const Term& t = el.aggregate_args[0];
-          if (t.kind != Term::Kind::kConstant || !t.constant.is_int() ||
-              t.constant.as_int() < 0) {
-            return absl::InvalidArgumentError(
-                StrCat(Where(el.pos), "the count in ", el.text,
-                       " must be a non-negative integer"));
-          }
-          f.aggregate_n = t.constant.as_int();
+        // The parser and ValidateQuery checked the name, the arity, the
+        // last argument (a variable) and the count of (sample n ?x) and
+        // the like (a non-negative integer constant).
+        if (el.aggregate_args.size() == 2) {
+          f.aggregate_n = el.aggregate_args[0].constant.as_int();
         }
         absl::StatusOr<Slot> slot = BoundSlot(
             plan->where, bound, el.aggregate_args.back().name, el.pos, ":find");
@@ -329,17 +317,8 @@ absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
         break;
       }
       case FindElement::Kind::kPull: {
-        if (el.pull_source != "$") {
-          return absl::InvalidArgumentError(
-              StrCat(Where(el.pos), "unsupported source ", el.pull_source,
-                     " in ", el.text));
-        }
-        if (el.pull == nullptr) {
-          return absl::InvalidArgumentError(
-              StrCat(Where(el.pos), "missing pull pattern in ", el.text));
-        }
-        absl::Status ps = ValidatePullPattern(*el.pull, *schema);
-        if (!ps.ok()) return ps;
+        // ValidateQuery checked the pattern, and that its source is
+        // declared in :in, which admits only $ (above).
         absl::StatusOr<Slot> slot =
             BoundSlot(plan->where, bound, el.var, el.pos, ":find");
         if (!slot.ok()) return slot.status();
@@ -361,6 +340,8 @@ absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
   }
   plan->dedupe = ProjectionMayDuplicate(plan->where, projected);
 
+  // The parser checked that :order names variables of :find, that :limit
+  // and :offset are not negative, and that :keys names every element.
   for (const OrderSpec& o : q.order) {
     int column = -1;
     for (size_t i = 0; i < plan->find.size() && column < 0; ++i) {
@@ -369,30 +350,12 @@ absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
         column = static_cast<int>(i);
       }
     }
-    if (column < 0) {
-      return absl::InvalidArgumentError(
-          StrCat(":order ", o.var, " is not a variable of :find"));
-    }
     plan->order.push_back({column, o.descending});
-  }
-  if (q.limit.has_value() && *q.limit < 0) {
-    return absl::InvalidArgumentError(
-        StrCat(":limit must not be negative, got ", *q.limit));
-  }
-  if (q.offset.has_value() && *q.offset < 0) {
-    return absl::InvalidArgumentError(
-        StrCat(":offset must not be negative, got ", *q.offset));
   }
   plan->limit = q.limit;
   plan->offset = q.offset.value_or(0);
   plan->keys_kind = q.keys_kind;
   plan->keys = q.keys;
-  if (q.keys_kind != ParsedQuery::KeysKind::kNone &&
-      q.keys.size() != q.find.elements.size()) {
-    return absl::InvalidArgumentError(
-        StrCat(":keys names ", q.keys.size(), " keys for ",
-               q.find.elements.size(), " :find elements"));
-  }
   plan->shortcut = FindShortcut(q, *plan);
   return plan;
 }

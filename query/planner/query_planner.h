@@ -14,9 +14,15 @@ namespace mentat::query::planner {
 
 // Plans a parsed and validated query against a schema and statistics.
 // `query` and `rules` are only read while planning (the plan keeps no
-// pointer into them). Errors are InvalidArgument: insufficient binding,
-// unknown attributes or functions, bad :find/:order/:limit, sources other
-// than $, recursion through not.
+// pointer into them). The query must have passed ParseQuery and
+// ValidateQuery against the same schema and rules: the planner does not
+// repeat their checks (names and arities of functions, aggregates and
+// rules, attribute constants, pull patterns, :order, :limit, :keys), and
+// an unvalidated query is a caller's bug. Errors are InvalidArgument, for
+// what only planning finds: insufficient binding, sources other than $,
+// variables bound by two inputs, constants that name no value of their
+// attribute, non-constant attributes of get-else, get-some and missing?,
+// tx-data and fulltext (not supported), recursion through not.
 absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
     const ParsedQuery& query, const std::vector<Rule>& rules,
     const std::shared_ptr<const storage::Schema>& schema,

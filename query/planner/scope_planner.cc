@@ -179,13 +179,11 @@ absl::Status ScopeBuilder::PrepareClause(const Clause& c) {
       if (call.source != "$") {
         return ClauseError(c, "only the default source $ is supported");
       }
+      // ValidateQuery checked the rule exists and takes these arguments
+      // (a required one bound or constant, never _); the parser, that none
+      // is a source.
       p.rule = program_.FindRule(call.name);
-      if (p.rule < 0) return ClauseError(c, StrCat("unknown rule ", call.name));
       const RuleDef& rule = program_.rule(p.rule);
-      if (static_cast<int>(call.args.size()) != rule.arity) {
-        return ClauseError(c, StrCat("rule ", call.name, " takes ", rule.arity,
-                                     " arguments, got ", call.args.size()));
-      }
       for (size_t i = 0; i < call.args.size(); ++i) {
         const Term& t = call.args[i];
         PlanTerm arg;
@@ -197,12 +195,6 @@ absl::Status ScopeBuilder::PrepareClause(const Clause& c) {
           absl::Status s =
               CallConstant(c, t.constant, p.rule, static_cast<int>(i), &arg);
           if (!s.ok()) return s;
-        } else if (t.kind == Term::Kind::kBlank) {
-          if (rule.required[i]) {
-            return ClauseError(c, "_ cannot fill a required rule argument");
-          }
-        } else {
-          return ClauseError(c, "a source cannot be a rule argument");
         }
         p.args.push_back(std::move(arg));
       }

@@ -5,6 +5,7 @@
 
 #include "mentat/query/pull.h"
 #include "mentat/storage/keys.h"
+#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::pull_internal {
 namespace {
@@ -39,17 +40,50 @@ EdnValue& At(std::vector<EdnValue>& slots_or_kv, size_t index, int item) {
 
 }  // namespace
 
-PullRunner::PullRunner(storage::DbView view, std::unique_ptr<PullPlan> plan)
+PullRunner::PullRunner(storage::DbView view, std::unique_ptr<PullPlan> plan,
+                       execution::ExecContext* ctx)
     : view_(std::move(view)),
       plan_(std::move(plan)),
+      ctx_(ctx),
       depth_(plan_->recursion_slots(), 0),
       db_id_key_(EdnValue::Keyword("db/id")),
       db_ident_key_(EdnValue::Keyword("db/ident")) {}
 
-absl::StatusOr<EdnValue> PullRunner::Pull(EntityId e) {
+absl::StatusOr<EdnValue> PullRunner::Pull(EntityId e, size_t* bytes) {
   path_.clear();
   std::fill(depth_.begin(), depth_.end(), 0);
-  return PullEntity(e, plan_->root());
+  charged_ = 0;
+  grown_ = 0;
+  entities_ = 0;
+  absl::StatusOr<EdnValue> result = PullEntity(e, plan_->root());
+  if (result.ok()) {
+    absl::Status s = Step();
+    if (!s.ok()) result = s;
+  }
+  ctx_->Release(charged_);
+  *bytes = charged_;
+  return result;
+}
+
+absl::Status PullRunner::Step() {
+  if (grown_ != 0) {
+    const size_t more = grown_;
+    grown_ = 0;
+    charged_ += more;
+    absl::Status s = ctx_->Charge(more, "the pull result");
+    if (!s.ok()) return s;
+    const size_t cap = ctx_->options().max_pull_bytes;
+    if (cap != 0 && bytes_before_ + charged_ > cap) {
+      return absl::ResourceExhaustedError(StrCat(
+          "the pull result grew past its size cap of ", cap,
+          " bytes (--pull-max-bytes) after ", entities_, " entities expanded",
+          bytes_before_ != 0 ? ", counting the results before it" : "",
+          "; give recursion a depth ({:attr 5} rather than {:attr ...}), "
+          "a :limit to many-valued attributes, or pull fewer entities at "
+          "once"));
+    }
+  }
+  return ctx_->Tick();
 }
 
 DatomCursor& PullRunner::Eavt() {
@@ -66,7 +100,7 @@ bool PullRunner::OnPath(EntityId e) const {
   return std::find(path_.begin(), path_.end(), e) != path_.end();
 }
 
-EdnValue PullRunner::RefMap(EntityId target) const {
+EdnValue PullRunner::RefMap(EntityId target) {
   std::vector<EdnValue> kv;
   const std::string* ident = plan_->schema().IdentForEntity(target);
   kv.reserve(ident == nullptr ? 2 : 4);
@@ -76,12 +110,19 @@ EdnValue PullRunner::RefMap(EntityId target) const {
     kv.push_back(db_ident_key_);
     kv.push_back(EdnValue::Keyword(*ident));
   }
-  return EdnValue::Map(std::move(kv));
+  for (const EdnValue& v : kv) Grow(v);
+  EdnValue map = EdnValue::Map(std::move(kv));
+  Grow(map);
+  return map;
 }
 
 absl::StatusOr<EdnValue> PullRunner::PullEntity(EntityId e,
                                                 const PlanPattern& p) {
   PathEntry on_path(&path_, e);
+  ++entities_;
+  grown_ += sizeof(EdnValue);  // the entity's map
+  absl::Status step = Step();
+  if (!step.ok()) return step;
   EntityState st;
   const size_t n = p.attrs.size();
   st.values.resize(n);
@@ -90,6 +131,7 @@ absl::StatusOr<EdnValue> PullRunner::PullEntity(EntityId e,
     // Dropped again below if the entity turns out to have no datoms.
     st.kv.push_back(db_id_key_);
     st.kv.push_back(EdnValue::Int(e));
+    grown_ += 2 * sizeof(EdnValue);
   }
   if (p.wildcard || !p.forward.empty()) {
     absl::Status s = ScanForward(e, p, &st);
@@ -103,6 +145,7 @@ absl::StatusOr<EdnValue> PullRunner::PullEntity(EntityId e,
     if (p.attrs[i].kind == PlanAttrKind::kDbId) {
       st.values[i] = EdnValue::Int(e);
       st.counts[i] = 1;
+      Grow(st.values[i]);
     }
   }
   // Nested entities, now that this entity's reads are over.
@@ -122,9 +165,12 @@ absl::StatusOr<EdnValue> PullRunner::PullEntity(EntityId e,
     if (st.counts[i] > 0) {
       st.kv.push_back(a.key);
       st.kv.push_back(std::move(st.values[i]));
+      Grow(a.key);
     } else if (a.default_value.has_value()) {
       st.kv.push_back(a.key);
       st.kv.push_back(*a.default_value);
+      Grow(a.key);
+      Grow(*a.default_value);
     }
   }
   return EdnValue::Map(std::move(st.kv));
@@ -157,6 +203,8 @@ absl::Status PullRunner::ScanForward(EntityId e, const PlanPattern& p,
   const storage::Attribute* run_attr = nullptr;
   size_t wild_index = 0;
   while (c.Valid()) {
+    absl::Status step = Step();
+    if (!step.ok()) return step;
     const Datom& d = c.datom();
     if (d.a != run_a) {
       st->found = true;
@@ -182,6 +230,8 @@ absl::Status PullRunner::ScanForward(EntityId e, const PlanPattern& p,
         st->kv.push_back(EdnValue::Keyword(run_attr->ident));
         st->kv.push_back(run_attr->many() ? EdnValue::Vector({}) : EdnValue());
         wild_index = st->kv.size() - 1;
+        Grow(st->kv[wild_index - 1]);
+        Grow(st->kv[wild_index]);
       }
       if (run == Run::kSkip && !p.wildcard) {
         if (fwd >= p.forward.size()) break;
@@ -226,11 +276,15 @@ void PullRunner::AddSlotValue(const storage::Value& v, const PlanAttr& a,
     }
   } else {
     value = ValueToEdn(v);
+    Grow(value);
   }
   EdnValue& place = st->values[slot];
   int item = -1;
   if (a.many) {
-    if (st->counts[slot] == 0) place = EdnValue::Vector({});
+    if (st->counts[slot] == 0) {
+      place = EdnValue::Vector({});
+      Grow(place);
+    }
     item = static_cast<int>(place.items().size());
     place.mutable_items().push_back(std::move(value));
   } else {
@@ -253,6 +307,7 @@ void PullRunner::AddWildcardValue(const storage::Value& v,
     }
   } else {
     value = ValueToEdn(v);
+    Grow(value);
   }
   EdnValue& place = st->kv[index];
   int item = -1;
@@ -282,6 +337,8 @@ absl::Status PullRunner::ScanReverse(EntityId e, const PlanPattern& p,
                         : a.limit < 0 ? SIZE_MAX
                                       : static_cast<size_t>(a.limit);
     for (c.Seek(key_); c.Valid() && sources.size() < most; c.Next()) {
+      absl::Status step = Step();
+      if (!step.ok()) return step;
       sources.push_back(c.datom().e);
     }
     if (!c.status().ok()) return c.status();

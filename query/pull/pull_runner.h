@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "execution/exec_context.h"
 #include "mentat/query/edn/edn_value.h"
 #include "mentat/storage/datom_cursor.h"
 #include "mentat/storage/db.h"
@@ -23,14 +24,37 @@ namespace mentat::query::pull_internal {
 // range. Nested entities are pulled only after their parent's reads are
 // done, so the same two cursors serve every level.
 //
+// Limits: every datom read and every entity expanded ticks `ctx`
+// (deadline, cancel flag, QueryOptions::max_rows_scanned), and the result
+// is charged to `ctx`'s memory budget while it is built and checked
+// against QueryOptions::max_pull_bytes, so a pull that explodes (recursion
+// over a dense graph: each entity is expanded once per path, and a DAG has
+// exponentially many) stops promptly, holding at most about the cap.
+//
 // Not thread-safe: one runner per thread.
 class PullRunner {
  public:
-  PullRunner(storage::DbView view, std::unique_ptr<PullPlan> plan);
+  // `ctx` is not owned and must outlive the runner.
+  PullRunner(storage::DbView view, std::unique_ptr<PullPlan> plan,
+             execution::ExecContext* ctx);
 
-  // The map for entity `e` (see Pull in pull.h). DataLoss/Unavailable
-  // from storage.
-  absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e);
+  // Checks the view and compiles `pattern` (see PullExecutor::Create for
+  // the errors), for a runner pulling under `ctx`.
+  static absl::StatusOr<std::unique_ptr<PullRunner>> Create(
+      const storage::DbView& view, const PullPattern& pattern,
+      execution::ExecContext* ctx);
+
+  // The map for entity `e` (see Pull in pull.h), and in `*bytes` its size
+  // as max_pull_bytes counts it. The result's charge to the memory budget
+  // is released when Pull returns: a caller that keeps results charges
+  // them itself. DataLoss/Unavailable from storage; DeadlineExceeded,
+  // Cancelled, ResourceExhausted (memory budget, scan limit, size cap)
+  // from the limits.
+  absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e, size_t* bytes);
+
+  // Bytes already returned that count against max_pull_bytes together
+  // with the next results (PullMany's earlier results). Default 0.
+  void set_bytes_before(size_t bytes) { bytes_before_ = bytes; }
 
  private:
   // Where a value of a nested entity goes once it is pulled.
@@ -52,6 +76,13 @@ class PullRunner {
 
   absl::StatusOr<edn::EdnValue> PullEntity(storage::EntityId e,
                                            const PlanPattern& p);
+  // Counts `v` into the result's size (settled by the next Step).
+  void Grow(const edn::EdnValue& v) {
+    grown_ += sizeof(edn::EdnValue) + v.text().size();
+  }
+  // Once per datom read or entity expanded: ticks the context, and settles
+  // what Grow counted against the memory budget and the size cap.
+  absl::Status Step();
   absl::Status ScanForward(storage::EntityId e, const PlanPattern& p,
                            EntityState* st);
   absl::Status ScanReverse(storage::EntityId e, const PlanPattern& p,
@@ -68,7 +99,7 @@ class PullRunner {
   absl::StatusOr<edn::EdnValue> Expand(storage::EntityId target,
                                        const PlanAttr* spec);
   // {:db/id N}, with :db/ident when the entity has one.
-  edn::EdnValue RefMap(storage::EntityId target) const;
+  edn::EdnValue RefMap(storage::EntityId target);
   bool Active(const PlanAttr& a) const {
     return !a.recursive || a.max_depth < 0 ||
            depth_[a.recursion_slot] < a.max_depth;
@@ -79,6 +110,13 @@ class PullRunner {
 
   storage::DbView view_;
   std::unique_ptr<PullPlan> plan_;
+  execution::ExecContext* ctx_;
+  size_t bytes_before_ = 0;
+  // Of the pull running now: bytes charged to ctx_, bytes counted but not
+  // yet charged, and entities expanded (for the size cap's message).
+  size_t charged_ = 0;
+  size_t grown_ = 0;
+  uint64_t entities_ = 0;
   std::unique_ptr<storage::DatomCursor> eavt_;
   std::unique_ptr<storage::DatomCursor> vaet_;
   std::vector<storage::EntityId> path_;  // entities being pulled, outermost

@@ -60,7 +60,7 @@ std::vector<uint32_t> SortedByKey(uint32_t n, KeyOf key_of) {
 // One chunk of a bulk import's writes to the orders the transactor reads
 // back (EAVT, AVET, VAET), with read-your-writes. Transactor thread only.
 //
-// A write is an append (no ordered index to keep up: GroupBatch's btree of
+// A write is an append (no ordered index to keep up: CommitBatch's btree of
 // string_views spent most of an import in memcmp over cache-missing keys).
 // Reads go through hash chains over the key's components, built on the
 // first read of an order after writes, so an order that is never read
@@ -139,7 +139,7 @@ class ImportIndex {
 
   // Which chain serves a scan of `prefix` in `order`: 0 or 1, or -1 if
   // the prefix ends inside a component (then level 0, filtered, or a walk
-  // of every entry serves it). Public for GroupBatch's DB-side filter.
+  // of every entry serves it). Public for ImportBatch and ImportedGroups.
   static int ScanLevel(IndexOrder order, std::string_view prefix);
   // The length of key's level-1 group (e+a, a+v, v+a).
   static size_t GroupLength(IndexOrder order, std::string_view key);

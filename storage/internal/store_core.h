@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "internal/background_errors.h"
 #include "internal/column_cache.h"
 #include "internal/record_cache.h"
 #include "internal/since_index.h"
@@ -42,6 +43,11 @@ inline Cf CurrentCf(IndexOrder order) {
 inline Cf HistoryCf(IndexOrder order) {
   return static_cast<Cf>(static_cast<int>(order) + 4);
 }
+
+// The memtable size of every family. RocksDB's SstFileManager resumes
+// writes stopped by a full disk only once this much space is free (room to
+// flush a memtable).
+inline constexpr size_t kMemtableBytes = size_t{64} << 20;
 
 // Families whose keys start with an entity id (EAVT: e, VAET: the ref v,
 // current and history) carry a bloom filter of that 8-byte prefix: a seek
@@ -132,6 +138,9 @@ struct StoreCore {
   std::unique_ptr<RetentionState> retention =
       std::make_unique<RetentionState>();
   std::vector<std::unique_ptr<HistoryRetentionFilter>> retention_filters;
+  // RocksDB's background error state (a listener of the DB).
+  std::shared_ptr<BackgroundErrors> background_errors =
+      std::make_shared<BackgroundErrors>();
 };
 
 }  // namespace mentat::storage::internal

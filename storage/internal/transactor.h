@@ -17,10 +17,14 @@
 namespace mentat::storage {
 
 // The single writer of a store. Callers queue transactions; one thread
-// drains the queue into a group, applies each transaction on a
-// WriteBatchWithIndex with a save point (a failing transaction is rolled
-// back alone), writes the group with one fsync, publishes the new Db, and
-// only then answers the callers.
+// drains the queue into a group (up to StoreOptions::max_group_transactions
+// and max_group_datoms), applies each transaction on one CommitBatch
+// (internal/commit_batch.h: a WriteBatch plus an index of the group's keys,
+// read together with the DB, so each transaction sees the ones before it)
+// with a save point (a failing transaction is rolled back alone), writes
+// the group with one Write (synced when StoreOptions::sync_commits),
+// publishes the new Db, and only then answers the callers. A bulk import
+// runs alone on the same thread, between groups.
 class Transactor {
  public:
   Transactor(std::shared_ptr<internal::StoreCore> core, internal::TxState state,
@@ -69,10 +73,14 @@ class Transactor {
   // Owned by the transactor thread.
   internal::TxState state_;
   std::shared_ptr<Statistics> stats_;
+  // Before a group commits after a failed write: OK once RocksDB takes
+  // writes again, else the status that refuses the group.
+  absl::Status ResumeWrites();
+
   // Set when a commit failed with an I/O error: RocksDB then refuses
   // writes until DB::Resume succeeds (or the store reopens). Transactor
   // thread only.
-  absl::Status write_error_;
+  rocksdb::Status write_error_;
   // True while a bulk import runs (transactor thread only).
   bool importing_ = false;
 

@@ -7,13 +7,16 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "internal/group_batch.h"
 #include "internal/store_core.h"
+#include "internal/tx_batch.h"
 #include "internal/tx_state.h"
 #include "mentat/storage/tx_op.h"
 #include "mentat/storage/tx_report.h"
 
 namespace mentat::storage::internal {
+
+// The message refusing a write of system attribute `attr` by tx-data.
+std::string SystemAttributeMessage(const Attribute& attr);
 
 // Applies one transaction on top of the group's batch with Datomic's
 // semantics: resolves idents, lookup refs and tempids (unifying them and
@@ -23,7 +26,9 @@ namespace mentat::storage::internal {
 // the current and history families and the log. Transactor thread only.
 class TxApplier {
  public:
-  TxApplier(GroupBatch* group, const Statistics* group_stats, TxState* state);
+  // `options` (tx_instant_max_skew_ms) must outlive the applier.
+  TxApplier(TxBatch* group, const Statistics* group_stats, TxState* state,
+            const StoreOptions& options);
 
   // On success the batch holds the transaction's writes, *state is
   // advanced and *delta holds its statistics changes. On failure the
@@ -69,6 +74,7 @@ class TxApplier {
                                            const TxOp& op);
   absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
                                          const Attribute& attr, const TxOp& op);
+  bool MapPairIsLookupRef(const Attribute& attr, const EntityRef& pair) const;
   absl::Status ResolveTempIds();
   absl::Status CheckNested();
   EntityId Id(const EntitySlot& slot) const;
@@ -83,6 +89,7 @@ class TxApplier {
                              const TxOp* source);
   absl::Status RetractEntity(EntityId e, const TxOp* source, int depth);
   absl::Status CheckUniqueness();
+  absl::Status CheckSystemWrites();
   absl::Status CheckSchemaChanges();
   absl::Status ComputeStats(StatsDelta* delta);
   absl::Status WriteDatoms();
@@ -91,9 +98,10 @@ class TxApplier {
   absl::Status OpError(absl::StatusCode code, const TxOp* op,
                        const std::string& message) const;
 
-  GroupBatch* group_;
+  TxBatch* group_;
   const Statistics* group_stats_;
   TxState* state_;
+  const StoreOptions& options_;
 
   EntityId tx_ = 0;
   std::array<int64_t, 5> start_counter_{};

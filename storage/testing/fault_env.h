@@ -36,16 +36,21 @@ class FaultEnv : public rocksdb::EnvWrapper {
 
   // Switches the fault on (or off with kNone). With `only_suffix` set,
   // only files whose name ends with it are affected (".log" for the WAL,
-  // ".sst" for table files); directories are affected whenever the filter
-  // is empty. Thread-safe.
-  void Set(Fault fault, std::string_view only_suffix = "") {
+  // ".sst" for table files); with `only_under`, only files whose path
+  // starts with it (a checkpoint's destination). Directories are affected
+  // whenever both filters are empty. Thread-safe.
+  void Set(Fault fault, std::string_view only_suffix = "",
+           std::string_view only_under = "") {
     std::lock_guard<std::mutex> lock(mu_);
     suffix_ = only_suffix;
+    prefix_ = only_under;
     fault_.store(fault);
   }
   Fault fault() const { return fault_.load(); }
   // How many operations failed by injection since the start.
   int injected() const { return injected_.load(); }
+  // How often RocksDB asked for the free space of a full disk.
+  int full_disk_polls() const { return full_disk_polls_.load(); }
 
   const char* Name() const override { return "MentatFaultEnv"; }
 
@@ -65,6 +70,24 @@ class FaultEnv : public rocksdb::EnvWrapper {
       const rocksdb::EnvOptions& options) override {
     return Wrap(f, target()->ReuseWritableFile(f, old, r, options), r);
   }
+  // RocksDB's own file logger, over this Env's files (EnvWrapper would
+  // hand the LOG to the default Env): the faults reach RocksDB's info log
+  // too, unless the store brings its own logger.
+  rocksdb::Status NewLogger(const std::string& fname,
+                            std::shared_ptr<rocksdb::Logger>* result) override {
+    return rocksdb::NewEnvLogger(fname, this, result);
+  }
+  // A full disk has no free space: RocksDB's SstFileManager then waits (and
+  // logs an error every few seconds) instead of recovering at once.
+  rocksdb::Status GetFreeSpace(const std::string& path,
+                               uint64_t* free) override {
+    if (FaultFor(path + "/") == Fault::kNoSpace) {
+      full_disk_polls_.fetch_add(1);
+      *free = 0;
+      return rocksdb::Status::OK();
+    }
+    return target()->GetFreeSpace(path, free);
+  }
   rocksdb::Status NewDirectory(
       const std::string& name,
       std::unique_ptr<rocksdb::Directory>* result) override {
@@ -79,6 +102,9 @@ class FaultEnv : public rocksdb::EnvWrapper {
     const Fault f = fault_.load();
     if (f == Fault::kNone) return f;
     std::lock_guard<std::mutex> lock(mu_);
+    if (!prefix_.empty() && file.compare(0, prefix_.size(), prefix_) != 0) {
+      return Fault::kNone;
+    }
     if (suffix_.empty()) return f;
     if (file.size() >= suffix_.size() &&
         file.compare(file.size() - suffix_.size(), suffix_.size(), suffix_) ==
@@ -195,7 +221,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
 
   bool NoFilter() {
     std::lock_guard<std::mutex> lock(mu_);
-    return suffix_.empty();
+    return suffix_.empty() && prefix_.empty();
   }
   rocksdb::Status Wrap(const std::string& file, rocksdb::Status s,
                        std::unique_ptr<rocksdb::WritableFile>* r) {
@@ -205,8 +231,10 @@ class FaultEnv : public rocksdb::EnvWrapper {
 
   std::atomic<Fault> fault_{Fault::kNone};
   std::atomic<int> injected_{0};
+  std::atomic<int> full_disk_polls_{0};
   std::mutex mu_;
   std::string suffix_;
+  std::string prefix_;
 };
 
 }  // namespace mentat::storage::testing

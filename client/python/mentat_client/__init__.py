@@ -6,10 +6,10 @@
                    ':db/cardinality :db.cardinality/one}]')
 """
 
-from .client import (Basis, Client, Datom, Edn, Json, MentatError,
+from .client import (Basis, Client, Datom, Edn, Json, LogTx, MentatError,
                      QueryStream, TxResult, as_of, history, latest, since)
 from .values import Char, Keyword, Symbol, Tagged
 
 __all__ = ["Basis", "Char", "Client", "Datom", "Edn", "Json", "Keyword",
-           "MentatError", "QueryStream", "Symbol", "Tagged", "TxResult",
+           "LogTx", "MentatError", "QueryStream", "Symbol", "Tagged", "TxResult",
            "as_of", "history", "latest", "since"]

@@ -96,6 +96,39 @@ class TxResult:
     datoms: typing.List[Datom]
     replayed: bool
     tempids_missing: bool
+    # return_datoms was asked for, but the datoms would not fit in one
+    # message: read them with tx_range(tx, tx + 1).
+    datoms_omitted: bool = False
+
+
+@dataclasses.dataclass
+class LogTx:
+    """One transaction of the log (tx_range, subscribe): every datom it
+    wrote, in order (empty with omit_datoms)."""
+    tx: int
+    tx_instant: datetime.datetime
+    datoms: typing.List[Datom]
+
+
+def _whole_transactions(messages):
+    """The transactions of TxRange or Subscribe messages, whole: the server
+    sends a transaction bigger than a message in parts (consecutive entries
+    with the same tx, each but the last with `continued`), joined here."""
+    partial = None
+    for m in messages:
+        for t in m.transactions:
+            if partial is not None and partial.tx != t.tx:
+                yield partial  # a part whose rest never came: as it is
+                partial = None
+            if partial is None:
+                partial = LogTx(t.tx, micros_to_datetime(t.tx_instant_micros),
+                                [])
+            partial.datoms.extend(_datom(d) for d in t.datoms)
+            if not t.continued:
+                yield partial
+                partial = None
+    if partial is not None:
+        yield partial
 
 
 def _entity_ref(x, out):
@@ -298,7 +331,7 @@ class Client:
         return TxResult(r.tx, micros_to_datetime(r.tx_instant_micros),
                         r.basis_before, r.basis_after, dict(r.tempids),
                         r.datom_count, [_datom(d) for d in r.datoms],
-                        r.replayed, r.tempids_missing)
+                        r.replayed, r.tempids_missing, r.datoms_omitted)
 
     # --- reads -------------------------------------------------------
 
@@ -356,6 +389,38 @@ class Client:
             _input(x, req.inputs.add())
         self.basis.to_proto(req.basis)
         return self._unary(self._stub.Explain, req).plan
+
+    # --- the server --------------------------------------------------
+
+    def ping(self):
+        """The cheapest call: checks the token and touches no database.
+        Returns the server's version ("mentatd 0.1.0")."""
+        return self._unary(self._stub.Ping, pb.PingRequest()).server_version
+
+    def tx_range(self, from_tx=0, to_tx=0):
+        """The log between two transactions (from_tx inclusive, to_tx
+        exclusive; 0: from the start, up to the latest): yields LogTx,
+        oldest first, each whole."""
+        req = pb.TxRangeRequest(database=self.database, from_tx=from_tx,
+                                to_tx=to_tx)
+        yield from self._log_stream(self._stub.TxRange, req)
+
+    def subscribe(self, from_tx=0, omit_datoms=False):
+        """Transactions as they commit (after catching up from from_tx,
+        when given): yields LogTx, each whole, until the server ends the
+        stream or the generator is closed."""
+        req = pb.SubscribeRequest(database=self.database, from_tx=from_tx,
+                                  omit_datoms=omit_datoms)
+        yield from self._log_stream(self._stub.Subscribe, req)
+
+    def _log_stream(self, method, request):
+        call = method(request, metadata=self._metadata, timeout=self._timeout)
+        try:
+            yield from _whole_transactions(call)
+        except grpc.RpcError as e:
+            raise _wrap(e) from None
+        finally:
+            call.cancel()
 
     # --- databases ---------------------------------------------------
 

@@ -164,6 +164,35 @@ class ClientTest(unittest.TestCase):
             self.c.pull("[*]", (":user/email", "none@x.org"))
         self.assertEqual(err.exception.code, grpc.StatusCode.NOT_FOUND)
 
+    def test_deep_pull_is_refused_clearly(self):
+        # A chain of 30 users through a many-valued ref: each level nests
+        # five protobuf messages, and protobuf parses at most 100.
+        self.c.transact("[{:db/ident :user/mentor :db/valueType :db.type/ref"
+                        " :db/cardinality :db.cardinality/many}]")
+        self.c.transact("[" + " ".join(
+            '{:db/id "m%d" :user/email "mentee%d@x.org"%s}' %
+            (i, i, ' :user/mentor ["m%d"]' % (i + 1) if i < 29 else "")
+            for i in range(30)) + "]")
+        top = (":user/email", "mentee0@x.org")
+        with self.assertRaises(MentatError) as err:
+            self.c.pull("[:user/email {:user/mentor 20}]", top)
+        self.assertEqual(err.exception.code,
+                         grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("the pull result nests too deep to send: maps 21 deep",
+                      err.exception.details)
+        with self.assertRaises(MentatError) as err:
+            self.c.q('[:find (pull ?e [:user/email {:user/mentor ...}]) . '
+                     ':where [?e :user/email "mentee0@x.org"]]')
+        self.assertEqual(err.exception.code,
+                         grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertIn("nests too deep", err.exception.details)
+        # As deep as the server sends, Python parses.
+        v = self.c.pull("[:user/email {:user/mentor 19}]", top)
+        for level in range(19):
+            self.assertEqual(v[":user/email"], "mentee%d@x.org" % level)
+            v = v[":user/mentor"][0]
+        self.assertEqual(v, {":user/email": "mentee19@x.org"})
+
     def test_as_of_since_history(self):
         first = self.c.transact('[{:user/email "carol@x.org" :user/age 30}]')
         second = self.c.transact('[{:user/email "carol@x.org" :user/age 31}]')
@@ -225,6 +254,28 @@ class ClientTest(unittest.TestCase):
         self.assertIn(":user/age", plan)
         self.assertIn("default", self.c.databases())
 
+    def test_ping_answers_with_the_version(self):
+        self.assertTrue(self.c.ping().startswith("mentatd "))
+
+    def test_tx_range_and_subscribe_join_split_transactions(self):
+        # Three names of 1 MiB: the server sends this transaction in parts
+        # (its messages hold about 1 MiB); the client joins them.
+        names = ["a" * (1 << 20), "b" * (1 << 20), "c" * (1 << 20)]
+        r = self.c.transact("[" + " ".join(
+            '{:user/email "split%d@x.org" :user/name "%s"}' % (i, n)
+            for i, n in enumerate(names)) + "]")
+        txs = list(self.c.tx_range(r.tx, r.tx + 1))
+        self.assertEqual([t.tx for t in txs], [r.tx])
+        self.assertEqual(len(txs[0].datoms), r.datom_count)
+        got = sorted(d.v[0] for d in txs[0].datoms
+                     if isinstance(d.v, str) and len(d.v) == 1 << 20)
+        self.assertEqual(got, ["a", "b", "c"])
+        live = self.c.subscribe(from_tx=r.tx)
+        first = next(live)
+        live.close()
+        self.assertEqual(first.tx, r.tx)
+        self.assertEqual(len(first.datoms), r.datom_count)
+
 
 class ResumeTest(unittest.TestCase):
 
@@ -276,7 +327,12 @@ class TokenTest(unittest.TestCase):
                         list(c.query("[:find ?e :where [?e :db/ident]]"))
                     self.assertEqual(err.exception.code,
                                      grpc.StatusCode.UNAUTHENTICATED)
+                    with self.assertRaises(MentatError) as err:
+                        c.ping()
+                    self.assertEqual(err.exception.code,
+                                     grpc.StatusCode.UNAUTHENTICATED)
             with Client(server.addr, token="py-s3cret", timeout=10) as c:
+                self.assertTrue(c.ping().startswith("mentatd "))
                 self.assertGreater(c.transact("[]").tx, 0)
                 self.assertTrue(c.q("[:find ?e . :where [?e :db/ident "
                                     ":db/ident]]"))

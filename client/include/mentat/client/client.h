@@ -104,6 +104,9 @@ class Client {
       const v1::DeleteDatabaseRequest& request, const CallOptions& call = {});
   absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request,
                                             const CallOptions& call = {});
+  // The cheapest RPC: checks the token, touches no database; the response
+  // carries the server's version. The floor under every other call.
+  absl::StatusOr<v1::PingResponse> Ping(const CallOptions& call = {});
 
   // The standard grpc.health.v1 Check of the whole server (no token
   // needed): OK when it answers SERVING, UNAVAILABLE when it answers
@@ -134,14 +137,16 @@ class Client {
       const std::function<bool(const v1::DatomsResponse&)>& on_batch,
       const CallOptions& call = {});
 
-  // The transaction log between two transactions.
+  // The transaction log between two transactions. Each message `on_batch`
+  // sees holds whole transactions: the parts of a transaction the server
+  // split across messages (Transaction.continued) are joined first.
   absl::Status TxRange(
       const v1::TxRangeRequest& request,
       const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
       const CallOptions& call = {});
 
-  // Live transactions; runs until `on_batch` returns false, the call is
-  // cancelled (CANCELLED) or the server ends it.
+  // Live transactions, whole as in TxRange; runs until `on_batch` returns
+  // false, the call is cancelled (CANCELLED) or the server ends it.
   absl::Status Subscribe(
       const v1::SubscribeRequest& request,
       const std::function<bool(const v1::SubscribeResponse&)>& on_batch,
@@ -150,8 +155,10 @@ class Client {
  private:
   Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
   void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
-  template <typename Response, typename Invoke>
-  absl::StatusOr<Response> Unary(const CallOptions& call, Invoke invoke);
+  // A unary call of `method` ("/mentat.v1.Mentat/Pull").
+  template <typename Response>
+  absl::StatusOr<Response> Unary(const CallOptions& call, const char* method,
+                                 const google::protobuf::Message& request);
   template <typename Request, typename Response, typename Start>
   absl::Status Stream(Request request, Start start,
                       const std::function<bool(const Response&)>& on_batch,

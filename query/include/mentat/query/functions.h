@@ -13,9 +13,11 @@
 namespace mentat::query {
 
 // The pure built-ins of the query language: predicates and functions over
-// values that need no database. Functions that read the database
-// (get-else, get-some, missing?, ground, tx-ids, tx-data, tuple/untuple,
-// fulltext) live in the executor.
+// values that need no database. The functions the executor implements
+// itself, because they read the database or make tuples (get-else,
+// get-some, missing?, ground, tx-ids, tuple, untuple), are not here;
+// tx-data and fulltext pass validation but planning rejects them as not
+// supported.
 //
 // Comparison across types is "no match", not an error, as in Datomic:
 // (< 1 "a") is false. Numbers compare across long/double/bigint/bigdec by
@@ -39,7 +41,8 @@ absl::StatusOr<bool> CallPredicate(std::string_view name,
 // Evaluates a function. Returns nullopt when the arguments make no result
 // (type mismatch, division by zero: the row is dropped, as a failed
 // binding), InvalidArgument for a wrong name or arity, and OutOfRange for
-// an integer overflow in + - * inc dec (named in the message).
+// an integer overflow (+ - * inc dec abs quot, named in the message), a
+// number out of long's range (long) or too large to compute with.
 absl::StatusOr<std::optional<storage::Value>> CallFunction(
     std::string_view name, std::span<const storage::Value> args);
 
@@ -66,7 +69,7 @@ absl::StatusOr<std::unique_ptr<Aggregate>> MakeAggregate(
     std::string_view name, std::optional<int64_t> n);
 
 // Aggregates whose input is always the distinct values regardless of :with
-// (count-distinct, distinct): the caller may dedupe before Add.
+// (count-distinct, distinct, sample): the caller may dedupe before Add.
 bool AggregateWantsDistinct(std::string_view name);
 
 }  // namespace mentat::query

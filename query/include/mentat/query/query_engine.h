@@ -34,10 +34,22 @@ struct QueryOptions {
   // Most bytes the query's intermediate results may hold before it stops
   // with ResourceExhausted. Default: 1 GiB.
   size_t memory_budget_bytes = size_t{1} << 30;
+  // Most datoms and rows the executor may step through (every datom a scan
+  // or probe reads, every row a step handles, every datom a pull reads)
+  // before it stops with ResourceExhausted. 0: no limit (the default).
+  uint64_t max_rows_scanned = 0;
+  // Largest pull result, in bytes as the engine builds it (each value about
+  // sizeof(EdnValue), 80 bytes, plus its text): one `(pull ...)` value of a
+  // row, one Pull, or all the results of one PullExecutor (PullMany).
+  // Past it the pull stops with ResourceExhausted. 0: no cap. Default:
+  // 256 MiB, about what fits the server's 64 MiB message limit.
+  size_t max_pull_bytes = size_t{256} << 20;
   // Rows per batch handed to the sink. Default: 1000.
   size_t batch_rows = 1000;
-  // Collect actual rows and time per operator (see Explain).
-  bool profile = false;
+  // A batch is also handed over once the texts of its plain values hold
+  // this many bytes, so that a batch of large values stays small (a query
+  // whose consumer waits holds one batch). Default: 1 MiB.
+  size_t batch_bytes = size_t{1} << 20;
   // Answer counts the statistics know (`[:find ?v (count ?e) ...]` and
   // friends) from them instead of scanning. Off: always scan (benchmarks,
   // checks of the scan path). Default: on.
@@ -98,9 +110,11 @@ class QueryEngine {
   // Runs a prepared query. `inputs` are the :in values after the sources
   // and rules, in order (scalars, tuples as vectors, collections as
   // vectors, relations as vectors of vectors); entity positions accept ids,
-  // idents and lookup refs. Errors: InvalidArgument (bad inputs),
-  // DeadlineExceeded, Cancelled, ResourceExhausted (memory budget), or what
-  // the sink returned.
+  // idents and lookup refs. Errors: InvalidArgument (bad inputs, a pull on
+  // a history basis), DeadlineExceeded, Cancelled, ResourceExhausted
+  // (memory budget), OutOfRange (an integer overflow in a function),
+  // FailedPrecondition (a pull on an as_of before the retention horizon),
+  // DataLoss or Unavailable from storage, or what the sink returned.
   //
   // With :keys/:strs/:syms each row the sink gets holds one map. A plan
   // keeps the attribute definitions it was made with; Query() and Prepare()
@@ -119,8 +133,8 @@ class QueryEngine {
 
   // The plan as text, with estimated rows per step; with profile, also
   // actual rows and time per operator after running it. The profiled run
-  // obeys `limits` (deadline, cancellation, memory budget; its profile and
-  // batch_rows are ignored) and fails as Execute does.
+  // obeys `limits` (deadline, cancellation, memory budget; its batch_rows
+  // is ignored) and fails as Execute does.
   absl::StatusOr<std::string> Explain(std::string_view text,
                                       const storage::DbView& view,
                                       const std::vector<edn::EdnValue>& inputs,

@@ -46,8 +46,10 @@ bool IsGeneratedTempId(std::string_view tempid);
 // In map forms:
 //  - without :db/id the map gets a generated tempid (nested = false);
 //  - a vector, list or set value holds several values (cardinality many),
-//    except that a 2-element vector starting with a keyword is one lookup
-//    ref (Datomic's rule); [[:a/b 1] [:a/b 2]] is two lookup refs;
+//    except that a 2-element vector starting with a keyword, [k v], may
+//    also be one lookup ref: only the schema can tell, so the parser gives
+//    it as a lookup ref marked TxValue::map_pair and the transactor
+//    decides (tx_op.h); [[:a/b 1] [:a/b 2]] is two lookup refs;
 //  - a map value is a nested entity: its own :db/id, or a generated tempid
 //    with nested = true; its attributes become ops right after the op that
 //    refers to it;

@@ -9,6 +9,10 @@
 
 #include "absl/status/statusor.h"
 
+namespace rocksdb {
+class Env;
+}
+
 namespace mentat::server {
 
 // Everything mentatd can be told. Plain struct; every field has the default
@@ -38,6 +42,21 @@ struct ServerConfig {
   int max_concurrent_queries = 256;
   // Most bytes one query's intermediate results may hold.
   size_t query_memory_bytes = size_t{1} << 30;
+  // Limits of every Query, Pull, PullMany and profiled Explain.
+  // The time limit of a call that sets no gRPC deadline and no timeout_ms
+  // (milliseconds; 0: none). A call's own deadline or timeout_ms replaces
+  // it, shorter or longer, up to query_timeout_max_ms.
+  int64_t query_timeout_ms = 60000;
+  // The longest time limit a call may ask for with its deadline or
+  // timeout_ms (milliseconds; 0: no ceiling). Also caps query_timeout_ms.
+  int64_t query_timeout_max_ms = 3600000;
+  // Most datoms and rows one query or pull may step through before
+  // RESOURCE_EXHAUSTED (QueryOptions::max_rows_scanned; 0: no limit).
+  uint64_t query_scan_limit = 1000000000;
+  // Largest pull result, in bytes as the server builds it (about 80 per
+  // value plus its text): one Pull, all of one PullMany, one pulled value of
+  // a query row (QueryOptions::max_pull_bytes; 0: no cap).
+  size_t pull_max_bytes = size_t{256} << 20;
   // Rows per Query message unless the request asks otherwise.
   int batch_rows = 1000;
   // A query that runs longer than this is logged (milliseconds; 0: all).
@@ -88,7 +107,33 @@ struct ServerConfig {
 
   // Creates "default" at startup when the data dir has no such database.
   bool create_default_database = true;
+
+  // Connections, values and idle threads.
+  // Most gRPC connections open at once; more are refused (closed at once:
+  // the client sees UNAVAILABLE). 0: as many as descriptors allow.
+  int max_connections = 0;
+  // Descriptors kept free below RLIMIT_NOFILE (mentatd raises its soft
+  // limit to the hard one at start): a connection that would take one of
+  // them is refused, so the databases can always open their files.
+  int reserved_fds = 64;
+  // Largest value (a string, keyword, bytes, bigint or bigdec) tx-data may
+  // hold; Transact and Import refuse larger ones with INVALID_ARGUMENT.
+  // 0: a quarter of max_message_bytes. At most half of it, so that every
+  // datom fits in a stream message (TxRange, Subscribe, Datoms).
+  size_t max_value_bytes = 0;
+  // A reader thread started for parked queries (beyond readers_per_node)
+  // exits after waiting this long for work (milliseconds).
+  int64_t reader_idle_ms = 10000;
+
+  // For tests, not a flag: the RocksDB Env of every database's store
+  // (storage/testing/fault_env.h injects I/O faults); not owned, outlives
+  // the server. Null: RocksDB's default.
+  rocksdb::Env* storage_env = nullptr;
 };
+
+// The value-size limit in effect: config.max_value_bytes, or a quarter of
+// config.max_message_bytes when that is 0.
+size_t MaxValueBytes(const ServerConfig& config);
 
 // What the command line asked for besides a configuration.
 struct CommandLine {

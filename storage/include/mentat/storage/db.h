@@ -63,9 +63,11 @@ class Db : public std::enable_shared_from_this<Db> {
   const std::shared_ptr<const Schema>& schema_ptr() const { return schema_; }
   const Statistics& stats() const { return *stats_; }
 
-  // A view of this Db at `basis`. InvalidArgument if the basis t is not a tx
-  // id (see ResolveT) or is later than... nothing: a t past the basis reads
-  // like the basis.
+  // A view of this Db at `basis`. Never fails and checks nothing: callers
+  // turn a user's t into a tx id first (ResolveT) and check an as_of
+  // against the retention horizon (CheckBasis). An as_of at or past the
+  // basis tx gives the current view (its basis() is kCurrent). The Db must
+  // be owned by a shared_ptr, which the view shares.
   DbView View(Basis basis) const;
 
   // Turns a user's t into a tx id: a tx id stays as it is; a small number

@@ -18,9 +18,11 @@ namespace mentat::storage {
 //   AEVT  a(8) e(8) v(enc)      attribute scans
 //   AVET  a(8) v(enc) e(8)      lookups by value, unique checks
 //   VAET  v(8) a(8) e(8)        reverse refs (ref values only)
-// The same keys are used in the current column families and, with the tx
-// as RocksDB's user-defined timestamp, in the history families. The value
-// stored under a key is the tx that asserted the datom (8 bytes BE).
+// The current column families hold these keys, each with the tx that
+// asserted the datom as its value (8 bytes BE). The history families hold
+// retracted datoms only: the same key followed by the asserting tx (8 bytes
+// BE), with the retracting tx as the value. No family uses RocksDB's
+// user-defined timestamps (docs/architecture.md, "Column families").
 
 enum class IndexOrder : uint8_t { kEavt = 0, kAevt = 1, kAvet = 2, kVaet = 3 };
 

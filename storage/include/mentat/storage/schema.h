@@ -29,11 +29,21 @@ struct Attribute {
   bool is_component = false;
   bool no_history = false;
   bool fulltext = false;
+  // The ident is in the system namespace (IsSystemIdent): only ops marked
+  // TxOp::system may write the attribute or change its schema.
+  bool system = false;
   std::string doc;
 
   bool many() const { return cardinality == Cardinality::kMany; }
   bool is_ref() const { return type == ValueType::kRef; }
 };
+
+// True for an ident ("ns/name", no colon) in the system namespace, `mentat`
+// or `mentat.*` (":mentat.tx/request-id"). Like Datomic's `db.*`, the
+// namespace belongs to the program that embeds the store (mentatd keeps its
+// request-id ledger there): tx-data may read such attributes, but only ops
+// the program itself marks TxOp::system may define, change or write them.
+bool IsSystemIdent(std::string_view ident);
 
 // An immutable snapshot of the schema: every ident and every attribute, as
 // of one basis. Readers share it through shared_ptr<const Schema>; the

@@ -87,9 +87,10 @@ class Store {
   std::shared_ptr<const Db> Latest() const;
 
   // Queues a transaction. `done` runs on the transactor thread once the
-  // transaction is durable (or failed); it must not block. Answers
-  // ResourceExhausted at once if the queue is full, Unavailable after
-  // Close.
+  // transaction is durable (or failed); it must not block. A transaction
+  // refused at once (ResourceExhausted when StoreOptions::queue_capacity
+  // transactions are already waiting, Unavailable after Close) gets `done`
+  // on the calling thread, before Transact returns.
   void Transact(TxRequest request, TxCallback done);
 
   // The same, as a future.
@@ -116,9 +117,18 @@ class Store {
   // transaction (the basis is read back from the checkpoint itself, the way
   // Open reads it). `dir` must not exist; its parent must. Errors:
   // AlreadyExists if `dir` exists, FailedPrecondition if its parent does
-  // not or RocksDB refuses, Unavailable for I/O errors; a partial `dir` is
+  // not or RocksDB refuses, ResourceExhausted when the disk it writes to
+  // is full, Unavailable for other I/O errors; a partial `dir` is
   // removed. Any thread; blocks for the duration of the copy.
   absl::StatusOr<CheckpointReport> Checkpoint(const std::string& dir) const;
+
+  // OK while the store takes writes. Otherwise why it does not, as RocksDB
+  // reports it: ResourceExhausted when the disk is full (naming the
+  // directory; RocksDB resumes writes by itself once space is freed),
+  // Unavailable or DataLoss for other I/O errors. Also not OK while only
+  // compactions are paused (a full disk; writes still go on). Reads are not
+  // affected. Any thread; cheap (one lock of the store's own).
+  [[nodiscard]] absl::Status WriteHealth() const;
 
   // Stops accepting transactions, lets queued ones commit, stops the
   // transactor. Idempotent; the destructor calls it.

@@ -74,6 +74,12 @@ struct StoreOptions {
   // Attributes with at most this many distinct values keep per-value
   // counts in the statistics. Default: 256.
   int low_cardinality_limit = 256;
+  // How far a :db/txInstant given in tx-data may lie ahead of the
+  // transactor's clock, for clients whose clocks run a little fast. A
+  // later instant is refused (InvalidArgument): instants never go back,
+  // so one far in the future would pin every later transaction's instant
+  // to it. Default: 10,000 ms.
+  int64_t tx_instant_max_skew_ms = 10000;
   // Collect RocksDB statistics (for metrics). Default: true.
   bool rocksdb_statistics = true;
   // A since() view built from the log holds at most this many datoms;

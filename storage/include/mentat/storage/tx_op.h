@@ -50,12 +50,21 @@ struct EntityRef {
 // coerces it with the schema: for a ref attribute a long is an entity id, a
 // keyword an ident, a string a tempid; for other types the scalar must
 // match the attribute's type exactly (a long is accepted for a double and
-// for bigint/bigdec attributes).
+// for bigint/bigdec attributes, a bigint for a bigdec attribute).
+//
+// A two-element vector with a keyword first, [k v], written as a value in
+// a map form is ambiguous without the schema: a lookup ref, or two values
+// of a cardinality-many attribute. The parser gives it as a lookup ref
+// (kEntity) with `map_pair` set, and the transactor decides: a lookup ref
+// where the attribute is a reference (except a cardinality-many reference
+// whose k names no attribute: then k and v are two values, such as two
+// enum idents), else the two values k and v.
 struct TxValue {
   enum class Kind : uint8_t { kScalar, kEntity };
   Kind kind = Kind::kScalar;
-  Value scalar;      // kScalar
-  EntityRef entity;  // kEntity: a lookup ref or a nested map's tempid
+  Value scalar;           // kScalar
+  EntityRef entity;       // kEntity: a lookup ref or a nested map's tempid
+  bool map_pair = false;  // kEntity lookup ref written [k v] in a map form
 
   static TxValue Scalar(Value v);
   static TxValue Entity(EntityRef e);
@@ -79,6 +88,11 @@ struct TxOp {
   TxValue v;    // kAdd, kRetract, kCas (new value)
   TxValue old;  // kCas; old_is_nil means "must have no value"
   bool old_is_nil = false;
+  // The op comes from the program that runs the store, not from tx-data:
+  // it may write system attributes (IsSystemIdent in schema.h). Parsers
+  // never set it; mentatd sets it on the request id it adds to a
+  // transaction and on the schema it installs.
+  bool system = false;
   SourcePos pos;
 
   std::string DebugString() const;

@@ -32,7 +32,8 @@ namespace mentat::storage {
 void EncodeValue(const Value& v, std::string* out);
 
 // Decodes one value from the front of `*in` and advances `*in` past it.
-// Returns InvalidArgument (DataLoss-worthy corruption) on malformed bytes.
+// Returns DataLoss on malformed bytes (stored keys are never malformed
+// unless corrupt), leaving `*in` where it was; `*out` may have changed.
 absl::Status DecodeValue(std::string_view* in, Value* out);
 
 // Advances `*in` past one encoded value, accepting exactly what DecodeValue

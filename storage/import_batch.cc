@@ -1,30 +1,17 @@
-// GroupBatch's bulk-import half: reads over the chunk's ImportIndex and the
-// DB, and the chunk written as sorted SST files and ingested into RocksDB
-// (no memtable, no WAL).
+#include "internal/import_batch.h"
 
-#include <array>
 #include <atomic>
 #include <filesystem>
 #include <iterator>
-#include <thread>
 
 #include "internal/coding.h"
-#include "internal/group_batch.h"
-#include "mentat/storage/entity_ids.h"
+#include "internal/rocks_status.h"
+#include "internal/sst_run.h"
 #include "mentat/storage/str_cat.h"
-#include "rocksdb/sst_file_writer.h"
 
 namespace mentat::storage::internal {
 namespace {
 
-absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
-}
-
-// At most this many of the DB's keys are loaded into the import's filter
-// at its start; a larger store imports without the filter.
-constexpr size_t kMaxFilterPreload = 1 << 20;
 // DB ranges of at most this many keys are cached; at most kMaxCached
 // ranges are.
 constexpr size_t kMaxCachedRange = 8;
@@ -32,82 +19,6 @@ constexpr size_t kMaxCached = 1 << 18;
 // Scans of prefixes at least this long seek in prefix mode (the entity
 // families' prefix extractor is 8 bytes); shorter ones in total order.
 constexpr size_t kPrefixSeekBytes = 8;
-
-// Writes the SST files of `cf` from sorted, unique keys. With
-// `split_by_partition`, a new file starts where the partition of the
-// key's first 8 bytes (an entity id) changes: the files of fresh entities
-// then lie above everything ingested before, and RocksDB places them in
-// the last level instead of L0.
-class SstRun {
- public:
-  SstRun(const StoreCore* core, Cf cf, std::string path,
-         bool split_by_partition)
-      : core_(core),
-        cf_(cf),
-        path_(std::move(path)),
-        split_(split_by_partition) {}
-
-  absl::Status Add(std::string_view key, std::string_view value, bool deleted) {
-    if (split_ && key.size() >= 8) {
-      const int partition =
-          PartitionIndex(static_cast<EntityId>(DecodeFixed64BE(key)));
-      if (writer_ && partition != partition_) {
-        absl::Status s = FinishFile();
-        if (!s.ok()) return s;
-      }
-      partition_ = partition;
-    }
-    if (!writer_) {
-      rocksdb::Options options(core_->db->GetDBOptions(),
-                               core_->db->GetOptions(core_->cf(cf_)));
-      writer_ = std::make_unique<rocksdb::SstFileWriter>(
-          rocksdb::EnvOptions(), options, core_->cf(cf_));
-      files_.push_back(StrCat(path_, "-", files_.size(), ".sst"));
-      absl::Status s =
-          FromRocks(writer_->Open(files_.back()), "opening " + files_.back());
-      if (!s.ok()) return s;
-    }
-    const rocksdb::Slice k(key.data(), key.size());
-    return FromRocks(
-        deleted ? writer_->Delete(k)
-                : writer_->Put(k, rocksdb::Slice(value.data(), value.size())),
-        "writing " + files_.back());
-  }
-
-  // Finishes the files and adds them to `args` (nothing if there are
-  // none).
-  absl::Status Finish(std::vector<rocksdb::IngestExternalFileArg>* args) {
-    absl::Status s = FinishFile();
-    if (!s.ok() || files_.empty()) return s;
-    rocksdb::IngestExternalFileArg arg;
-    arg.column_family = core_->cf(cf_);
-    arg.external_files = files_;
-    arg.options.move_files = true;
-    args->push_back(std::move(arg));
-    return absl::OkStatus();
-  }
-
- private:
-  absl::Status FinishFile() {
-    if (!writer_) return absl::OkStatus();
-    absl::Status s = FromRocks(writer_->Finish(), "finishing " + files_.back());
-    writer_.reset();
-    return s;
-  }
-
-  const StoreCore* core_;
-  Cf cf_;
-  std::string path_;
-  bool split_;
-  int partition_ = -1;
-  std::vector<std::string> files_;
-  std::unique_ptr<rocksdb::SstFileWriter> writer_;
-};
-
-void EncodeTx(EntityId tx, char* out) {
-  uint64_t v = static_cast<uint64_t>(tx);
-  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<char>(v & 0xff);
-}
 
 // The DB side of a scan: the cached first keys of the range, then (if
 // the range has more and the caller wants them) an iterator.
@@ -180,121 +91,90 @@ class DbRange {
 
 }  // namespace
 
-size_t GroupBatch::collected_keys() const {
+ImportBatch::ImportBatch(const StoreCore* core, size_t filter_bytes,
+                         size_t summary_groups)
+    : core_(core), groups_(filter_bytes, summary_groups) {}
+
+ImportBatch::~ImportBatch() {
+  // A chunk still being ingested (the import failed): let it finish; what
+  // it ingested stays, as with any chunk the import did not record.
+  if (frozen_ != nullptr) frozen_->worker.join();
+}
+
+void ImportBatch::Collect(Cf cf, std::string_view key, std::string_view value,
+                          bool deleted) {
+  runs_[static_cast<int>(cf)].push_back(
+      RunEntry{arena_.Intern(key), arena_.Intern(value), deleted});
+}
+
+void ImportBatch::PutCurrent(IndexOrder order, std::string_view key,
+                             EntityId tx) {
+  // Readable orders are written from the index itself at ingestion.
+  if (Readable(order)) return index_.Add(order, arena_.Intern(key), tx);
+  char value[8];
+  StoreBigEndian64(static_cast<uint64_t>(tx), value);
+  Collect(CurrentCf(order), key, std::string_view(value, 8), false);
+}
+
+void ImportBatch::DeleteCurrent(IndexOrder order, std::string_view key) {
+  if (Readable(order)) return index_.Add(order, arena_.Intern(key), kDeleted);
+  Collect(CurrentCf(order), key, {}, true);
+}
+
+void ImportBatch::PutRaw(Cf cf, std::string_view key, std::string_view value) {
+  Collect(cf, key, value, false);
+}
+
+void ImportBatch::SetSavePoint() {
+  Marks marks;
+  marks.index = index_.marks();
+  for (size_t i = 0; i < marks.runs.size(); ++i)
+    marks.runs[i] = runs_[i].size();
+  save_points_.push_back(marks);
+}
+
+void ImportBatch::RollbackToSavePoint() {
+  const Marks& marks = save_points_.back();
+  index_.Truncate(marks.index);
+  for (size_t i = 0; i < runs_.size(); ++i) runs_[i].resize(marks.runs[i]);
+  save_points_.pop_back();
+}
+
+void ImportBatch::PopSavePoint() { save_points_.pop_back(); }
+
+size_t ImportBatch::collected_keys() const {
   size_t n = index_.size();
-  for (const auto& map : overlay_) n += map.size();
   for (const auto& run : runs_) n += run.size();
   return n;
 }
 
-void GroupBatch::FilterAdd(uint64_t hash) {
-  const size_t blocks = filter_.size() / 8;
-  uint64_t* block = &filter_[((hash >> 40) & (blocks - 1)) * 8];
-  for (int i = 0; i < 4; ++i) {
-    const uint64_t bit = (hash >> (9 * i)) & 511;
-    block[bit >> 6] |= uint64_t{1} << (bit & 63);
+absl::StatusOr<std::optional<EntityId>> ImportBatch::Get(IndexOrder order,
+                                                         std::string_view key) {
+  std::optional<EntityId> written = index_.Find(order, key);
+  if (!written && frozen_ != nullptr) {
+    written = frozen_->index.Find(order, key);
   }
+  if (written) {
+    if (*written == kDeleted) return std::optional<EntityId>();
+    return written;
+  }
+  std::string value;
+  rocksdb::Status s =
+      core_->db->Get(rocksdb::ReadOptions(), core_->cf(CurrentCf(order)),
+                     rocksdb::Slice(key.data(), key.size()), &value);
+  if (s.IsNotFound()) return std::optional<EntityId>();
+  if (!s.ok()) {
+    return absl::UnavailableError(
+        StrCat("reading ", IndexOrderName(order), ": ", s.ToString()));
+  }
+  if (value.size() != 8) {
+    return absl::DataLossError(
+        StrCat("bad tx under a key of ", IndexOrderName(order)));
+  }
+  return std::optional<EntityId>(static_cast<EntityId>(DecodeFixed64BE(value)));
 }
 
-bool GroupBatch::FilterMayHold(uint64_t hash) const {
-  const size_t blocks = filter_.size() / 8;
-  const uint64_t* block = &filter_[((hash >> 40) & (blocks - 1)) * 8];
-  for (int i = 0; i < 4; ++i) {
-    const uint64_t bit = (hash >> (9 * i)) & 511;
-    if ((block[bit >> 6] & (uint64_t{1} << (bit & 63))) == 0) return false;
-  }
-  return true;
-}
-
-absl::Status GroupBatch::LoadFilter() {
-  rocksdb::ReadOptions ro;
-  ro.total_order_seek = true;
-  std::unique_ptr<rocksdb::Iterator> it(
-      core_->db->NewIterator(ro, core_->cf(Cf::kAvet)));
-  std::vector<uint64_t> hashes;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    if (hashes.size() == kMaxFilterPreload) {
-      filter_state_ = FilterState::kOff;
-      filter_ = {};
-      return absl::OkStatus();
-    }
-    const std::string_view key(it->key().data(), it->key().size());
-    hashes.push_back(ImportIndex::GroupHash(
-        key.substr(0, ImportIndex::GroupLength(IndexOrder::kAvet, key))));
-  }
-  if (!it->status().ok()) {
-    return FromRocks(it->status(), "reading avet for the import's filter");
-  }
-  for (uint64_t h : hashes) FilterAdd(h);
-  filter_state_ = FilterState::kOn;
-  return absl::OkStatus();
-}
-
-namespace {
-
-uint64_t SummaryCheck(std::string_view group) {
-  return std::hash<std::string_view>{}(group);
-}
-
-}  // namespace
-
-const GroupBatch::GroupSummary* GroupBatch::FindSummary(std::string_view group,
-                                                        uint64_t hash) const {
-  auto it = summary_.find(hash);
-  if (it == summary_.end() || it->second.check != SummaryCheck(group)) {
-    return nullptr;
-  }
-  return &it->second;
-}
-
-GroupBatch::SummaryChange GroupBatch::Summarize(
-    std::string_view group, const std::pair<std::string_view, EntityId>* writes,
-    size_t n, GroupSummary* out) const {
-  const uint64_t check = SummaryCheck(group);
-  auto it = summary_.find(ImportIndex::GroupHash(group));
-  GroupSummary summary;
-  if (it != summary_.end()) {
-    // Two groups of one hash: both go unsummarized from now on (the filter
-    // holds both, so neither is summarized again).
-    if (it->second.check != check) return SummaryChange::kErase;
-    summary = it->second;
-  } else if (FilterMayHold(ImportIndex::GroupHash(group))) {
-    // The DB may hold keys of the group that the summary would not know.
-    return SummaryChange::kNone;
-  }
-  summary.check = check;
-  // Keys of one group differ only in their last 8 bytes, the entity, so
-  // the entity orders them.
-  for (size_t i = 0; i < n; ++i) {
-    const std::string_view key = writes[i].first;
-    const uint64_t e = DecodeFixed64BE(key.substr(key.size() - 8));
-    if (writes[i].second == kDeleted) {
-      if (summary.has_first && e == summary.first_e) {
-        // What comes after the first key is unknown.
-        if (summary.more) return SummaryChange::kErase;
-        summary.has_first = false;
-      }
-      continue;
-    }
-    if (!summary.has_first) {
-      summary.has_first = true;
-      summary.first_e = e;
-      summary.first_tx = writes[i].second;
-    } else if (e == summary.first_e) {
-      summary.first_tx = writes[i].second;
-    } else {
-      summary.more = true;
-      if (e < summary.first_e) {
-        summary.first_e = e;
-        summary.first_tx = writes[i].second;
-      }
-    }
-  }
-  *out = summary;
-  return SummaryChange::kSet;
-}
-
-rocksdb::Iterator* GroupBatch::DbIterator(
+rocksdb::Iterator* ImportBatch::DbIterator(
     IndexOrder order, std::string_view prefix,
     std::unique_ptr<rocksdb::Iterator>* local) {
   if (prefix.size() >= kPrefixSeekBytes) {
@@ -308,13 +188,12 @@ rocksdb::Iterator* GroupBatch::DbIterator(
     }
     return shared.get();
   }
-  rocksdb::ReadOptions ro;
-  ro.total_order_seek = true;
-  local->reset(core_->db->NewIterator(ro, core_->cf(CurrentCf(order))));
+  local->reset(core_->db->NewIterator(TotalOrderReadOptions(),
+                                      core_->cf(CurrentCf(order))));
   return local->get();
 }
 
-absl::StatusOr<const GroupBatch::CachedRange*> GroupBatch::CachedDbRange(
+absl::StatusOr<const ImportBatch::CachedRange*> ImportBatch::CachedDbRange(
     IndexOrder order, std::string_view prefix) {
   std::string cache_key;
   cache_key.reserve(prefix.size() + 1);
@@ -352,11 +231,10 @@ absl::StatusOr<const GroupBatch::CachedRange*> GroupBatch::CachedDbRange(
   return &slot->second;
 }
 
-absl::Status GroupBatch::ImportScan(
-    IndexOrder order, std::string_view prefix,
-    const std::function<bool(const Datom&)>& fn) {
-  if (filter_state_ == FilterState::kUnloaded) {
-    absl::Status s = LoadFilter();
+absl::Status ImportBatch::Scan(IndexOrder order, std::string_view prefix,
+                               const std::function<bool(const Datom&)>& fn) {
+  if (groups_.unloaded()) {
+    absl::Status s = groups_.Load(core_);
     if (!s.ok()) return s;
   }
   // The chunk's writes under the prefix, then those of the chunk being
@@ -368,12 +246,11 @@ absl::Status GroupBatch::ImportScan(
   rocksdb::Iterator* it = nullptr;
   std::unique_ptr<rocksdb::Iterator> total_order;
   // A scan of one AVET group (a, v) consults the summary and the filter.
-  const bool grouped = order == IndexOrder::kAvet &&
-                       filter_state_ == FilterState::kOn &&
+  const bool grouped = order == IndexOrder::kAvet && groups_.on() &&
                        ImportIndex::ScanLevel(order, prefix) == 1;
   const uint64_t group_hash = grouped ? ImportIndex::GroupHash(prefix) : 0;
-  const GroupSummary* summary =
-      grouped ? FindSummary(prefix, group_hash) : nullptr;
+  const ImportedGroups::Summary* summary =
+      grouped ? groups_.Find(prefix, group_hash) : nullptr;
   DbRange::Cached first;
   if (summary != nullptr) {
     if (summary->has_first) {
@@ -382,7 +259,7 @@ absl::Status GroupBatch::ImportScan(
       first.emplace_back(std::move(key), summary->first_tx);
     }
     db = DbRange(&first, summary->more, prefix);
-  } else if (!grouped || FilterMayHold(group_hash)) {
+  } else if (!grouped || groups_.MayHold(group_hash)) {
     auto cached = CachedDbRange(order, prefix);
     if (!cached.ok()) return cached.status();
     if (*cached != nullptr) {
@@ -443,7 +320,7 @@ absl::Status GroupBatch::ImportScan(
   return status;
 }
 
-absl::Status GroupBatch::WriteCfFiles(
+absl::Status ImportBatch::WriteCfFiles(
     Frozen* chunk, Cf cf, std::vector<rocksdb::IngestExternalFileArg>* args) {
   const int c = static_cast<int>(cf);
   SstRun run(core_, cf, StrCat(chunk->dir, "/", CfName(cf)),
@@ -451,15 +328,14 @@ absl::Status GroupBatch::WriteCfFiles(
   absl::Status s;
   if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
     const IndexOrder order = static_cast<IndexOrder>(c);
-    const bool filter =
-        order == IndexOrder::kAvet && filter_state_ == FilterState::kOn;
+    const bool filter = order == IndexOrder::kAvet && groups_.on();
     std::vector<std::pair<std::string_view, EntityId>> sorted;
     chunk->index.SortedKeys(order, &sorted);
     char value[8];
     size_t group_start = 0;
     for (size_t i = 0; i < sorted.size(); ++i) {
       const auto& [key, tx] = sorted[i];
-      EncodeTx(tx, value);
+      StoreBigEndian64(static_cast<uint64_t>(tx), value);
       s = run.Add(key, std::string_view(value, 8), tx == kDeleted);
       if (!s.ok()) return s;
       if (!filter) continue;
@@ -477,11 +353,11 @@ absl::Status GroupBatch::WriteCfFiles(
       for (size_t j = group_start; j <= i; ++j) {
         written |= sorted[j].second != kDeleted;
       }
-      if (summary_limit_ > 0) {
-        GroupSummary summary;
-        const SummaryChange change = Summarize(group, &sorted[group_start],
-                                               i + 1 - group_start, &summary);
-        if (change != SummaryChange::kNone) {
+      if (groups_.summarizing()) {
+        ImportedGroups::Summary summary;
+        const ImportedGroups::Change change = groups_.Summarize(
+            group, &sorted[group_start], i + 1 - group_start, &summary);
+        if (change != ImportedGroups::Change::kNone) {
           chunk->summary_changes.push_back({hash, change, summary});
         }
       }
@@ -506,7 +382,7 @@ absl::Status GroupBatch::WriteCfFiles(
   return run.Finish(args);
 }
 
-absl::Status GroupBatch::WriteAndIngest(Frozen* chunk, int threads) {
+absl::Status ImportBatch::WriteAndIngest(Frozen* chunk, int threads) {
   // The families are sorted and written by `threads` threads, the
   // costliest first; each touches only its own family's data.
   constexpr Cf kByCost[] = {
@@ -534,21 +410,26 @@ absl::Status GroupBatch::WriteAndIngest(Frozen* chunk, int threads) {
   }
   // One call for every family: the ingestion is atomic across them.
   if (args.empty()) return absl::OkStatus();
-  return FromRocks(core_->db->IngestExternalFiles(args),
-                   "ingesting imported data");
+  return ImportFailure(core_->db->IngestExternalFiles(args),
+                       "ingesting imported data", core_->path);
 }
 
-absl::Status GroupBatch::StartIngest(const std::string& dir, int threads) {
+absl::Status ImportBatch::StartIngest(const std::string& dir, int threads) {
   absl::Status s = FinishIngest();
   if (!s.ok()) return s;
   if (collected_keys() == 0) return absl::OkStatus();
   // The worker reads the filter: load it now, never while it runs.
-  if (filter_state_ == FilterState::kUnloaded) {
-    s = LoadFilter();
+  if (groups_.unloaded()) {
+    s = groups_.Load(core_);
     if (!s.ok()) return s;
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  if (ec == std::errc::no_space_on_device) {
+    return absl::ResourceExhaustedError(
+        StrCat("no space left on the disk holding ", core_->path,
+               ": cannot create ", dir, ": ", ec.message()));
+  }
   if (ec) {
     return absl::UnavailableError(
         StrCat("cannot create ", dir, ": ", ec.message()));
@@ -562,28 +443,21 @@ absl::Status GroupBatch::StartIngest(const std::string& dir, int threads) {
     chunk->runs[c] = std::move(runs_[c]);
     runs_[c].clear();
   }
-  chunk->arena = std::move(arena_);
-  arena_.clear();
-  arena_used_ = arena_size_ = 0;
+  chunk->arena = arena_.Release();
   chunk->worker = std::thread([this, chunk, threads] {
     chunk->status = WriteAndIngest(chunk, threads);
   });
   return absl::OkStatus();
 }
 
-absl::Status GroupBatch::FinishIngest() {
+absl::Status ImportBatch::FinishIngest() {
   if (frozen_ == nullptr) return absl::OkStatus();
   frozen_->worker.join();
   absl::Status s = frozen_->status;
   if (s.ok()) {
-    for (uint64_t hash : frozen_->filter_adds) FilterAdd(hash);
-    for (const SummaryChangeAt& change : frozen_->summary_changes) {
-      if (change.change == SummaryChange::kErase) {
-        summary_.erase(change.hash);
-      } else if (summary_.size() < summary_limit_ ||
-                 summary_.contains(change.hash)) {
-        summary_[change.hash] = change.summary;
-      }
+    for (uint64_t hash : frozen_->filter_adds) groups_.Add(hash);
+    for (const ImportedGroups::ChangeAt& change : frozen_->summary_changes) {
+      groups_.Apply(change);
     }
   }
   // Reads see the chunk in the DB from now on: fresh iterators, no cached
@@ -594,12 +468,6 @@ absl::Status GroupBatch::FinishIngest() {
   std::filesystem::remove_all(frozen_->dir, ec);
   frozen_.reset();
   return s;
-}
-
-absl::Status GroupBatch::IngestRuns(const std::string& dir) {
-  absl::Status s = StartIngest(dir, 2);
-  if (!s.ok()) return s;
-  return FinishIngest();
 }
 
 }  // namespace mentat::storage::internal

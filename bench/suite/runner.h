@@ -1,0 +1,141 @@
+#ifndef MENTAT_BENCH_SUITE_RUNNER_H_
+#define MENTAT_BENCH_SUITE_RUNNER_H_
+
+// mentat-bench run's scenario runner, shared by the files that implement
+// its scenarios: scenario_runner.cc (measurement, the read and write
+// operations, timings.csv and checks.txt), sustained_scenario.cc
+// (sustained, cold_vs_warm) and mixed_scenario.cc (reads under a paced
+// writer). Private to mentat-bench.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mentat/client/client.h"
+#include "suite/dataset.h"
+#include "suite/mixed_pool.h"
+#include "suite/suite.h"
+
+namespace mentat::bench {
+
+// One measured point (median over reps).
+struct Point {
+  std::string scenario, op;
+  int clients = 1;
+  int64_t count = 0;
+  double p50 = 0, p95 = 0, p99 = 0, max = 0, throughput = 0;
+  int64_t errors = 0;
+  int reps = 1;
+};
+
+// An operation: runs one call, checks it; returns "" when right, else why
+// not. `worker` and `rng` belong to the calling thread.
+using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
+
+struct Sample {
+  std::vector<double> ms;
+  int64_t errors = 0;
+  double seconds = 0;
+};
+
+// Runs the selected scenarios against one database, checking every answer.
+// One thread calls Run; operations run on the threads Measure starts.
+class Runner {
+ public:
+  // `pool` is the mixed scenario's writer pool, in its recorded state.
+  Runner(client::Client& client, const RunOptions& options, DatasetMeta meta,
+         DatasetTruth truth, LoadRecord load, MixedPool pool);
+
+  // Runs the scenarios and writes timings.csv, checks.txt, env.txt (and
+  // sustained.csv, mixed.csv). FailedPrecondition if any answer was wrong.
+  absl::Status Run();
+
+ private:
+  // Runs `op` on `clients` threads for `seconds` (and at least 30
+  // samples), 3 warm-up calls each discarded. Wrong answers are recorded
+  // as check failures of `what`.
+  Sample Measure(const std::string& what, int clients, double seconds,
+                 const Op& op);
+  // Medians over the reps; printed and returned.
+  Point Summarize(const std::string& scenario, const std::string& op,
+                  int clients, const std::vector<Sample>& reps);
+  // Measure, --reps times, into points_.
+  void MeasurePoint(const std::string& scenario, const std::string& op_name,
+                    int clients, const Op& op);
+  // The point of (scenario, op) measured earlier in this run, or null.
+  const Point* FindPoint(const std::string& scenario,
+                         const std::string& op) const;
+
+  // Counts a right answer ("" failure) or a wrong one. Any thread.
+  void Check(const std::string& what, const std::string& failure);
+
+  // Runs a query; the rows, and the basis it read into *basis_tx if set.
+  absl::StatusOr<std::vector<v1::Row>> Query(
+      const std::string& q, const std::vector<std::string>& inputs,
+      const v1::Basis* basis = nullptr, int64_t* basis_tx = nullptr);
+
+  static std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+  static int64_t IssueIndex(const std::string& title) {
+    return title.size() > 6 ? std::stoll(title.substr(6)) : -1;
+  }
+
+  // The operations; each returns "" when the answer is right.
+  std::string Ping();
+  std::string Q1(std::mt19937_64& rng);
+  std::string Q2(std::mt19937_64& rng, bool as_of);
+  std::string Q3();
+  std::string Q4();
+  std::string PullIssue(std::mt19937_64& rng);
+  // since(t_since): the distinct issues, and the basis read. An error
+  // message for a failed call, else "".
+  std::string SinceRows(int64_t* rows, int64_t* basis_tx);
+  // since(t_since) checked against the truth plus the pool members the
+  // mixed writer changed (no writer running).
+  std::string Since();
+  std::string Inputs(std::mt19937_64& rng);
+  std::string ReadMix(std::mt19937_64& rng);
+  std::string Write();
+
+  absl::Status SetUpWrites();
+  absl::Status CheckWrites();
+  absl::Status ColdVsWarm();  // sustained_scenario.cc
+  absl::Status Sustained();   // sustained_scenario.cc
+  absl::Status Mixed();       // mixed_scenario.cc
+  // The pool members' state and priority in the database equal the
+  // recorded ones (check `what`).
+  absl::Status CheckPool(const std::string& what);
+  absl::Status WriteEnv();
+  int64_t ServerRss();
+
+  bool Wanted(const std::string& s) const;
+
+  client::Client& client_;
+  const RunOptions& options_;
+  const DatasetMeta meta_;
+  const DatasetTruth truth_;
+  const LoadRecord load_;
+  MixedPool pool_;  // changed only by Mixed, with no other scenario running
+  std::vector<int64_t> probes_;
+  std::vector<Point> points_;
+  std::vector<std::string> notes_;
+
+  std::mutex mu_;
+  std::map<std::string, int64_t> checks_ok_, checks_failed_;
+  std::vector<std::string> failures_;
+
+  // Writes: distinct (issue, bench label) pairs.
+  std::vector<int64_t> bench_labels_;
+  std::atomic<int64_t> write_counter_{0};
+  std::atomic<int64_t> writes_acked_{0};
+};
+
+}  // namespace mentat::bench
+
+#endif  // MENTAT_BENCH_SUITE_RUNNER_H_
