@@ -4,13 +4,20 @@
 //
 //   query-bench --scale s --dir DIR [--seconds 2] [--only q2,q4]
 //               [--explain 1] [--entity-cache-mb N] [--value-cache-mb N]
-//               [--column-cache-mb N]
+//               [--column-cache-mb N] [--writer-tps N] [--first-q4 1]
+//               [--runs N]
 //
 // Loads the workload into DIR the first time (then reuses it), runs q1,
 // pull, q2, q2 with its clauses reversed, as_of q2, input bindings, since,
 // q3 (from the statistics and by scan) and q4, and prints count, p50, p95,
 // p99 and max in microseconds per scenario. --only runs the named
 // scenarios; --explain prints each query's profiled plan before it runs.
+// --writer-tps N then runs since, q3, q3_scan and q4 again (as since+w,
+// ...) while a writer commits N transactions a second into :issue/state
+// and :issue/priority (SwapWriter: the answers stay checkable).
+// --first-q4 1 times one q4 right after the store opens, before anything
+// else (the columns the store remembers are still being built), and how
+// long the store takes to finish building them.
 
 #include <chrono>
 #include <cstdio>
@@ -24,6 +31,7 @@
 #include "loader.h"
 #include "mentat/query/query_engine.h"
 #include "stats_util.h"
+#include "swap_writer.h"
 #include "truth.h"
 #include "workload_queries.h"
 
@@ -52,6 +60,8 @@ struct Args {
   int64_t entity_cache_mb = -1;
   int64_t value_cache_mb = -1;
   int64_t column_cache_mb = -1;
+  double writer_tps = 0;  // > 0: run the write-sensitive scenarios again
+  bool first_q4 = false;
 };
 
 // True if `name` is among the comma-separated `only` (or `only` is empty).
@@ -89,6 +99,14 @@ struct Lap {
   }
 };
 
+// Called after a scenario's warm-up calls: columns they asked for are
+// built in the background, and the figures are of warm queries.
+std::function<void()> after_warm_up;
+// --runs: exactly this many timed calls per scenario instead of
+// --seconds' worth (instruction counts under callgrind: the difference
+// of two counts is the cost of the extra runs alone).
+int64_t runs = 0;
+
 // Runs `op` repeatedly for `seconds` (at least 30 times, 3 warm-up calls
 // discarded) and prints the percentiles of the laps it timed.
 void Measure(const char* name, double seconds,
@@ -97,9 +115,11 @@ void Measure(const char* name, double seconds,
   for (int i = 0; i < 3; ++i) {
     if (!op(lap)) return;
   }
+  if (after_warm_up) after_warm_up();
   std::vector<double> micros;
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < end || micros.size() < 30) {
+  while (runs > 0 ? micros.size() < static_cast<size_t>(runs)
+                  : Clock::now() < end || micros.size() < 30) {
     const bool ok = op(lap);
     micros.push_back(
         std::chrono::duration<double, std::micro>(lap.stop - lap.start)
@@ -136,10 +156,31 @@ int Run(const Args& args) {
     return 1;
   }
   std::unique_ptr<storage::Store> store = std::move(*opened);
+  const Clock::time_point opened_at = Clock::now();
   auto meta = ReadLoadMeta(args.dir, scale);
   if (!meta.ok() && meta.status().code() != absl::StatusCode::kNotFound) {
     std::fprintf(stderr, "%s\n", meta.status().ToString().c_str());
     return 1;
+  }
+  // --first-q4: before anything else has read the store (a cold block
+  // cache, and the remembered columns being built meanwhile).
+  int64_t first_q4_rows = -1;
+  if (args.first_q4 && meta.ok()) {
+    QueryEngine first_engine;
+    const Clock::time_point start = Clock::now();
+    auto r = first_engine.Query(kQ4, store->Latest()->View(Basis::Current()),
+                                {EdnValue::Int(4)});
+    const Clock::time_point stop = Clock::now();
+    if (!r.ok()) Fail("q4_first", r.status().ToString());
+    first_q4_rows = r.ok() ? static_cast<int64_t>(r->rows.size()) : -1;
+    store->WaitForColumns();
+    auto ms = [](Clock::duration d) {
+      return std::chrono::duration<double, std::milli>(d).count();
+    };
+    std::printf(
+        "q4_first: %.1f ms (%.1f ms after the store opened); columns "
+        "built %.1f ms after it opened\n",
+        ms(stop - start), ms(stop - opened_at), ms(Clock::now() - opened_at));
   }
   if (!meta.ok()) {
     std::printf("loading scale %s into %s...\n", scale.name.c_str(),
@@ -163,13 +204,19 @@ int Run(const Args& args) {
   while (probes.size() < 50)
     probes.insert(static_cast<int64_t>(rng() % scale.users));
   const Truth truth = ComputeTruth(scale, probes);
+  if (first_q4_rows >= 0 && first_q4_rows != truth.open_at_least[4]) {
+    Fail("q4_first", "got " + std::to_string(first_q4_rows) + " rows");
+  }
   const std::vector<int64_t> probe_list(probes.begin(), probes.end());
 
   QueryEngine engine;
+  after_warm_up = [&] { store->WaitForColumns(); };
   auto db = store->Latest();
   const auto current = db->View(Basis::Current());
   const auto as_of = db->View(Basis::AsOf(meta->t_mid));
-  const auto since = db->View(Basis::Since(meta->t_since));
+  const storage::EntityId since_t = meta->t_since;
+  const int64_t since_expected = truth.changed_after_since;
+  const auto since = db->View(Basis::Since(since_t));
 
   std::printf("scale %s, basis %lld; latencies in microseconds\n",
               scale.name.c_str(), static_cast<long long>(db->basis_tx()));
@@ -286,8 +333,9 @@ int Run(const Args& args) {
     return true;
   });
   auto check_q3 = [&](Lap& lap, const char* name,
-                      const query::QueryOptions& options) {
-    auto r = lap.Time([&] { return engine.Query(kQ3, current, {}, options); });
+                      const query::QueryOptions& options,
+                      const storage::DbView& view) {
+    auto r = lap.Time([&] { return engine.Query(kQ3, view, {}, options); });
     if (!r.ok()) return Fail(name, r.status().ToString()), false;
     for (const auto& row : r->rows) {
       for (int s = 0; s < 5; ++s) {
@@ -302,27 +350,80 @@ int Run(const Args& args) {
     return true;
   };
   bench("q3", kQ3, current, {},
-        [&](Lap& lap) { return check_q3(lap, "q3", {}); });
+        [&](Lap& lap) { return check_q3(lap, "q3", {}, current); });
   // The same count without the statistics: one pass over the attribute.
   if (Selected(args, "q3_scan")) {
     Measure("q3_scan", args.seconds,
-            [&](Lap& lap) { return check_q3(lap, "q3_scan", scan); });
+            [&](Lap& lap) { return check_q3(lap, "q3_scan", scan, current); });
     if (args.explain) {
       auto plan = engine.Explain(kQ3, current, {}, /*profile=*/true, scan);
       std::printf("%s\n",
                   plan.ok() ? plan->c_str() : plan.status().ToString().c_str());
     }
   }
-  bench("q4", kQ4, current, {EdnValue::Int(4)}, [&](Lap& lap) {
+  auto check_q4 = [&](Lap& lap, const char* name, const storage::DbView& view) {
     const std::vector<EdnValue> in = {EdnValue::Int(4)};
-    auto r = lap.Time([&] { return engine.Query(kQ4, current, in); });
-    if (!r.ok()) return Fail("q4", r.status().ToString()), false;
+    auto r = lap.Time([&] { return engine.Query(kQ4, view, in); });
+    if (!r.ok()) return Fail(name, r.status().ToString()), false;
     if (static_cast<int64_t>(r->rows.size()) != truth.open_at_least[4]) {
-      return Fail("q4", "got " + std::to_string(r->rows.size()) + " rows"),
+      return Fail(name, "got " + std::to_string(r->rows.size()) + " rows"),
              false;
     }
     return true;
-  });
+  };
+  bench("q4", kQ4, current, {EdnValue::Int(4)},
+        [&](Lap& lap) { return check_q4(lap, "q4", current); });
+
+  // The scenarios a writer changes the data of, again under a writer.
+  // Each call reads the latest basis, as a server's queries do.
+  if (args.writer_tps > 0) {
+    after_warm_up = nullptr;
+    SwapWriter writer(store.get(), scale, *meta, args.writer_tps);
+    const Clock::time_point started = Clock::now();
+    writer.Start();
+    auto latest = [&](Basis basis) { return store->Latest()->View(basis); };
+    if (Selected(args, "since")) {
+      Measure("since+w", args.seconds, [&](Lap& lap) {
+        const storage::DbView view = latest(Basis::Since(since_t));
+        auto r = lap.Time([&] { return engine.Query(kSince, view, {}); });
+        if (!r.ok()) return Fail("since+w", r.status().ToString()), false;
+        // The writer's state swaps add their issues, none go.
+        const auto rows = static_cast<int64_t>(r->rows.size());
+        if (rows < since_expected ||
+            rows > since_expected + writer.states_touched()) {
+          return Fail("since+w", "got " + std::to_string(rows) + " issues"),
+                 false;
+        }
+        return true;
+      });
+    }
+    if (Selected(args, "q3")) {
+      Measure("q3+w", args.seconds, [&](Lap& lap) {
+        return check_q3(lap, "q3+w", {}, latest(Basis::Current()));
+      });
+    }
+    if (Selected(args, "q3_scan")) {
+      Measure("q3_scan+w", args.seconds, [&](Lap& lap) {
+        return check_q3(lap, "q3_scan+w", scan, latest(Basis::Current()));
+      });
+    }
+    if (Selected(args, "q4")) {
+      Measure("q4+w", args.seconds, [&](Lap& lap) {
+        return check_q4(lap, "q4+w", latest(Basis::Current()));
+      });
+    }
+    writer.Stop();
+    const double seconds =
+        std::chrono::duration<double>(Clock::now() - started).count();
+    std::printf(
+        "writer: %lld tx committed in %.1f s (%.0f tx/s), %lld "
+        "failed; column folds so far: %llu\n",
+        static_cast<long long>(writer.committed()), seconds,
+        static_cast<double>(writer.committed()) / seconds,
+        static_cast<long long>(writer.failed()),
+        static_cast<unsigned long long>(store->column_cache_counters().folds));
+    if (writer.failed() > 0) Fail("writer", "transactions failed");
+  }
   for (const auto& [name, cache] :
        {std::pair{"entity", store->entity_cache_counters()},
         std::pair{"value", store->value_cache_counters()},
@@ -347,7 +448,8 @@ int main(int argc, char** argv) {
         "usage: query-bench [--scale xs|s|m] [--dir DIR] [--seconds N] "
         "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
         "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
-        "[--value-cache-mb N] [--column-cache-mb N]\n");
+        "[--value-cache-mb N] [--column-cache-mb N] [--writer-tps N] "
+        "[--first-q4 0|1] [--runs N]\n");
     return 2;
   };
   mentat::bench::Args args;
@@ -371,6 +473,12 @@ int main(int argc, char** argv) {
       args.value_cache_mb = std::atoll(value);
     } else if (std::strcmp(argv[i], "--column-cache-mb") == 0) {
       args.column_cache_mb = std::atoll(value);
+    } else if (std::strcmp(argv[i], "--writer-tps") == 0) {
+      args.writer_tps = std::atof(value);
+    } else if (std::strcmp(argv[i], "--first-q4") == 0) {
+      args.first_q4 = std::atoi(value) != 0;
+    } else if (std::strcmp(argv[i], "--runs") == 0) {
+      mentat::bench::runs = std::atoll(value);
     } else {
       return usage();
     }

@@ -60,6 +60,9 @@ class CachedCursor : public LayeredCursor {
     std::string_view key;
     if (!CacheKey(order_, prefix, &key)) return UseFallback(prefix);
     RecordRef record = cache_->Find(key);
+    // A bulk read of a missing prefix costs what the plain read costs: no
+    // record of the whole entity (and its history) to build and keep.
+    if (!record && bulk_) return UseFallback(prefix);
     if (!record) {
       record = Load(key);
       if (!record) return;  // an error, in status_

@@ -4,102 +4,155 @@
 
 namespace mentat::storage::internal {
 
-ColumnCache::ColumnCache(size_t capacity_bytes, uint64_t build_after_rows,
-                         std::chrono::milliseconds quiet_time)
-    : capacity_(capacity_bytes),
-      build_after_rows_(build_after_rows),
-      quiet_time_(quiet_time) {}
-
-EntityId ColumnCache::TouchedLocked(EntityId attribute) const {
-  auto it = attributes_.find(attribute);
-  const EntityId touched = it == attributes_.end() ? 0 : it->second.touched;
-  return std::max(touched, touched_all_);
-}
+ColumnCache::ColumnCache(const ColumnCacheOptions& options)
+    : options_(options) {}
 
 std::shared_ptr<const AttributeColumn> ColumnCache::Find(IndexOrder order,
                                                          EntityId attribute,
                                                          EntityId t) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(SlotKey(order, attribute));
-  if (it == slots_.end() || !it->second.column) return nullptr;
-  // A column exists only while no commit after read_at wrote its
-  // attribute, so it holds the attribute's state at every basis from
-  // read_at to the latest; an older reader goes to RocksDB.
-  if (t < it->second.column->read_at) return nullptr;
-  it->second.used = ++tick_;
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  return it->second.column;
-}
-
-bool ColumnCache::ClaimBuild(IndexOrder order, EntityId attribute) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = slots_.find(SlotKey(order, attribute));
-  if (it == slots_.end()) return false;
+  if (it == slots_.end()) return nullptr;
   Slot& slot = it->second;
-  if (slot.column || slot.building || slot.too_big ||
-      slot.scanned < build_after_rows_) {
-    return false;
+  // Each commit that wrote the attribute made a version, so the newest
+  // one not newer than t holds the attribute exactly as of t.
+  for (auto v = slot.versions.rbegin(); v != slot.versions.rend(); ++v) {
+    if ((*v)->as_of <= t) {
+      slot.used = ++tick_;
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return *v;
+    }
   }
-  const Clock::time_point now = Clock::now();
-  if (now - touched_all_at_ < quiet_time_) return false;
-  auto a = attributes_.find(attribute);
-  if (a != attributes_.end() && now - a->second.touched_at < quiet_time_) {
-    return false;
-  }
-  slot.building = true;
-  return true;
-}
-
-void ColumnCache::Insert(std::shared_ptr<const AttributeColumn> column) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Slot& slot = slots_[SlotKey(column->order, column->attribute)];
-  slot.building = false;
-  // A commit after read_at may have changed the attribute.
-  if (column->read_at < TouchedLocked(column->attribute)) return;
-  const size_t charge = column->charge();
-  if (charge > max_column_bytes()) {
-    slot.too_big = true;
-    return;
-  }
-  DropLocked(slot);
-  slot.column = std::move(column);
-  slot.used = ++tick_;
-  slot.scanned = 0;
-  bytes_ += charge;
-  ++builds_;
-  EvictLocked();
-}
-
-void ColumnCache::Abandon(IndexOrder order, EntityId attribute, bool too_big) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Slot& slot = slots_[SlotKey(order, attribute)];
-  slot.building = false;
-  if (too_big) slot.too_big = true;
-  slot.scanned = 0;
+  return nullptr;
 }
 
 void ColumnCache::CountScanned(IndexOrder order, EntityId attribute,
                                uint64_t rows) {
   std::lock_guard<std::mutex> lock(mu_);
-  slots_[SlotKey(order, attribute)].scanned += rows;
+  Slot& slot = slots_[SlotKey(order, attribute)];
+  slot.scanned += rows;
+  if (slot.scanned >= options_.build_after_rows) {
+    QueueLocked(slot, JobKind::kBuild, order, attribute);
+  }
+}
+
+void ColumnCache::RequestBuild(IndexOrder order, EntityId attribute) {
+  std::lock_guard<std::mutex> lock(mu_);
+  QueueLocked(slots_[SlotKey(order, attribute)], JobKind::kBuild, order,
+              attribute);
+}
+
+void ColumnCache::QueueLocked(Slot& slot, JobKind kind, IndexOrder order,
+                              EntityId attribute) {
+  if (slot.queued || stopping_) return;
+  if (kind == JobKind::kBuild && (!slot.versions.empty() || slot.too_big)) {
+    return;
+  }
+  slot.queued = true;
+  jobs_.push_back(Job{kind, order, attribute, slot.generation});
+  jobs_cv_.notify_one();
+}
+
+bool ColumnCache::FoldDueLocked(const AttributeColumn& column) const {
+  const auto share = static_cast<size_t>(
+      static_cast<double>(column.base->size()) * options_.fold_fraction);
+  return column.delta.size() > std::max(options_.fold_min_keys, share);
+}
+
+void ColumnCache::Commit(EntityId tx, const std::vector<const Datom*>& datoms) {
+  // The columns that want this group: their slots' keys, read under the
+  // lock, so that the keys are encoded outside it. A build that starts
+  // logging after this reads a snapshot that holds the group already.
+  absl::flat_hash_map<uint64_t, ChangeListBuilder> changes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, slot] : slots_) {
+      if (!slot.versions.empty() || slot.logging) {
+        changes.emplace(key, ChangeListBuilder((key & 1) == 0));
+      }
+    }
+  }
+  if (changes.empty()) return;
+  std::string key;
+  for (const Datom* d : datoms) {
+    for (IndexOrder order : {IndexOrder::kAevt, IndexOrder::kAvet}) {
+      auto it = changes.find(SlotKey(order, d->a));
+      if (it == changes.end()) continue;
+      key.clear();
+      EncodeKey(order, *d, &key);
+      it->second.Add(key, d->added ? d->tx : 0);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [slot_key, builder] : changes) {
+    if (builder.empty()) continue;
+    auto it = slots_.find(slot_key);
+    if (it == slots_.end()) continue;
+    Slot& slot = it->second;
+    const bool with_entities = (slot_key & 1) == 0;
+    auto run = std::make_shared<const KeyRun>(builder.Finish());
+    if (slot.logging) slot.log.emplace_back(tx, run);
+    if (slot.versions.empty()) continue;
+    const AttributeColumn& newest = *slot.versions.back();
+    // A build that read a snapshot holding this group already has it.
+    if (newest.as_of >= tx) continue;
+    auto next = std::make_shared<AttributeColumn>();
+    next->order = newest.order;
+    next->attribute = newest.attribute;
+    next->as_of = tx;
+    next->base = newest.base;
+    next->delta = newest.delta.With(*run, with_entities);
+    const bool fold = FoldDueLocked(*next);
+    PushLocked(slot, std::move(next), /*replace=*/false);
+    if (fold) {
+      QueueLocked(slot, JobKind::kFold,
+                  with_entities ? IndexOrder::kAevt : IndexOrder::kAvet,
+                  static_cast<EntityId>(slot_key >> 2));
+    }
+  }
+  EvictLocked();
+}
+
+void ColumnCache::PushLocked(Slot& slot,
+                             std::shared_ptr<const AttributeColumn> column,
+                             bool replace) {
+  bytes_ -= slot.charge;
+  slot.charge = column->charge();
+  bytes_ += slot.charge;
+  if (replace && !slot.versions.empty()) {
+    slot.versions.back() = std::move(column);
+  } else {
+    slot.versions.push_back(std::move(column));
+  }
+  if (slot.versions.size() > options_.kept_versions + 1) {
+    slot.versions.erase(slot.versions.begin(),
+                        slot.versions.end() -
+                            static_cast<ptrdiff_t>(options_.kept_versions + 1));
+  }
 }
 
 void ColumnCache::DropLocked(Slot& slot) {
-  if (!slot.column) return;
-  bytes_ -= slot.column->charge();
-  slot.column.reset();
+  bytes_ -= slot.charge;
+  slot.charge = 0;
+  slot.versions.clear();
+  slot.scanned = 0;
+  ++slot.generation;
 }
 
-void ColumnCache::ForgetLocked(Slot& slot) {
-  DropLocked(slot);
-  slot.scanned = 0;
+void ColumnCache::EndJobLocked(Slot& slot) {
+  slot.queued = false;
+  slot.logging = false;
+  slot.log.clear();
+  --running_;
+  idle_cv_.notify_all();
 }
 
 void ColumnCache::EvictLocked() {
-  while (bytes_ > capacity_) {
+  while (bytes_ > options_.capacity_bytes) {
     Slot* oldest = nullptr;
     for (auto& [key, slot] : slots_) {
-      if (slot.column && (oldest == nullptr || slot.used < oldest->used)) {
+      if (!slot.versions.empty() &&
+          (oldest == nullptr || slot.used < oldest->used)) {
         oldest = &slot;
       }
     }
@@ -108,27 +161,176 @@ void ColumnCache::EvictLocked() {
   }
 }
 
-void ColumnCache::Touch(const absl::flat_hash_set<EntityId>& attributes,
-                        EntityId tx) {
-  const Clock::time_point now = Clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
-  for (EntityId attribute : attributes) {
-    AttributeState& state = attributes_[attribute];
-    state.touched = std::max(state.touched, tx);
-    state.touched_at = now;
-    for (IndexOrder order : {IndexOrder::kAevt, IndexOrder::kAvet}) {
-      auto it = slots_.find(SlotKey(order, attribute));
-      if (it == slots_.end()) continue;
-      ForgetLocked(it->second);
-    }
-  }
-}
-
 void ColumnCache::TouchAll(EntityId tx) {
   std::lock_guard<std::mutex> lock(mu_);
-  touched_all_ = std::max(touched_all_, tx);
-  touched_all_at_ = Clock::now();
-  for (auto& [key, slot] : slots_) ForgetLocked(slot);
+  floor_ = std::max(floor_, tx);
+  for (auto& [key, slot] : slots_) DropLocked(slot);
+}
+
+bool ColumnCache::NextJob(Job* job) {
+  std::unique_lock<std::mutex> lock(mu_);
+  jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+  if (stopping_) return false;
+  *job = jobs_.front();
+  jobs_.pop_front();
+  ++running_;
+  return true;
+}
+
+bool ColumnCache::BeginBuild(Job* job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(job->order, job->attribute)];
+  if (stopping_ || !slot.versions.empty() || slot.too_big) {
+    EndJobLocked(slot);
+    return false;
+  }
+  job->generation = slot.generation;
+  slot.logging = true;
+  slot.log.clear();
+  return true;
+}
+
+ColumnDelta ColumnCache::ReplayLog(const Slot& slot, EntityId after,
+                                   bool with_entities) {
+  ColumnDelta delta;
+  for (const auto& [tx, changes] : slot.log) {
+    if (tx > after) delta = delta.With(*changes, with_entities);
+  }
+  return delta;
+}
+
+bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
+                              EntityId base_at, bool too_big) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(job.order, job.attribute)];
+  // A bulk import since the build began, or one the snapshot is older
+  // than: what it read may be gone.
+  const bool stale = slot.generation != job.generation || base_at < floor_;
+  if (too_big) slot.too_big = true;
+  if (base == nullptr || stale || stopping_) {
+    if (base == nullptr) slot.scanned = 0;
+    EndJobLocked(slot);
+    return false;
+  }
+  auto column = std::make_shared<AttributeColumn>();
+  column->order = job.order;
+  column->attribute = job.attribute;
+  // The snapshot held every commit up to base_at, and the log every
+  // commit that wrote the attribute after the build began, so the column
+  // holds the attribute as of the last of them.
+  column->as_of = base_at;
+  for (const auto& [tx, changes] : slot.log) {
+    column->as_of = std::max(column->as_of, tx);
+  }
+  column->delta = ReplayLog(slot, base_at, column->with_entities());
+  column->base = std::move(base);
+  if (column->charge() > max_column_bytes()) {
+    slot.too_big = true;
+    EndJobLocked(slot);
+    return false;
+  }
+  const bool fold = FoldDueLocked(*column);
+  PushLocked(slot, std::move(column), /*replace=*/false);
+  slot.scanned = 0;
+  slot.used = ++tick_;
+  ++builds_;
+  EndJobLocked(slot);
+  if (fold) QueueLocked(slot, JobKind::kFold, job.order, job.attribute);
+  EvictLocked();
+  return !slot.versions.empty();
+}
+
+std::shared_ptr<const AttributeColumn> ColumnCache::BeginFold(Job* job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(job->order, job->attribute)];
+  if (stopping_ || slot.versions.empty() ||
+      slot.generation != job->generation) {
+    EndJobLocked(slot);
+    return nullptr;
+  }
+  slot.logging = true;
+  slot.log.clear();
+  return slot.versions.back();
+}
+
+void ColumnCache::FinishFold(const Job& job, std::shared_ptr<KeyRun> base) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(job.order, job.attribute)];
+  if (base == nullptr || stopping_ || slot.versions.empty() ||
+      slot.generation != job.generation) {
+    EndJobLocked(slot);
+    return;
+  }
+  // The folded version was the newest when the fold began, and every
+  // commit since is in the log: the new base plus the log is the newest
+  // version's state, under its as_of.
+  const AttributeColumn& newest = *slot.versions.back();
+  auto column = std::make_shared<AttributeColumn>();
+  column->order = job.order;
+  column->attribute = job.attribute;
+  column->as_of = newest.as_of;
+  column->delta = ReplayLog(slot, 0, column->with_entities());
+  column->base = std::move(base);
+  if (column->charge() > max_column_bytes()) {
+    slot.too_big = true;
+    DropLocked(slot);
+    EndJobLocked(slot);
+    return;
+  }
+  PushLocked(slot, std::move(column), /*replace=*/true);
+  ++folds_;
+  EndJobLocked(slot);
+  EvictLocked();
+}
+
+void ColumnCache::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  for (const Job& job : jobs_) {
+    slots_[SlotKey(job.order, job.attribute)].queued = false;
+  }
+  jobs_.clear();
+  jobs_cv_.notify_all();
+  idle_cv_.notify_all();
+}
+
+void ColumnCache::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return jobs_.empty() && running_ == 0; });
+}
+
+void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,
+                          EntityId image_as_of) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(column->order, column->attribute)];
+  slot.image_as_of = image_as_of;
+  if (!slot.versions.empty() || column->charge() > max_column_bytes()) return;
+  const IndexOrder order = column->order;
+  const EntityId attribute = column->attribute;
+  const bool fold = FoldDueLocked(*column);
+  PushLocked(slot, std::move(column), /*replace=*/false);
+  slot.used = ++tick_;
+  if (fold) QueueLocked(slot, JobKind::kFold, order, attribute);
+  EvictLocked();
+}
+
+void ColumnCache::SetImage(IndexOrder order, EntityId attribute,
+                           EntityId as_of) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slots_[SlotKey(order, attribute)].image_as_of = as_of;
+}
+
+std::vector<std::shared_ptr<const AttributeColumn>> ColumnCache::StaleImages()
+    const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<const AttributeColumn>> out;
+  for (const auto& [key, slot] : slots_) {
+    if (!slot.versions.empty() &&
+        slot.versions.back()->as_of != slot.image_as_of) {
+      out.push_back(slot.versions.back());
+    }
+  }
+  return out;
 }
 
 CacheCounters ColumnCache::counters() const {
@@ -137,7 +339,9 @@ CacheCounters ColumnCache::counters() const {
   c.hits = hits_.load(std::memory_order_relaxed);
   c.misses = builds_;
   c.bytes = bytes_;
-  for (const auto& [key, slot] : slots_) c.entries += slot.column ? 1 : 0;
+  c.folds = folds_;
+  for (const auto& [key, slot] : slots_)
+    c.entries += slot.versions.empty() ? 0 : 1;
   return c;
 }
 

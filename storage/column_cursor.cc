@@ -1,16 +1,14 @@
-// Scans of one attribute (AEVT or AVET) served from an AttributeColumn
-// (internal/column_cache.h) when the attribute has one; otherwise from the
+// Scans of one attribute (AEVT or AVET) served from a version of its
+// AttributeColumn (internal/column_cache.h) when the attribute has one:
+// the base's keys merged with the delta's changes. Otherwise from the
 // ordinary cursor, counting the keys it steps over so that an attribute
 // read in bulk gets a column.
-
-#include <algorithm>
 
 #include "internal/coding.h"
 #include "internal/column_cache.h"
 #include "internal/cursors.h"
 #include "internal/layered_cursor.h"
 #include "mentat/storage/keys.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {
@@ -22,10 +20,9 @@ constexpr uint64_t kReportRows = 4096;
 
 class ColumnCursor : public LayeredCursor {
  public:
-  ColumnCursor(const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
+  ColumnCursor(IndexOrder order, ColumnCache* cache, EntityId t,
                std::unique_ptr<DatomCursor> fallback)
       : LayeredCursor(std::move(fallback)),
-        db_(db),
         order_(order),
         cache_(cache),
         t_(t) {}
@@ -34,31 +31,33 @@ class ColumnCursor : public LayeredCursor {
 
   void Seek(std::string_view prefix) override {
     valid_ = false;
-    fallback_mode_ = false;  // an error below leaves the cursor invalid
+    fallback_mode_ = false;
     if (prefix.size() < kEntityPrefixBytes) return FallBack(prefix);
     const auto attribute = static_cast<EntityId>(
         DecodeFixed64BE(prefix.substr(0, kEntityPrefixBytes)));
     if (attribute != attribute_) {
       Report();
       attribute_ = attribute;
-      // Looked up once per attribute: a column held from an earlier seek
-      // stays right for this cursor's basis even if a later commit dropped
-      // it from the cache.
-      column_ = ColumnFor(db_, order_, attribute, cache_, t_, &status_);
-      if (!status_.ok()) return;
+      // Looked up once per attribute: the version held from an earlier
+      // seek stays right for this cursor's basis whatever commits and
+      // folds come after.
+      column_ = cache_->Find(order_, attribute, t_);
+      base_ = column_ ? column_->base.get() : nullptr;
+      b_ = 0;
+      d_ = ColumnDelta::Pos();
     }
     if (!column_) return FallBack(prefix);
     prefix_.assign(prefix);
-    begin_ = LowerBound(0, prefix_);
-    pos_ = begin_;
-    Settle();
+    b_ = RunLowerBound(*base_, b_, 0, prefix_);
+    begin_ = b_;
+    Position(prefix_);
   }
 
   void SeekWithin(std::string_view target) override {
     if (fallback_mode_) return fallback_->SeekWithin(target);
     if (!column_) return;
-    pos_ = LowerBound(begin_, target);
-    Settle();
+    b_ = RunLowerBound(*base_, b_, begin_, target);
+    Position(target);
   }
 
   void Next() override {
@@ -66,7 +65,11 @@ class ColumnCursor : public LayeredCursor {
       ++scanned_;
       return fallback_->Next();
     }
-    ++pos_;
+    if (from_delta_) {
+      StepDelta();
+    } else {
+      ++b_;
+    }
     Settle();
   }
 
@@ -93,130 +96,90 @@ class ColumnCursor : public LayeredCursor {
     scanned_ = 0;
   }
 
-  template <typename Below>
-  size_t Search(size_t lo, size_t hi, Below below) const {
-    return GallopLowerBound(pos_, lo, hi, below);
-  }
-
-  // The first key at or after `from` that is >= target.
-  size_t LowerBound(size_t from, std::string_view target) const {
-    const AttributeColumn& c = *column_;
-    constexpr size_t kEntityEnd = 2 * kEntityPrefixBytes;
-    if (!c.entities.empty() && target.size() >= kEntityEnd) {
-      // AEVT: every key starts with the attribute, so the entity decides
-      // up to the keys of the target's own entity, which are few.
-      const uint64_t e = DecodeFixed64BE(target.substr(kEntityPrefixBytes, 8));
-      size_t i =
-          Search(from, c.size(), [&](size_t k) { return c.entities[k] < e; });
-      // A target of attribute and entity alone is below all of them.
-      if (target.size() == kEntityEnd) return i;
-      while (i < c.size() && c.entities[i] == e && c.key(i) < target) ++i;
-      return i;
+  // b_ is at the base's first key >= target: finds the delta's, then the
+  // first visible key.
+  void Position(std::string_view target) {
+    if (!column_->delta.empty()) {
+      d_ = column_->delta.LowerBound(target, d_);
+    } else {
+      d_ = ColumnDelta::Pos();
     }
-    return Search(from, c.size(), [&](size_t k) { return c.key(k) < target; });
+    StopAtDelta();
+    Settle();
   }
 
+  // The base keys before stop_ come before the delta's next key: they
+  // are walked without looking at the delta.
+  void StopAtDelta() {
+    const ColumnDelta& delta = column_->delta;
+    stop_ = delta.Valid(d_) ? RunLowerBound(*base_, b_, b_, delta.key(d_))
+                            : base_->size();
+  }
+
+  // Past the delta's current key, and past the base key it replaced.
+  void StepDelta() {
+    column_->delta.Next(&d_);
+    if (shadow_) ++b_;
+    StopAtDelta();
+  }
+
+  // Moves to the next key present in the version (the base's unless the
+  // delta removed or replaced it, and the delta's own), if it is under
+  // prefix_.
   void Settle() {
     valid_ = false;
-    if (pos_ >= column_->size()) return;
-    const std::string_view k = column_->key(pos_);
-    if (!k.starts_with(prefix_)) return;
-    SetCurrent(order_, k, column_->txs[pos_]);
+    // The common case, and the only one without a delta: a base key the
+    // delta leaves alone (one test, no look at the delta).
+    if (b_ < stop_) {
+      from_delta_ = false;
+      const std::string_view key = base_->key(b_);
+      if (key.starts_with(prefix_)) SetCurrent(order_, key, base_->txs[b_]);
+      return;
+    }
+    SettleInDelta();
   }
 
-  const Db& db_;
+  // Settle at the delta's next key (which comes at or before the base's).
+  void SettleInDelta() {
+    const ColumnDelta& delta = column_->delta;
+    for (;;) {
+      if (b_ < stop_) return Settle();
+      if (!delta.Valid(d_)) return;  // the base is done too
+      const std::string_view key = delta.key(d_);
+      shadow_ = b_ < base_->size() && base_->key(b_) == key;
+      const EntityId tx = delta.tx(d_);
+      if (tx != 0) {
+        from_delta_ = true;
+        if (key.starts_with(prefix_)) SetCurrent(order_, key, tx);
+        return;
+      }
+      StepDelta();  // removed since the base was read
+    }
+  }
+
   IndexOrder order_;
   ColumnCache* cache_;
   EntityId t_;
   EntityId attribute_ = 0;
   std::shared_ptr<const AttributeColumn> column_;
-  uint64_t scanned_ = 0;  // keys read from fallback_ not yet reported
+  const KeyRun* base_ = nullptr;  // column_'s
+  uint64_t scanned_ = 0;          // keys read from fallback_ not yet reported
   std::string prefix_;
-  size_t begin_ = 0;  // the first key under prefix_
-  size_t pos_ = 0;
+  size_t begin_ = 0;  // the base's first key under prefix_
+  size_t b_ = 0;      // the base's next key
+  size_t stop_ = 0;   // the base key the delta's next key goes before
+  ColumnDelta::Pos d_;
+  bool from_delta_ = false;  // the current key is the delta's
+  bool shadow_ = false;      // the delta's key replaces the base's b_
 };
 
-// Reads every current key of `attribute` in `order` from the Db's snapshot
-// into a column and offers it to `cache`, after the caller won
-// ColumnCache::ClaimBuild.
-std::shared_ptr<const AttributeColumn> BuildColumn(const Db& db,
-                                                   IndexOrder order,
-                                                   EntityId attribute,
-                                                   ColumnCache* cache,
-                                                   absl::Status* status) {
-  auto column = std::make_shared<AttributeColumn>();
-  column->order = order;
-  column->attribute = attribute;
-  column->read_at = db.basis_tx();
-  std::string prefix;
-  AppendEntityId(attribute, &prefix);
-  rocksdb::ReadOptions ro = TotalOrderReadOptions();
-  ro.snapshot = db.snapshot();
-  ro.ignore_range_deletions = true;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db.core().db->NewIterator(ro, db.core().cf(CurrentCf(order))));
-  const size_t limit = cache->max_column_bytes();
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
-    const std::string_view k(it->key().data(), it->key().size());
-    if (!k.starts_with(prefix)) break;
-    const std::string_view v(it->value().data(), it->value().size());
-    if (v.size() != 8) {
-      *status = absl::DataLossError(
-          StrCat("malformed entry in ", IndexOrderName(order)));
-      cache->Abandon(order, attribute, false);
-      return nullptr;
-    }
-    column->keys.append(k);
-    if (column->keys.size() > UINT32_MAX ||
-        column->keys.size() + column->size() * 20 > limit) {
-      cache->Abandon(order, attribute, true);
-      return nullptr;
-    }
-    column->ends.push_back(static_cast<uint32_t>(column->keys.size()));
-    column->txs.push_back(static_cast<EntityId>(DecodeFixed64BE(v)));
-    if (order == IndexOrder::kAevt) {
-      if (k.size() < 2 * kEntityPrefixBytes) {
-        *status = absl::DataLossError("malformed key in aevt");
-        cache->Abandon(order, attribute, false);
-        return nullptr;
-      }
-      column->entities.push_back(
-          DecodeFixed64BE(k.substr(kEntityPrefixBytes, 8)));
-    }
-  }
-  if (!it->status().ok()) {
-    *status = absl::UnavailableError(StrCat("reading ", IndexOrderName(order),
-                                            ": ", it->status().ToString()));
-    cache->Abandon(order, attribute, false);
-    return nullptr;
-  }
-  column->keys.shrink_to_fit();
-  column->ends.shrink_to_fit();
-  column->txs.shrink_to_fit();
-  column->entities.shrink_to_fit();
-  cache->Insert(column);
-  return column;
-}
-
 }  // namespace
-
-std::shared_ptr<const AttributeColumn> ColumnFor(const Db& db, IndexOrder order,
-                                                 EntityId attribute,
-                                                 ColumnCache* cache, EntityId t,
-                                                 absl::Status* status) {
-  std::shared_ptr<const AttributeColumn> column =
-      cache->Find(order, attribute, t);
-  if (column || t != db.basis_tx() || !cache->ClaimBuild(order, attribute)) {
-    return column;
-  }
-  return BuildColumn(db, order, attribute, cache, status);
-}
 
 std::unique_ptr<DatomCursor> NewColumnCursor(
     const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
     std::unique_ptr<DatomCursor> fallback) {
-  return std::make_unique<ColumnCursor>(db, order, cache, t,
-                                        std::move(fallback));
+  (void)db;
+  return std::make_unique<ColumnCursor>(order, cache, t, std::move(fallback));
 }
 
 }  // namespace mentat::storage::internal

@@ -114,13 +114,19 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
     case BasisKind::kSince: {
       std::call_once(since_->once, [&] {
         internal::SinceCache& cache = *db_->core().since_cache;
-        since_->index = cache.Find(db_->basis_tx(), basis_.t);
-        if (since_->index) return;
-        auto built = internal::SinceIndex::Build(
-            *db_, basis_.t, db_->core().options.since_log_limit);
+        const size_t limit = db_->core().options.since_log_limit;
+        std::shared_ptr<const internal::SinceIndex> found =
+            cache.Find(db_->basis_tx(), basis_.t);
+        if (found && found->basis() == db_->basis_tx()) {
+          since_->index = std::move(found);
+          return;
+        }
+        // An index of an earlier basis is extended by the commits since.
+        auto built = found ? internal::SinceIndex::Extend(*found, *db_, limit)
+                           : internal::SinceIndex::Build(*db_, basis_.t, limit);
         if (built.ok()) {
           since_->index = *built;
-          if (*built) cache.Insert(db_->basis_tx(), basis_.t, *built);
+          if (*built) cache.Insert(*built);
         } else {
           since_->status = built.status();
         }
@@ -151,9 +157,8 @@ std::shared_ptr<const EntityColumn> DbView::EntityColumnOf(
     default:
       return nullptr;  // since and history views never read columns
   }
-  absl::Status status;
-  std::shared_ptr<const internal::AttributeColumn> column = internal::ColumnFor(
-      *db_, IndexOrder::kAevt, attribute, columns, t, &status);
+  std::shared_ptr<const internal::AttributeColumn> column =
+      columns->Find(IndexOrder::kAevt, attribute, t);
   if (column == nullptr) return nullptr;
   return std::make_shared<const EntityColumn>(std::move(column));
 }

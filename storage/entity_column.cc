@@ -8,8 +8,9 @@ namespace mentat::storage {
 EntityColumn::EntityColumn(
     std::shared_ptr<const internal::AttributeColumn> column)
     : column_(std::move(column)),
-      entities_(column_->entities.data()),
-      size_(column_->entities.size()) {}
+      entities_(column_->base->entities.data()),
+      size_(column_->base->entities.size()),
+      has_changes_(!column_->delta.empty()) {}
 
 EntityId EntityColumn::attribute() const { return column_->attribute; }
 
@@ -31,7 +32,7 @@ size_t EntityColumn::Seek(EntityId e, size_t near) const {
 }
 
 void EntityColumn::Prefetch(size_t pos) const {
-  const internal::AttributeColumn& c = *column_;
+  const internal::KeyRun& c = *column_->base;
   const uint32_t begin = pos == 0 ? 0 : c.ends[pos - 1];
   const char* key = c.keys.data() + begin;
   __builtin_prefetch(key);
@@ -41,7 +42,7 @@ void EntityColumn::Prefetch(size_t pos) const {
 }
 
 absl::Status EntityColumn::Read(size_t pos, bool skip_value, Datom* d) const {
-  const internal::AttributeColumn& c = *column_;
+  const internal::KeyRun& c = *column_->base;
   const std::string_view key = c.key(pos);
   absl::Status s = skip_value ? DecodeKeyIds(IndexOrder::kAevt, key, d)
                               : DecodeKey(IndexOrder::kAevt, key, d);
@@ -49,6 +50,54 @@ absl::Status EntityColumn::Read(size_t pos, bool skip_value, Datom* d) const {
   d->tx = c.txs[pos];
   d->added = true;
   return absl::OkStatus();
+}
+
+bool EntityColumn::Changed(EntityId e, ChangePos* pos) const {
+  const internal::ColumnDelta& delta = column_->delta;
+  internal::ColumnDelta::Pos p{pos->chunk, pos->off};
+  p = delta.SeekEntity(static_cast<uint64_t>(e), p);
+  pos->chunk = p.chunk;
+  pos->off = p.off;
+  return delta.Valid(p) && delta.entity(p) == static_cast<uint64_t>(e);
+}
+
+absl::Status EntityColumn::ReadChanged(EntityId e, size_t base_pos,
+                                       ChangePos pos,
+                                       std::vector<Datom>* out) const {
+  out->clear();
+  const internal::KeyRun& base = *column_->base;
+  const internal::ColumnDelta& delta = column_->delta;
+  const auto target = static_cast<uint64_t>(e);
+  size_t b = base_pos;
+  internal::ColumnDelta::Pos d{pos.chunk, pos.off};
+  auto emit = [&](std::string_view key, EntityId tx) {
+    out->emplace_back();
+    Datom& datom = out->back();
+    absl::Status s = DecodeKey(IndexOrder::kAevt, key, &datom);
+    datom.tx = tx;
+    datom.added = true;
+    return s;
+  };
+  for (;;) {
+    const bool in_base = b < size_ && entities_[b] == target;
+    const bool in_delta = delta.Valid(d) && delta.entity(d) == target;
+    if (!in_base && !in_delta) return absl::OkStatus();
+    std::string_view key;
+    EntityId tx;
+    if (in_delta && (!in_base || delta.key(d) <= base.key(b))) {
+      key = delta.key(d);
+      tx = delta.tx(d);
+      if (in_base && base.key(b) == key) ++b;  // replaced or removed
+      delta.Next(&d);
+      if (tx == 0) continue;
+    } else {
+      key = base.key(b);
+      tx = base.txs[b];
+      ++b;
+    }
+    absl::Status s = emit(key, tx);
+    if (!s.ok()) return s;
+  }
 }
 
 }  // namespace mentat::storage

@@ -374,3 +374,43 @@ TEST_CASE("prefetching a record changes nothing a reader sees") {
 
 }  // namespace
 }  // namespace mentat::storage
+
+namespace mentat::storage {
+namespace {
+
+TEST_CASE("bulk reads use the cache's records but keep none of their own") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  std::vector<EntityId> entities;
+  for (int i = 0; i < 20; ++i) entities.push_back(NewEntity(*store, i));
+  auto read = [&](bool bulk, size_t from, size_t to) {
+    auto cursor =
+        store->Latest()->View(Basis::Current()).NewCursor(IndexOrder::kEavt);
+    cursor->SetBulk(bulk);
+    std::vector<int64_t> out;
+    for (size_t i = from; i < to; ++i) {
+      std::string prefix;
+      EavtKey::EncodePrefix(entities[i], &prefix);
+      for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+        out.push_back(cursor->datom().v.as_long());
+      }
+      REQUIRE(cursor->status().ok());
+    }
+    return out;
+  };
+  // Entities 0-4 are read one at a time and cached.
+  CHECK(read(false, 0, 5) == std::vector<int64_t>{0, 1, 2, 3, 4});
+  const CacheCounters cached = store->entity_cache_counters();
+  CHECK(cached.entries == 5);
+  // A bulk read of all of them: the same datoms, nothing more cached.
+  std::vector<int64_t> all;
+  for (int i = 0; i < 20; ++i) all.push_back(i);
+  CHECK(read(true, 0, 20) == all);
+  const CacheCounters after = store->entity_cache_counters();
+  CHECK(after.entries == 5);
+  CHECK(after.hits == cached.hits + 5);
+}
+
+}  // namespace
+}  // namespace mentat::storage

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "internal/coding.h"
+#include "internal/column_worker.h"
 #include "internal/info_log.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
@@ -54,6 +55,8 @@ const char* CfName(Cf cf) {
 }
 
 StoreCore::~StoreCore() {
+  // The column thread reads `db`: it stops first.
+  column_worker.reset();
   if (db == nullptr) return;
   for (auto* h : handles) {
     if (h != nullptr) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
@@ -286,9 +289,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
         std::make_unique<internal::RecordCache>(options.entity_cache_bytes);
   }
   if (options.column_cache_bytes > 0) {
-    core->column_cache = std::make_unique<internal::ColumnCache>(
-        options.column_cache_bytes, options.column_build_after_rows,
-        std::chrono::milliseconds(options.column_quiet_ms));
+    internal::ColumnCacheOptions columns;
+    columns.capacity_bytes = options.column_cache_bytes;
+    columns.build_after_rows = options.column_build_after_rows;
+    columns.fold_min_keys = options.column_fold_min_keys;
+    core->column_cache = std::make_unique<internal::ColumnCache>(columns);
   }
   core->since_cache =
       std::make_unique<internal::SinceCache>(options.since_log_limit);
@@ -405,14 +410,30 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   auto initial = std::make_shared<const Db>(
       core, std::move(snapshot), state.basis_tx, state.last_tx_instant,
       state.schema, std::make_shared<const Statistics>(*stats));
+  // Before the first commit: the images are brought up to this basis.
+  if (core->column_cache && options.column_images) {
+    internal::ColumnWorker::LoadImages(core.get(), state.basis_tx,
+                                       *state.schema);
+  }
   store->core_ = core;
   store->transactor_ = std::make_unique<Transactor>(
       core, std::move(state), std::move(stats), std::move(initial));
+  if (core->column_cache) {
+    core->column_worker = std::make_unique<internal::ColumnWorker>(core.get());
+  }
   return store;
 }
 
 void Store::Close() {
   if (transactor_) transactor_->Stop();
+  if (core_ && core_->column_worker) {
+    core_->column_worker->Stop();
+    if (options_.column_images) internal::ColumnWorker::SaveImages(core_.get());
+  }
+}
+
+void Store::WaitForColumns() const {
+  if (core_->column_cache) core_->column_cache->WaitIdle();
 }
 
 std::shared_ptr<const Db> Store::Latest() const {

@@ -3,7 +3,6 @@
 #include <future>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
 #include "internal/commit_batch.h"
 #include "internal/meta_keys.h"
@@ -57,14 +56,11 @@ void Transactor::InvalidateCached(
   // Before the write and the publish: no reader of the new basis can find
   // a record from before it, and no reader of an older basis can insert
   // one (RecordCache::Insert).
-  internal::ColumnCache* columns = core_->column_cache.get();
-  absl::flat_hash_set<EntityId> attributes;
   std::string prefix;
   for (const auto& r : results) {
     if (!r.ok()) continue;
     EntityId last = 0;
     for (const Datom& d : r->datoms) {
-      if (columns != nullptr) attributes.insert(d.a);
       if (entities != nullptr && d.e != last) {
         last = d.e;
         prefix.clear();
@@ -78,7 +74,18 @@ void Transactor::InvalidateCached(
       }
     }
   }
-  if (columns != nullptr) columns->Touch(attributes, state_.basis_tx);
+}
+
+void Transactor::UpdateColumns(
+    const std::vector<absl::StatusOr<TxReport>>& results) {
+  internal::ColumnCache* columns = core_->column_cache.get();
+  if (columns == nullptr) return;
+  std::vector<const Datom*> datoms;
+  for (const auto& r : results) {
+    if (!r.ok()) continue;
+    for (const Datom& d : r->datoms) datoms.push_back(&d);
+  }
+  columns->Commit(state_.basis_tx, datoms);
 }
 
 void Transactor::Publish(std::shared_ptr<Statistics> stats) {
@@ -309,6 +316,9 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
       if (r.ok()) r = commit_status;
     }
   } else if (any_committed) {
+    // After the write (a failed one changes nothing) and before the
+    // publish: every reader of the new basis finds its columns' versions.
+    UpdateColumns(results);
     Publish(std::move(stats));
   }
 

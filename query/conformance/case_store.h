@@ -191,7 +191,6 @@ inline absl::StatusOr<std::unique_ptr<CaseStore>> BuildCaseStore(
   storage::StoreOptions options;
   if (eager_columns) {
     options.column_build_after_rows = 1;
-    options.column_quiet_ms = 0;
   }
   options.sync_commits = false;
   options.block_cache_bytes = size_t{4} << 20;

@@ -147,8 +147,11 @@ std::string RunQuery(const Case& c, CaseStore& cs) {
   if (!view.ok()) return StrCat(context, "  case error: ", Msg(view.status()));
 
   // Twice: the second run comes from the plan cache and must match too.
+  // Between the two, the columns the first run's reads queued are built
+  // (with eager columns), so that the second reads through them.
   absl::StatusOr<QueryResult> first =
       cs.engine.Query(*text, *view, inputs->items());
+  cs.store->WaitForColumns();
   absl::StatusOr<QueryResult> second =
       cs.engine.Query(*text, *view, inputs->items());
 

@@ -61,10 +61,12 @@ TEST_CASE("engine: profiles name the steps that ran as column probes") {
   LoadIssues(plain);
   EngineFixture f(/*eager_columns=*/true);
   LoadIssues(f);
-  // The first run reads :issue/title from RocksDB and asks for a column;
-  // the next ones probe the column instead of hashing, with the same rows.
+  // The first run reads :issue/title from RocksDB and asks for a column,
+  // which the store builds in the background; the next ones probe the
+  // column instead of hashing, with the same rows.
   const std::string rows = f.Rows(q4);
   CHECK(rows == plain.Rows(q4));
+  f.store().store().WaitForColumns();
   CHECK(f.Explain(q4, "", true).find("ran as AEVT column probes") !=
         std::string::npos);
   CHECK(f.Rows(q4) == rows);

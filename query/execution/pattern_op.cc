@@ -338,7 +338,9 @@ absl::Status PatternOp::Output(const Datom& d, const Value* row) {
 
 absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
   if (!prefix_ready && !BuildPrefix(row, false)) return absl::OkStatus();
-  ++probes_;
+  // Past this many probes a step reads in bulk: the records its misses
+  // would cache are not read again (the attribute earns a column instead).
+  if (++probes_ == kBulkProbes) cursor_->SetBulk(true);
   cursor_->Seek(prefix_);
   if (seek_range_) RangeStart(row);
   const bool upper = p_.upper.has_value();

@@ -109,9 +109,11 @@ class PatternOp : public Operator {
   struct ColumnProbe {
     storage::EntityId e;
     uint32_t row;
-    uint32_t pos;  // the entity's first datom in column_, or its size
+    uint32_t pos;  // the entity's first datom in column_'s base, or its size
   };
   std::vector<ColumnProbe> column_probes_;
+  // The datoms of an entity commits changed since the column's base.
+  std::vector<storage::Datom> changed_datoms_;
   storage::Datom datom_;
   // The value is `_` or in the seek prefix, and nothing else reads it.
   bool skip_value_ = false;
@@ -131,6 +133,10 @@ class PatternOp : public Operator {
   // The seek prefix depends on the row: batches of at least
   // kSortedProbeRows rows are probed in prefix order.
   static constexpr size_t kSortedProbeRows = 16;
+  // Probes after which a step's cursor reads in bulk
+  // (DatomCursor::SetBulk): a query of thousands of entities does not fill
+  // the entity cache with records it will not read again.
+  static constexpr uint64_t kBulkProbes = 4096;
   // How many probes ahead the sorted loop hints its cursor (step 0; step 1
   // half as far).
   static constexpr size_t kPrefetchAhead = 16;

@@ -50,6 +50,10 @@ absl::Status PatternOp::PushColumn(Batch& in) {
   for (size_t k = 0; k < n && k < kColumnPrefetchAhead; ++k) {
     if (column_probes_[k].pos < size) column.Prefetch(column_probes_[k].pos);
   }
+  // Entities that commits changed since the column's base was read are
+  // read whole from the column's changes (few: a fold keeps them so).
+  const bool changes = column.has_changes();
+  storage::EntityColumn::ChangePos change_pos;
   for (size_t k = 0; k < n; ++k) {
     if (ctx_->stopped()) break;
     if (k + kColumnPrefetchAhead < n) {
@@ -59,6 +63,22 @@ absl::Status PatternOp::PushColumn(Batch& in) {
     const ColumnProbe& p = column_probes_[k];
     const storage::Value* row = in.row(p.row);
     ++probes_;
+    if (changes && column.Changed(p.e, &change_pos)) {
+      absl::Status s =
+          column.ReadChanged(p.e, p.pos, change_pos, &changed_datoms_);
+      if (!s.ok()) return s;
+      for (const storage::Datom& d : changed_datoms_) {
+        s = ctx_->Tick();
+        if (!s.ok()) return s;
+        if (upper && PastUpper(d, row)) break;
+        if (!lower || !BelowLower(d, row)) {
+          s = Output(d, row);
+          if (!s.ok()) return s;
+        }
+        if (single_ || ctx_->stopped()) break;
+      }
+      continue;
+    }
     for (size_t i = p.pos; i < size && column.entity(i) == p.e; ++i) {
       absl::Status s = ctx_->Tick();
       if (!s.ok()) return s;

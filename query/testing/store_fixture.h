@@ -144,7 +144,6 @@ class StoreFixture {
     options.block_cache_bytes = size_t{8} << 20;
     if (eager_columns) {
       options.column_build_after_rows = 1;
-      options.column_quiet_ms = 0;
     }
     auto store = storage::Store::Open(dir_, options);
     open_status_ = store.status();

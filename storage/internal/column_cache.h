@@ -1,182 +1,208 @@
 #ifndef MENTAT_STORAGE_INTERNAL_COLUMN_CACHE_H_
 #define MENTAT_STORAGE_INTERNAL_COLUMN_CACHE_H_
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "internal/column_delta.h"
+#include "internal/key_run.h"
 #include "mentat/storage/cache_counters.h"
 #include "mentat/storage/datom.h"
 #include "mentat/storage/keys.h"
 
 namespace mentat::storage::internal {
 
-// Every current key of one attribute in one index order (AEVT or AVET), in
-// key order, as read from one snapshot: a scan of the attribute becomes a
-// walk over an array instead of RocksDB's merging iterator (about 10x
-// fewer instructions per key).
+// One version of an attribute's column: every current key of the
+// attribute in one index order (AEVT or AVET) as of basis `as_of`, held as
+// a base read from a snapshot (or folded) plus the changes committed since
+// (`delta`). Readers merge the two (column_cursor.cc, EntityColumn).
+// Immutable and shared: a reader keeps the version it took for as long as
+// it reads, whatever commits and folds come after.
 struct AttributeColumn {
   IndexOrder order = IndexOrder::kAevt;
   EntityId attribute = 0;
-  // The basis of the snapshot it was read from; it answers reads at that
-  // basis or later, as long as no commit touched the attribute since.
-  EntityId read_at = 0;
-  std::string keys;            // the keys, back to back
-  std::vector<uint32_t> ends;  // ends[i]: where key i ends in `keys`
-  std::vector<EntityId> txs;   // the asserting tx of key i
-  // AEVT only: the entity of key i (its bytes 8-16, as an unsigned
-  // number), so that seeks by entity search a dense array of integers.
-  std::vector<uint64_t> entities;
+  // The attribute as of this basis; the version answers reads at any
+  // basis from here up to (not including) the next version's as_of.
+  EntityId as_of = 0;
+  std::shared_ptr<const KeyRun> base;
+  ColumnDelta delta;
 
-  size_t size() const { return ends.size(); }
-  std::string_view key(size_t i) const {
-    const uint32_t begin = i == 0 ? 0 : ends[i - 1];
-    return std::string_view(keys.data() + begin, ends[i] - begin);
-  }
-  // Memory charged against the cache's capacity.
+  bool with_entities() const { return order == IndexOrder::kAevt; }
   size_t charge() const {
-    return sizeof(AttributeColumn) + keys.capacity() +
-           ends.capacity() * sizeof(uint32_t) +
-           txs.capacity() * sizeof(EntityId) +
-           entities.capacity() * sizeof(uint64_t);
+    return sizeof(AttributeColumn) + base->charge() + delta.charge();
   }
 };
 
-// The first index in [lo, hi) whose element is not below the target
-// (`below(i)`), for elements in order. Joins look up keys in order, and a
-// range seek lands next to the one before it, so the search first gallops
-// from `near` (the last answer), forward or back: a target near it costs a
-// few comparisons instead of a binary search's twenty cache lines.
-template <typename Below>
-size_t GallopLowerBound(size_t near, size_t lo, size_t hi, Below below) {
-  if (near >= lo && near < hi) {
-    size_t step = 1;
-    if (below(near)) {
-      lo = near + 1;
-      while (lo + step < hi && below(lo + step)) {
-        lo += step + 1;
-        step *= 2;
-      }
-      hi = std::min(hi, lo + step + 1);
-    } else {
-      hi = near;  // the answer is at most near
-      while (hi - lo > step) {
-        if (below(hi - step)) {
-          lo = hi - step + 1;
-          break;
-        }
-        hi -= step;
-        step *= 2;
-      }
-    }
-  }
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (below(mid)) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
+// How a ColumnCache sizes, builds and folds its columns.
+struct ColumnCacheOptions {
+  size_t capacity_bytes = 0;
+  // Keys read from RocksDB (since the store opened, or since the column
+  // was dropped) that earn an attribute a column.
+  uint64_t build_after_rows = 100000;
+  // A column's delta is folded into a new base once it holds more than
+  // max(fold_min_keys, base keys * fold_fraction) keys: merged reads stay
+  // close to a plain walk, and a fold (a copy of the base) comes seldom.
+  size_t fold_min_keys = 4096;
+  double fold_fraction = 1.0 / 32;
+  // Versions kept per column besides the newest, for readers of recent
+  // bases that look a column up after newer commits (a query opening its
+  // second cursor); older readers go to RocksDB.
+  size_t kept_versions = 64;
+};
 
 // The AttributeColumns of a store, for attributes that are read in bulk
 // (aggregates over an attribute, range scans, joins over most of its
-// entities): an attribute gets a column once readers have stepped over
-// `build_after_rows` of its keys in RocksDB since its last change, and no
-// commit wrote it in the last `quiet_time` (under a steady writer a column
-// would be dropped again before it paid for itself).
+// entities). An attribute gets a column once readers have stepped over
+// `build_after_rows` of its keys in RocksDB; the reader that crosses the
+// line queues the build and carries on through RocksDB, and the store's
+// column thread (ColumnWorker) reads it from a snapshot of its own.
 //
-// Columns never go stale: the transactor calls Touch for every attribute a
-// commit writes before it publishes the commit, which drops the
-// attribute's columns and refuses columns read before it (Insert). Least
-// recently used columns go first once the charges pass the capacity; a
-// column bigger than half the capacity is not kept, and not tried again
-// while the store is open (attributes rarely shrink, and each try reads
-// half of one).
+// Columns stay current under writes: after each group commit is written,
+// and before it is published, the transactor hands the cache the keys it
+// added and removed (Commit), and every column of an attribute the group
+// wrote gets a new version with those changes in its delta (a copy of the
+// delta's chunks they fall in). A reader at basis t takes the newest
+// version not newer than t; older versions are kept a while
+// (kept_versions), and readers older than the oldest go to RocksDB. When
+// a delta grows past its share, the column thread folds it into a new
+// base; commits during a build or a fold are logged and replayed onto its
+// result.
 //
-// Thread-safe (one mutex; it is taken once per seek of a new attribute,
-// not per key).
+// Least recently used columns go once the newest versions' charges pass
+// the capacity; a column bigger than half the capacity is not kept, and
+// not tried again while the store is open.
+//
+// Thread-safe (one mutex; a reader takes it once per seek of a new
+// attribute, not per key).
 class ColumnCache {
  public:
-  ColumnCache(size_t capacity_bytes, uint64_t build_after_rows,
-              std::chrono::milliseconds quiet_time);
+  explicit ColumnCache(const ColumnCacheOptions& options);
 
-  // The column of (order, attribute) that answers a read at basis `t`, or
-  // null.
+  // Readers: the version of (order, attribute) that answers a read at
+  // basis `t`, or null.
   std::shared_ptr<const AttributeColumn> Find(IndexOrder order,
                                               EntityId attribute, EntityId t);
-  // True when the caller should build the column of (order, attribute)
-  // now; it then owns the build and must call Insert or Abandon.
-  bool ClaimBuild(IndexOrder order, EntityId attribute);
-  // Keeps `column` unless a commit touched its attribute after read_at.
-  // Ends the build claim.
-  void Insert(std::shared_ptr<const AttributeColumn> column);
-  // Ends a build claim without a column. With `too_big`, the attribute is
-  // not tried again.
-  void Abandon(IndexOrder order, EntityId attribute, bool too_big);
-  // Readers: `rows` keys of the attribute were read from RocksDB.
+  // Readers: `rows` keys of the attribute were read from RocksDB; queues
+  // the attribute's build once they add up to build_after_rows.
   void CountScanned(IndexOrder order, EntityId attribute, uint64_t rows);
   // Readers report keys read from RocksDB in lots of at least this many:
   // stray keys of point reads do not count towards a column.
   uint64_t min_report_rows() const {
-    return std::min<uint64_t>(256, build_after_rows_);
+    return std::min<uint64_t>(256, options_.build_after_rows);
   }
+  // Queues the build of (order, attribute) now, whatever was read (a
+  // column the store had before it was last closed). No-op if it has a
+  // column, or a build is queued, or it is known to be too big.
+  void RequestBuild(IndexOrder order, EntityId attribute);
   // Most bytes one column may take.
-  size_t max_column_bytes() const { return capacity_ / 2; }
+  size_t max_column_bytes() const { return options_.capacity_bytes / 2; }
 
-  // Transactor: a commit at `tx` writes `attributes`.
-  void Touch(const absl::flat_hash_set<EntityId>& attributes, EntityId tx);
-  // Transactor: a commit at `tx` may have written anything (bulk import).
+  // Transactor, after a group commit at `tx` is written and before it is
+  // published: the group's datoms, in the order they were applied.
+  void Commit(EntityId tx, const std::vector<const Datom*>& datoms);
+  // Transactor: a bulk import at `tx` may have written anything: drops
+  // every column, and refuses builds read before `tx`.
   void TouchAll(EntityId tx);
 
-  // hits: seeks answered from a column; misses: columns built.
+  // The column thread's side. A job builds or folds one column.
+  enum class JobKind { kBuild, kFold };
+  struct Job {
+    JobKind kind;
+    IndexOrder order;
+    EntityId attribute;
+    uint64_t generation = 0;  // of the slot when the job began
+  };
+  // Waits for the next job; false once Stop was called.
+  bool NextJob(Job* job);
+  // Build: starts logging the attribute's commits; the caller then reads
+  // the base from a snapshot taken after this call. False: drop the job.
+  bool BeginBuild(Job* job);
+  // Build: the base as of `base_at` (the snapshot's basis), or null if it
+  // could not be read (`too_big`: and never will be). Ends the job. True
+  // if the column was kept.
+  bool FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
+                   EntityId base_at, bool too_big);
+  // Fold: the version to fold, with commits logged from now on; null:
+  // drop the job.
+  std::shared_ptr<const AttributeColumn> BeginFold(Job* job);
+  // Fold: `base` is the folded version's base and delta merged (null on
+  // failure). Installs it under the newest version's changes since. Ends
+  // the job.
+  void FinishFold(const Job& job, std::shared_ptr<KeyRun> base);
+  // Wakes NextJob with false; later jobs are dropped.
+  void Stop();
+  // Waits until no job is queued or running (tests and benchmarks).
+  void WaitIdle();
+
+  // Images (internal/column_image.h). The store opening, before any
+  // commit: keeps `column`, read from an image as of `image_as_of`.
+  void Install(std::shared_ptr<const AttributeColumn> column,
+               EntityId image_as_of);
+  // The column thread: the column's image on disk is as of `as_of`.
+  void SetImage(IndexOrder order, EntityId attribute, EntityId as_of);
+  // The newest version of every column whose image is older (the store
+  // closing writes them).
+  std::vector<std::shared_ptr<const AttributeColumn>> StaleImages() const;
+
+  // hits: seeks answered from a column; misses: columns built; bytes and
+  // entries: the newest versions; folds: deltas folded.
   CacheCounters counters() const;
 
  private:
-  using Clock = std::chrono::steady_clock;
   struct Slot {
-    std::shared_ptr<const AttributeColumn> column;
-    uint64_t scanned = 0;  // keys read from RocksDB since the last Touch
-    uint64_t used = 0;     // the cache's tick at the last Find
-    bool building = false;
+    std::vector<std::shared_ptr<const AttributeColumn>> versions;  // oldest
+    uint64_t scanned = 0;     // keys read from RocksDB towards a build
+    uint64_t used = 0;        // the cache's tick at the last Find
+    size_t charge = 0;        // of the newest version, counted in bytes_
+    uint64_t generation = 0;  // bumped whenever its versions are dropped
+    bool queued = false;      // a job is queued or running
+    bool logging = false;     // its commits go to `log` for the job
     bool too_big = false;
-  };
-  struct AttributeState {
-    EntityId touched = 0;  // the last commit that wrote it
-    Clock::time_point touched_at{};
+    EntityId image_as_of = 0;  // of its image on disk; 0: none
+    // Commits during a build or fold: (group tx, its changes).
+    std::vector<std::pair<EntityId, std::shared_ptr<const KeyRun>>> log;
   };
   static uint64_t SlotKey(IndexOrder order, EntityId attribute) {
     return (static_cast<uint64_t>(attribute) << 2) |
            static_cast<uint64_t>(order == IndexOrder::kAvet);
   }
-  EntityId TouchedLocked(EntityId attribute) const;
-  void DropLocked(Slot& slot);
-  // A commit changed the slot's attribute: drops the column and the keys
-  // counted towards one.
-  void ForgetLocked(Slot& slot);
-  void EvictLocked();
+  void QueueLocked(Slot& slot, JobKind kind, IndexOrder order,
+                   EntityId attribute) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `column` the slot's newest version (replacing the newest when
+  // `replace`), and charges it.
+  void PushLocked(Slot& slot, std::shared_ptr<const AttributeColumn> column,
+                  bool replace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops every version of the slot.
+  void DropLocked(Slot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EndJobLocked(Slot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool FoldDueLocked(const AttributeColumn& column) const;
+  // The slot's logged changes after `after`, as a delta.
+  static ColumnDelta ReplayLog(const Slot& slot, EntityId after,
+                               bool with_entities);
 
-  const size_t capacity_;
-  const uint64_t build_after_rows_;
-  const std::chrono::milliseconds quiet_time_;
+  const ColumnCacheOptions options_;
   mutable std::mutex mu_;
-  absl::flat_hash_map<uint64_t, Slot> slots_;
-  absl::flat_hash_map<EntityId, AttributeState> attributes_;
-  EntityId touched_all_ = 0;
-  Clock::time_point touched_all_at_{};
-  size_t bytes_ = 0;
-  uint64_t tick_ = 0;
-  uint64_t builds_ = 0;
+  std::condition_variable jobs_cv_;  // a job queued, or stopping
+  std::condition_variable idle_cv_;  // a job ended
+  absl::flat_hash_map<uint64_t, Slot> slots_ ABSL_GUARDED_BY(mu_);
+  std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  EntityId floor_ ABSL_GUARDED_BY(mu_) = 0;  // the last TouchAll
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t builds_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t folds_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> hits_{0};
 };
 

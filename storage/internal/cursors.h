@@ -31,24 +31,14 @@ std::unique_ptr<DatomCursor> NewCachedCursor(
     const Db& db, IndexOrder order, RecordCache* cache, EntityId t,
     std::unique_ptr<DatomCursor> fallback);
 
-// AEVT or AVET datoms visible at `t`, served from the column of the
-// seek's attribute when `cache` has one that answers `t` (and building it
-// when the attribute has been read in bulk and `t` is the Db's basis);
-// everything else goes to `fallback`.
+// AEVT or AVET datoms visible at `t`, served from the version of the
+// seek's attribute's column that answers `t` when `cache` has one;
+// everything else goes to `fallback`, whose keys read under one attribute
+// count towards building its column (ColumnCache::CountScanned).
 class ColumnCache;
-struct AttributeColumn;
 std::unique_ptr<DatomCursor> NewColumnCursor(
     const Db& db, IndexOrder order, ColumnCache* cache, EntityId t,
     std::unique_ptr<DatomCursor> fallback);
-
-// The column of `attribute` in `order` that answers reads at `t`: the
-// cache's, or, when the attribute is due one and `t` is the Db's basis,
-// one read now from the Db's snapshot (and offered to the cache). Null if
-// there is none, if it would be too big, or on an error (in *status).
-std::shared_ptr<const AttributeColumn> ColumnFor(const Db& db, IndexOrder order,
-                                                 EntityId attribute,
-                                                 ColumnCache* cache, EntityId t,
-                                                 absl::Status* status);
 
 }  // namespace mentat::storage::internal
 

@@ -44,6 +44,10 @@ class LayeredCursor : public DatomCursor {
     skip_value_ = skip_value;
     fallback_->SetSkipValue(skip_value);
   }
+  void SetBulk(bool bulk) final {
+    bulk_ = bulk;
+    fallback_->SetBulk(bulk);
+  }
   absl::Status status() const final {
     if (!status_.ok()) return status_;
     return fallback_mode_ ? fallback_->status() : absl::OkStatus();
@@ -79,6 +83,7 @@ class LayeredCursor : public DatomCursor {
   std::unique_ptr<DatomCursor> fallback_;
   bool fallback_mode_ = false;
   bool valid_ = false;  // own mode: positioned on a datom
+  bool bulk_ = false;   // SetBulk: misses are not cached
   absl::Status status_;
 
  private:

@@ -18,6 +18,8 @@
 
 namespace mentat::storage::internal {
 
+class ColumnWorker;
+
 // The column families of a store, in the order they are opened.
 enum class Cf : int {
   kEavt = 0,
@@ -121,6 +123,9 @@ struct StoreCore {
   // Columns of attributes read in bulk (AEVT and AVET); null when
   // StoreOptions::column_cache_bytes is 0.
   std::unique_ptr<ColumnCache> column_cache;
+  // Builds and folds the columns (with column_cache); stopped before `db`
+  // closes.
+  std::unique_ptr<ColumnWorker> column_worker;
   // since() indexes shared across views (internal/since_index.h).
   std::unique_ptr<SinceCache> since_cache;
   RecordCache* cache(IndexOrder order) const {

@@ -66,6 +66,8 @@ class Transactor {
   // Drops the cached records of every entity the committed transactions
   // of a group touched.
   void InvalidateCached(const std::vector<absl::StatusOr<TxReport>>& results);
+  // Hands the group's datoms to the column cache (ColumnCache::Commit).
+  void UpdateColumns(const std::vector<absl::StatusOr<TxReport>>& results);
 
   std::shared_ptr<internal::StoreCore> core_;
   // Owned by the transactor thread.

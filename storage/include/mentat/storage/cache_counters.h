@@ -16,6 +16,8 @@ struct CacheCounters {
   uint64_t bytes = 0;
   // Records (record caches) or columns (column cache) held.
   uint64_t entries = 0;
+  // Column cache only: deltas folded into new bases.
+  uint64_t folds = 0;
 };
 
 }  // namespace mentat::storage

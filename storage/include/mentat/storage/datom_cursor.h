@@ -40,6 +40,12 @@ class DatomCursor {
   // do not read it. Cursors that cannot skip it decode it anyway. Default:
   // off.
   virtual void SetSkipValue(bool skip_value) { (void)skip_value; }
+  // With bulk, the seeks that follow read many prefixes about once each
+  // (a join over thousands of rows): a cursor with a cache still answers
+  // from what it holds, but reads a miss the plain way and keeps nothing,
+  // so that one big query neither pays for filling the cache nor pushes
+  // out what small queries read again and again. Default: off.
+  virtual void SetBulk(bool bulk) { (void)bulk; }
   // A hint that Seek(prefix) comes soon, so that the memory it will read
   // can be fetched meanwhile; it changes nothing else. A loop of seeks
   // gives step 0 some 2n seeks ahead (where a lookup table's slot is) and

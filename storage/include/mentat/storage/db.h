@@ -114,10 +114,10 @@ class DbView {
 
   // The in-memory column of `attribute` in AEVT order
   // (StoreOptions::column_cache_bytes), where a lookup by entity costs a
-  // few comparisons, or null. Builds the column first if readers asked for
-  // enough of the attribute to earn one (a read of the whole attribute,
-  // once). Errors of that read give null; the query reads RocksDB instead.
-  // Since and history views have no columns.
+  // few comparisons, or null: the attribute has no column (yet: the store
+  // builds one in the background once readers asked for enough of the
+  // attribute), or none that answers this view's basis. Since and history
+  // views have no columns.
   std::shared_ptr<const EntityColumn> EntityColumnOf(EntityId attribute) const;
   // Tells the column cache that a query read `rows` datoms of `attribute`
   // one seek at a time that a column in `order` would have answered: it

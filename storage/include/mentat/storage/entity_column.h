@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "mentat/storage/datom.h"
@@ -17,11 +18,16 @@ struct AttributeColumn;
 // The current datoms of one attribute in AEVT order (by entity, then
 // value), held in memory by the store's column cache
 // (StoreOptions::column_cache_bytes), for joins that read the attribute of
-// many entities at once. A datom is known by its position: Seek finds an
-// entity's first datom, Read decodes one. Looking up entities in
-// ascending order walks the column forward, and a caller that knows the
+// many entities at once.
+//
+// A column is a base read at some basis plus the changes committed since
+// (until the store folds them into a new base). An entity the changes do
+// not name has its datoms in the base, known by their positions: Seek
+// finds an entity's first datom, Read decodes one. Looking up entities in
+// ascending order walks the base forward, and a caller that knows the
 // positions of the next lookups can Prefetch them, so that their memory
-// arrives while it works on the current one.
+// arrives while it works on the current one. An entity the changes name
+// (Changed) is read whole with ReadChanged instead.
 //
 // Immutable and thread-safe. It keeps its column alive after the cache
 // drops it, and answers reads at the basis of the DbView that gave it.
@@ -31,30 +37,48 @@ class EntityColumn {
       std::shared_ptr<const internal::AttributeColumn> column);
 
   EntityId attribute() const;
-  // How many datoms; positions are [0, size()).
+  // How many datoms the base holds; positions are [0, size()).
   size_t size() const { return size_; }
-  // The first position whose entity is >= `e`, or size(). `near` is where
-  // to start looking (the answer for the entity before, say): a nearby
-  // answer costs a few comparisons.
+  // The first base position whose entity is >= `e`, or size(). `near` is
+  // where to start looking (the answer for the entity before, say): a
+  // nearby answer costs a few comparisons.
   size_t Seek(EntityId e, size_t near = 0) const;
-  // The entity of the datom at `pos`.
+  // The entity of the base datom at `pos`.
   EntityId entity(size_t pos) const {
     return static_cast<EntityId>(entities_[pos]);
   }
-  // Fetches the datom at `pos` into the CPU's cache (a hint; it changes
-  // nothing). Needs the position's end offset, so hint positions some
-  // lookups ahead.
+  // Fetches the base datom at `pos` into the CPU's cache (a hint; it
+  // changes nothing). Needs the position's end offset, so hint positions
+  // some lookups ahead.
   void Prefetch(size_t pos) const;
-  // Decodes the datom at `pos` into *d, reusing d->v's buffer, with its
-  // asserting tx and added = true. With skip_value, d->v is left alone.
-  // DataLoss on a malformed key.
+  // Decodes the base datom at `pos` into *d, reusing d->v's buffer, with
+  // its asserting tx and added = true. With skip_value, d->v is left
+  // alone. DataLoss on a malformed key. Only for entities not Changed.
   absl::Status Read(size_t pos, bool skip_value, Datom* d) const;
+
+  // True if commits changed the attribute since the base was read.
+  bool has_changes() const { return has_changes_; }
+  // A place in the changes; a default one is their start.
+  struct ChangePos {
+    uint32_t chunk = 0;
+    uint32_t off = 0;
+  };
+  // Whether the changes name entity `e`, in which case its datoms come
+  // from ReadChanged and not from the base. Moves *pos to the first change
+  // of an entity >= e: entities must come in ascending order for one pos.
+  bool Changed(EntityId e, ChangePos* pos) const;
+  // The datoms of entity `e` (one Changed named at `pos`) into *out, in
+  // value order: the base's, from `base_pos` (Seek's answer for e), with
+  // the changes applied. DataLoss on a malformed key.
+  absl::Status ReadChanged(EntityId e, size_t base_pos, ChangePos pos,
+                           std::vector<Datom>* out) const;
 
  private:
   std::shared_ptr<const internal::AttributeColumn> column_;
-  // The column's entities, one per datom, in order.
+  // The base's entities, one per datom, in order.
   const uint64_t* entities_;
   size_t size_;
+  bool has_changes_;
 };
 
 }  // namespace mentat::storage

@@ -149,6 +149,9 @@ class Store {
   CacheCounters entity_cache_counters() const;
   CacheCounters value_cache_counters() const;
   CacheCounters column_cache_counters() const;
+  // Waits until the column cache has no build or fold queued or running
+  // (tests and benchmarks: columns are built in the background).
+  void WaitForColumns() const;
 
   // Counters of the transactor since the store opened (for metrics and
   // benchmarks): groups committed, transactions committed and failed,

@@ -40,19 +40,28 @@ struct StoreOptions {
   // off. Default: 128 MiB.
   size_t value_cache_bytes = size_t{128} << 20;
   // Columns of attributes read in bulk: every current key of the
-  // attribute in AEVT or AVET order in one array, so that aggregates and
+  // attribute in AEVT or AVET order in memory, so that aggregates and
   // scans over it step through memory instead of RocksDB's iterators. An
-  // attribute gets one after readers stepped over 100,000 of its keys, and
-  // loses it when a commit writes it. A column of the workload's
-  // :issue/state at scale m (1.3M keys) takes about 55 MB; one column
-  // never takes more than half of this. 0 turns it off. Default: 512 MiB.
+  // attribute gets one (built in the background) after readers stepped
+  // over column_build_after_rows of its keys, and keeps it under writes:
+  // commits go to the column's delta, folded into its base now and then.
+  // A column of the workload's :issue/state at scale m (1.3M keys) takes
+  // about 55 MB; one column never takes more than half of this. 0 turns
+  // it off. Default: 512 MiB.
   size_t column_cache_bytes = size_t{512} << 20;
-  // When an attribute gets a column: after readers stepped over this many
-  // of its keys in RocksDB (AEVT or AVET) since a commit last wrote it, and
-  // once no commit wrote it for column_quiet_ms. Defaults: 100,000 and
-  // 1,000 ms.
+  // Keys of an attribute readers step over in RocksDB (AEVT or AVET)
+  // before it gets a column. Default: 100,000.
   uint64_t column_build_after_rows = 100000;
-  int64_t column_quiet_ms = 1000;
+  // A column's delta (the changes committed since its base was read) is
+  // folded into a new base once it holds more than
+  // max(column_fold_min_keys, 1/32 of the base's keys). Default: 4,096.
+  size_t column_fold_min_keys = 4096;
+  // Keep each column's keys in a file under the store's directory
+  // (columns/), written when the column is built and, if it changed since,
+  // when the store closes; a reopened store maps them and replays the log
+  // after them, so that its first bulk queries find their columns instead
+  // of reading RocksDB while the columns are built again. Default: true.
+  bool column_images = true;
   // Most transactions the transactor applies in one group commit.
   // Default: 1024.
   int max_group_transactions = 1024;

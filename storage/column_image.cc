@@ -1,0 +1,216 @@
+#include "internal/column_image.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::storage::internal {
+namespace {
+
+constexpr char kMagic[8] = {'M', 'N', 'T', 'C', 'O', 'L', '0', '1'};
+constexpr char kDir[] = "columns";
+
+// The file's first 64 bytes, in the machine's byte order (an image is
+// only ever read by the machine that wrote it, next to its store).
+struct Header {
+  char magic[8];
+  uint32_t order;
+  uint32_t with_entities;
+  uint64_t attribute;
+  uint64_t as_of;
+  uint64_t count;      // keys
+  uint64_t key_bytes;  // bytes of the keys, back to back
+  uint64_t reserved[2];
+};
+static_assert(sizeof(Header) == 64);
+
+size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+// Where each array starts, and the file's size.
+struct Layout {
+  size_t ends, txs, entities, keys, size;
+};
+Layout LayoutOf(uint64_t count, uint64_t key_bytes, bool with_entities) {
+  Layout l;
+  l.ends = sizeof(Header);
+  l.txs = l.ends + Pad8(count * sizeof(uint32_t));
+  l.entities = l.txs + count * sizeof(EntityId);
+  l.keys = l.entities + (with_entities ? count * sizeof(uint64_t) : 0);
+  l.size = l.keys + key_bytes;
+  return l;
+}
+
+absl::Status Errno(std::string_view what, const std::string& path) {
+  return absl::UnavailableError(
+      StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, const void* data, size_t size,
+                      const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("writing", path);
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// A mapped file, unmapped when the last view of it goes.
+struct Mapping {
+  void* data = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (data != nullptr) ::munmap(data, size);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> ListColumnImages(const std::string& store_path) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(store_path) / kDir;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (it->path().extension() == ".col") out.push_back(it->path().string());
+  }
+  return out;
+}
+
+absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
+                              EntityId attribute, EntityId as_of,
+                              const KeyRun& keys) {
+  const std::filesystem::path dir = std::filesystem::path(store_path) / kDir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        StrCat("creating ", dir.string(), ": ", ec.message()));
+  }
+  const std::string path =
+      (dir / StrCat(IndexOrderName(order), "-", attribute, ".col")).string();
+  const std::string tmp = path + ".tmp";
+  const bool with_entities = !keys.entities.empty();
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.order = static_cast<uint32_t>(order);
+  h.with_entities = with_entities ? 1 : 0;
+  h.attribute = static_cast<uint64_t>(attribute);
+  h.as_of = static_cast<uint64_t>(as_of);
+  h.count = keys.size();
+  h.key_bytes = keys.keys.size();
+  const Layout l = LayoutOf(h.count, h.key_bytes, with_entities);
+  const int fd =
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("creating", tmp);
+  static const char kZeros[8] = {};
+  absl::Status s = WriteAll(fd, &h, sizeof h, tmp);
+  if (s.ok()) s = WriteAll(fd, keys.ends.data(), h.count * 4, tmp);
+  if (s.ok()) s = WriteAll(fd, kZeros, l.txs - l.ends - h.count * 4, tmp);
+  if (s.ok()) s = WriteAll(fd, keys.txs.data(), h.count * 8, tmp);
+  if (s.ok() && with_entities) {
+    s = WriteAll(fd, keys.entities.data(), h.count * 8, tmp);
+  }
+  if (s.ok()) s = WriteAll(fd, keys.keys.data(), h.key_bytes, tmp);
+  if (s.ok() && ::fsync(fd) != 0) s = Errno("syncing", tmp);
+  ::close(fd);
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = Errno("renaming", tmp);
+  }
+  if (!s.ok()) ::unlink(tmp.c_str());
+  return s;
+}
+
+absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("opening", path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    absl::Status s = Errno("reading", path);
+    ::close(fd);
+    return s;
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  auto malformed = [&](std::string_view why) {
+    return absl::DataLossError(StrCat("column image ", path, ": ", why));
+  };
+  if (size < sizeof(Header)) {
+    ::close(fd);
+    return malformed("too short");
+  }
+  auto mapping = std::make_shared<Mapping>();
+  mapping->data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapping->data == MAP_FAILED) {
+    mapping->data = nullptr;
+    return Errno("mapping", path);
+  }
+  mapping->size = size;
+  const char* base = static_cast<const char*>(mapping->data);
+  Header h;
+  std::memcpy(&h, base, sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) {
+    return malformed("not a column image");
+  }
+  const auto order = static_cast<IndexOrder>(h.order);
+  if ((order != IndexOrder::kAevt && order != IndexOrder::kAvet) ||
+      h.with_entities != (order == IndexOrder::kAevt ? 1u : 0u) ||
+      h.count > UINT32_MAX || h.key_bytes > UINT32_MAX) {
+    return malformed("bad header");
+  }
+  const Layout l = LayoutOf(h.count, h.key_bytes, h.with_entities != 0);
+  if (l.size != size) return malformed("wrong size");
+  auto keys = std::make_shared<KeyRun>();
+  keys->ends.View(reinterpret_cast<const uint32_t*>(base + l.ends), h.count);
+  keys->txs.View(reinterpret_cast<const EntityId*>(base + l.txs), h.count);
+  if (h.with_entities != 0) {
+    keys->entities.View(reinterpret_cast<const uint64_t*>(base + l.entities),
+                        h.count);
+  }
+  keys->keys.View(base + l.keys, h.key_bytes);
+  keys->mapping = mapping;
+  // Key bounds must hold before any key is read: ends in order, within the
+  // keys, each key long enough for its attribute (and entity).
+  const size_t min_key = h.with_entities != 0 ? 16 : 8;
+  uint32_t last = 0;
+  for (size_t i = 0; i < h.count; ++i) {
+    const uint32_t end = keys->ends[i];
+    if (end < uint64_t{last} + min_key || end > h.key_bytes) {
+      return malformed("bad key offsets");
+    }
+    last = end;
+  }
+  if (last != h.key_bytes) return malformed("bad key offsets");
+  // Every key starts with the attribute (checked at both ends).
+  if (h.count > 0) {
+    char attribute[8];
+    for (int i = 0; i < 8; ++i) {
+      attribute[i] = static_cast<char>(h.attribute >> (56 - 8 * i));
+    }
+    const std::string_view want(attribute, 8);
+    if (!keys->key(0).starts_with(want) ||
+        !keys->key(h.count - 1).starts_with(want)) {
+      return malformed("keys of another attribute");
+    }
+  }
+  ColumnImage image;
+  image.order = order;
+  image.attribute = static_cast<EntityId>(h.attribute);
+  image.as_of = static_cast<EntityId>(h.as_of);
+  image.keys = std::move(keys);
+  return image;
+}
+
+}  // namespace mentat::storage::internal

@@ -1,0 +1,207 @@
+#include "internal/column_worker.h"
+
+#include <filesystem>
+
+#include "internal/coding.h"
+#include "internal/column_image.h"
+#include "internal/log_codec.h"
+#include "internal/meta_keys.h"
+#include "internal/store_core.h"
+
+namespace mentat::storage::internal {
+namespace {
+
+// Keys read between checks for Stop.
+constexpr size_t kStopCheckKeys = 4096;
+
+// An image further behind the log than this many transactions is built
+// again instead: replaying them would slow the store's opening more than
+// a build in the background costs.
+constexpr size_t kMaxImageReplayTx = 50000;
+
+}  // namespace
+
+ColumnWorker::ColumnWorker(StoreCore* core)
+    : core_(core), cache_(core->column_cache.get()) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+ColumnWorker::~ColumnWorker() { Stop(); }
+
+void ColumnWorker::Stop() {
+  stopping_.store(true, std::memory_order_relaxed);
+  cache_->Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ColumnWorker::Run() {
+  ColumnCache::Job job;
+  while (cache_->NextJob(&job)) {
+    if (job.kind == ColumnCache::JobKind::kBuild) {
+      Build(job);
+    } else {
+      Fold(job);
+    }
+  }
+}
+
+void ColumnWorker::Build(ColumnCache::Job job) {
+  if (!cache_->BeginBuild(&job)) return;
+  // The snapshot is taken after the cache started logging the
+  // attribute's commits: every commit is in one or the other (or both).
+  const rocksdb::Snapshot* snapshot = core_->db->GetSnapshot();
+  std::shared_ptr<KeyRun> base;
+  EntityId base_at = 0;
+  bool too_big = false;
+  do {
+    rocksdb::ReadOptions ro = TotalOrderReadOptions();
+    ro.snapshot = snapshot;
+    std::string basis;
+    if (!core_->db->Get(ro, core_->cf(Cf::kMeta), kMetaBasisKey, &basis).ok() ||
+        basis.size() != 8) {
+      break;
+    }
+    base_at = static_cast<EntityId>(DecodeFixed64BE(basis));
+    ro.ignore_range_deletions = true;
+    // A scan's blocks would only push hot ones out of the block cache.
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(
+        core_->db->NewIterator(ro, core_->cf(CurrentCf(job.order))));
+    std::string prefix;
+    AppendEntityId(job.attribute, &prefix);
+    const bool with_entities = job.order == IndexOrder::kAevt;
+    const size_t limit = cache_->max_column_bytes();
+    auto run = std::make_shared<KeyRun>();
+    bool ok = true;
+    size_t n = 0;
+    for (it->Seek(prefix); it->Valid(); it->Next()) {
+      const std::string_view k(it->key().data(), it->key().size());
+      if (!k.starts_with(prefix)) break;
+      const std::string_view v(it->value().data(), it->value().size());
+      if (v.size() != 8 ||
+          (with_entities && k.size() < 2 * kEntityPrefixBytes)) {
+        ok = false;  // malformed: readers keep reading RocksDB (and fail)
+        break;
+      }
+      run->Append(k, static_cast<EntityId>(DecodeFixed64BE(v)), with_entities);
+      if (run->keys.size() > UINT32_MAX ||
+          run->keys.size() + run->size() * 20 > limit) {
+        too_big = true;
+        ok = false;
+        break;
+      }
+      if (++n % kStopCheckKeys == 0 &&
+          stopping_.load(std::memory_order_relaxed)) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok && it->status().ok()) {
+      run->ShrinkToFit();
+      base = std::move(run);
+    }
+  } while (false);
+  core_->db->ReleaseSnapshot(snapshot);
+  std::shared_ptr<const KeyRun> kept = base;
+  if (cache_->FinishBuild(job, std::move(base), base_at, too_big) &&
+      core_->options.column_images) {
+    if (WriteColumnImage(core_->path, job.order, job.attribute, base_at, *kept)
+            .ok()) {
+      cache_->SetImage(job.order, job.attribute, base_at);
+    }
+  }
+}
+
+void ColumnWorker::Fold(ColumnCache::Job job) {
+  std::shared_ptr<const AttributeColumn> column = cache_->BeginFold(&job);
+  if (column == nullptr) return;
+  auto base = std::make_shared<KeyRun>();
+  column->delta.FoldInto(*column->base, column->with_entities(), base.get());
+  base->ShrinkToFit();
+  cache_->FinishFold(job, std::move(base));
+}
+
+void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
+                              const Schema& schema) {
+  ColumnCache* cache = core->column_cache.get();
+  for (const std::string& path : ListColumnImages(core->path)) {
+    absl::StatusOr<ColumnImage> image = MapColumnImage(path);
+    const bool usable = image.ok() && image->as_of <= basis &&
+                        schema.FindAttribute(image->attribute) != nullptr;
+    if (!usable) {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+      continue;
+    }
+    // The commits after the image: its attribute's datoms, from the log.
+    const bool with_entities = image->order == IndexOrder::kAevt;
+    ChangeListBuilder changes(with_entities);
+    rocksdb::ReadOptions ro;
+    const std::string lower =
+        Fixed64BE(static_cast<uint64_t>(image->as_of) + 1);
+    std::unique_ptr<rocksdb::Iterator> it(
+        core->db->NewIterator(ro, core->cf(Cf::kLog)));
+    std::vector<Datom> datoms;
+    std::string key;
+    size_t transactions = 0;
+    EntityId last_change = 0;
+    bool ok = true;
+    for (it->Seek(lower); it->Valid(); it->Next()) {
+      if (++transactions > kMaxImageReplayTx) {
+        ok = false;
+        break;
+      }
+      const std::string_view k(it->key().data(), it->key().size());
+      if (k.size() != 8) continue;
+      const auto tx = static_cast<EntityId>(DecodeFixed64BE(k));
+      datoms.clear();
+      if (!DecodeLogEntry(
+               tx, std::string_view(it->value().data(), it->value().size()),
+               &datoms)
+               .ok()) {
+        ok = false;
+        break;
+      }
+      for (const Datom& d : datoms) {
+        if (d.a != image->attribute) continue;
+        last_change = tx;
+        key.clear();
+        EncodeKey(image->order, d, &key);
+        changes.Add(key, d.added ? d.tx : 0);
+      }
+    }
+    if (!ok || !it->status().ok()) {
+      cache->RequestBuild(image->order, image->attribute);
+      continue;
+    }
+    auto column = std::make_shared<AttributeColumn>();
+    column->order = image->order;
+    column->attribute = image->attribute;
+    // As of the last commit that wrote the attribute: an image whose
+    // attribute no commit wrote since is not written again at close.
+    column->as_of = last_change == 0 ? image->as_of : last_change;
+    column->delta = ColumnDelta().With(changes.Finish(), with_entities);
+    column->base = image->keys;
+    cache->Install(std::move(column), image->as_of);
+  }
+}
+
+void ColumnWorker::SaveImages(StoreCore* core) {
+  ColumnCache* cache = core->column_cache.get();
+  for (const auto& column : cache->StaleImages()) {
+    std::shared_ptr<const KeyRun> keys = column->base;
+    if (!column->delta.empty()) {
+      auto folded = std::make_shared<KeyRun>();
+      column->delta.FoldInto(*column->base, column->with_entities(),
+                             folded.get());
+      keys = std::move(folded);
+    }
+    if (WriteColumnImage(core->path, column->order, column->attribute,
+                         column->as_of, *keys)
+            .ok()) {
+      cache->SetImage(column->order, column->attribute, column->as_of);
+    }
+  }
+}
+
+}  // namespace mentat::storage::internal

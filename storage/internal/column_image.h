@@ -1,0 +1,51 @@
+#ifndef MENTAT_STORAGE_INTERNAL_COLUMN_IMAGE_H_
+#define MENTAT_STORAGE_INTERNAL_COLUMN_IMAGE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "internal/key_run.h"
+#include "mentat/storage/datom.h"
+#include "mentat/storage/keys.h"
+
+namespace mentat::storage::internal {
+
+// A column's keys on disk, so that a reopened store has its columns at
+// once instead of reading each attribute from RocksDB again (seconds at
+// scale m, while the first queries crawl through RocksDB). One file per
+// column, <store>/columns/<aevt|avet>-<attribute>.col: a header (the
+// column, and the basis its keys are as of), then the KeyRun's arrays as
+// they lie in memory. A store maps the file and reads the arrays in
+// place, so opening costs what the first queries touch; the log after
+// the image's basis brings it up to date.
+//
+// Images are hints: a missing or malformed one means the column is built
+// from RocksDB again. Written through a temporary file, synced, then
+// renamed over the old one, so a crash leaves the old image or the new.
+struct ColumnImage {
+  IndexOrder order = IndexOrder::kAevt;
+  EntityId attribute = 0;
+  EntityId as_of = 0;  // the keys are the attribute's as of this basis
+  // Views into the mapped file (KeyRun::mapping keeps it mapped).
+  std::shared_ptr<const KeyRun> keys;
+};
+
+// The image files of the store in `store_path`.
+std::vector<std::string> ListColumnImages(const std::string& store_path);
+
+// Writes `keys`, the column of (order, attribute) as of `as_of`, as its
+// image in `store_path`. Unavailable on an I/O error (the old image, if
+// any, stays).
+absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
+                              EntityId attribute, EntityId as_of,
+                              const KeyRun& keys);
+
+// Maps the image at `path`. DataLoss if it is not a well-formed image,
+// Unavailable on an I/O error.
+absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path);
+
+}  // namespace mentat::storage::internal
+
+#endif  // MENTAT_STORAGE_INTERNAL_COLUMN_IMAGE_H_
