@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mentat/query/edn/edn_value.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::server {
 

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "mentat/query/edn/edn_reader.h"
+#include "mentat/edn/edn_reader.h"
 #include "mentat/v1/mentat.pb.h"
 #include "value_convert.h"
 
