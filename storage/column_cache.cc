@@ -14,14 +14,16 @@ std::shared_ptr<const AttributeColumn> ColumnCache::Find(IndexOrder order,
   auto it = slots_.find(SlotKey(order, attribute));
   if (it == slots_.end()) return nullptr;
   Slot& slot = it->second;
-  // Each commit that wrote the attribute made a version, so the newest
-  // one not newer than t holds the attribute exactly as of t.
+  // Each group commit that wrote the attribute made a version, so the
+  // newest one not newer than t holds the attribute exactly as of t,
+  // unless t falls inside the group of the version after it.
   for (auto v = slot.versions.rbegin(); v != slot.versions.rend(); ++v) {
     if ((*v)->as_of <= t) {
       slot.used = ++tick_;
       hits_.fetch_add(1, std::memory_order_relaxed);
       return *v;
     }
+    if ((*v)->first_change <= t) return nullptr;
   }
   return nullptr;
 }
@@ -63,12 +65,16 @@ void ColumnCache::Commit(EntityId tx, const std::vector<const Datom*>& datoms) {
   // The columns that want this group: their slots' keys, read under the
   // lock, so that the keys are encoded outside it. A build that starts
   // logging after this reads a snapshot that holds the group already.
-  absl::flat_hash_map<uint64_t, ChangeListBuilder> changes;
+  struct Changes {
+    ChangeListBuilder builder;
+    EntityId first_tx = 0;  // the group's first transaction among them
+  };
+  absl::flat_hash_map<uint64_t, Changes> changes;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, slot] : slots_) {
       if (!slot.versions.empty() || slot.logging) {
-        changes.emplace(key, ChangeListBuilder((key & 1) == 0));
+        changes.emplace(key, Changes{ChangeListBuilder((key & 1) == 0)});
       }
     }
   }
@@ -80,11 +86,15 @@ void ColumnCache::Commit(EntityId tx, const std::vector<const Datom*>& datoms) {
       if (it == changes.end()) continue;
       key.clear();
       EncodeKey(order, *d, &key);
-      it->second.Add(key, d->added ? d->tx : 0);
+      it->second.builder.Add(key, d->added ? d->tx : 0);
+      if (it->second.first_tx == 0 || d->tx < it->second.first_tx) {
+        it->second.first_tx = d->tx;
+      }
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [slot_key, builder] : changes) {
+  for (auto& [slot_key, slot_changes] : changes) {
+    ChangeListBuilder& builder = slot_changes.builder;
     if (builder.empty()) continue;
     auto it = slots_.find(slot_key);
     if (it == slots_.end()) continue;
@@ -100,6 +110,7 @@ void ColumnCache::Commit(EntityId tx, const std::vector<const Datom*>& datoms) {
     next->order = newest.order;
     next->attribute = newest.attribute;
     next->as_of = tx;
+    next->first_change = std::min(slot_changes.first_tx, tx);
     next->base = newest.base;
     next->delta = newest.delta.With(*run, with_entities);
     const bool fold = FoldDueLocked(*next);
@@ -222,6 +233,7 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
   for (const auto& [tx, changes] : slot.log) {
     column->as_of = std::max(column->as_of, tx);
   }
+  column->first_change = column->as_of;
   column->delta = ReplayLog(slot, base_at, column->with_entities());
   column->base = std::move(base);
   if (column->charge() > max_column_bytes()) {
@@ -269,6 +281,7 @@ void ColumnCache::FinishFold(const Job& job, std::shared_ptr<KeyRun> base) {
   column->order = job.order;
   column->attribute = job.attribute;
   column->as_of = newest.as_of;
+  column->first_change = newest.first_change;
   column->delta = ReplayLog(slot, 0, column->with_entities());
   column->base = std::move(base);
   if (column->charge() > max_column_bytes()) {

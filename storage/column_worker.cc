@@ -180,6 +180,7 @@ void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
     // As of the last commit that wrote the attribute: an image whose
     // attribute no commit wrote since is not written again at close.
     column->as_of = last_change == 0 ? image->as_of : last_change;
+    column->first_change = column->as_of;
     column->delta = ColumnDelta().With(changes.Finish(), with_entities);
     column->base = image->keys;
     cache->Install(std::move(column), image->as_of);

@@ -31,8 +31,15 @@ struct AttributeColumn {
   IndexOrder order = IndexOrder::kAevt;
   EntityId attribute = 0;
   // The attribute as of this basis; the version answers reads at any
-  // basis from here up to (not including) the next version's as_of.
+  // basis from here up to (not including) the next version's
+  // first_change.
   EntityId as_of = 0;
+  // The first transaction whose changes this version holds and the one
+  // before it does not: a group commit of several transactions makes one
+  // version as of its last, so an as_of read at a transaction inside the
+  // group (first_change <= t < as_of) has no exact version. A version
+  // with no predecessor (built, folded, loaded) has first_change == as_of.
+  EntityId first_change = 0;
   std::shared_ptr<const KeyRun> base;
   ColumnDelta delta;
 
@@ -87,8 +94,8 @@ class ColumnCache {
  public:
   explicit ColumnCache(const ColumnCacheOptions& options);
 
-  // Readers: the version of (order, attribute) that answers a read at
-  // basis `t`, or null.
+  // Readers: the version of (order, attribute) that holds the attribute
+  // exactly as of basis `t`, or null (read RocksDB).
   std::shared_ptr<const AttributeColumn> Find(IndexOrder order,
                                               EntityId attribute, EntityId t);
   // Readers: `rows` keys of the attribute were read from RocksDB; queues
