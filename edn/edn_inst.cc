@@ -5,27 +5,10 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
+#include "cat.h"
 
 namespace mentat::edn {
 namespace {
-
-// Concatenates strings, string views, characters-as-strings and integers.
-// (absl::StrCat does not take std::string_view in this Abseil build.)
-inline void AppendPiece(std::string* s, std::string_view piece) {
-  s->append(piece);
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
-                                                  !std::is_same_v<T, char> &&
-                                                  !std::is_same_v<T, bool>>>
-inline void AppendPiece(std::string* s, T n) {
-  s->append(std::to_string(n));
-}
-template <typename... Pieces>
-std::string Cat(const Pieces&... pieces) {
-  std::string s;
-  (AppendPiece(&s, pieces), ...);
-  return s;
-}
 
 constexpr int64_t kMicrosPerSecond = 1000000;
 constexpr int64_t kSecondsPerDay = 86400;

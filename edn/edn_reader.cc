@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
+#include "cat.h"
 #include "mentat/base/excerpt.h"
 #include "mentat/edn/edn_inst.h"
 #include "mentat/edn/edn_printer.h"
@@ -22,27 +23,10 @@
 namespace mentat::edn {
 namespace {
 
-// Concatenates strings, string views, characters-as-strings and integers.
-// (absl::StrCat does not take std::string_view in this Abseil build.)
+// absl::string_view is not std::string_view in this Abseil build.
 inline std::string_view ToStd(absl::string_view s) {
   return std::string_view(s.data(), s.size());
 }
-inline void AppendPiece(std::string* s, std::string_view piece) {
-  s->append(piece);
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
-                                                  !std::is_same_v<T, char> &&
-                                                  !std::is_same_v<T, bool>>>
-inline void AppendPiece(std::string* s, T n) {
-  s->append(std::to_string(n));
-}
-template <typename... Pieces>
-std::string Cat(const Pieces&... pieces) {
-  std::string s;
-  (AppendPiece(&s, pieces), ...);
-  return s;
-}
-
 constexpr char kPositionPayloadUrl[] = "mentat.edn/position";
 
 // Character classes, one table lookup per byte on the hot paths.
