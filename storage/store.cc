@@ -13,6 +13,7 @@
 #include "internal/tx_state.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/str_cat.h"
+#include "mentat/storage/tx_log.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/slice_transform.h"
@@ -440,14 +441,60 @@ std::shared_ptr<const Db> Store::Latest() const {
   return transactor_->Latest();
 }
 
+namespace {
+
+absl::Status ReplicaRefusal(std::string_view what) {
+  return absl::FailedPreconditionError(
+      StrCat("this store is a read replica: it takes only transactions "
+             "replicated from its primary, not ",
+             what));
+}
+
+}  // namespace
+
 absl::StatusOr<ImportReport> Store::Import(ImportSource* source,
                                            const ImportOptions& options) {
+  if (role() == StoreRole::kReplica) return ReplicaRefusal("an import");
   return transactor_->Import(source, options);
 }
 
 void Store::Transact(TxRequest request, TxCallback done) {
+  if (role() == StoreRole::kReplica) {
+    done(ReplicaRefusal("a transaction"));
+    return;
+  }
   transactor_->Submit(std::move(request), std::move(done));
 }
+
+void Store::ApplyReplicated(ReplicatedTx tx, TxCallback done) {
+  // Decoded here, on the caller's thread: a malformed entry is refused
+  // without taking the transactor's time.
+  internal::ReplicatedEntry entry;
+  entry.prev_tx = tx.prev_tx;
+  entry.tx = tx.tx;
+  auto datoms = DecodeTxLogEntry(tx.tx, tx.entry);
+  if (!datoms.ok()) {
+    done(datoms.status());
+    return;
+  }
+  entry.datoms = *std::move(datoms);
+  transactor_->SubmitReplicated(std::move(entry), std::move(done));
+}
+
+std::future<absl::StatusOr<TxReport>> Store::ApplyReplicated(ReplicatedTx tx) {
+  auto promise = std::make_shared<std::promise<absl::StatusOr<TxReport>>>();
+  auto future = promise->get_future();
+  ApplyReplicated(std::move(tx), [promise](absl::StatusOr<TxReport> r) {
+    promise->set_value(std::move(r));
+  });
+  return future;
+}
+
+void Store::SetRole(StoreRole role) {
+  role_.store(role, std::memory_order_release);
+}
+
+StoreRole Store::role() const { return role_.load(std::memory_order_acquire); }
 
 std::future<absl::StatusOr<TxReport>> Store::Transact(TxRequest request) {
   auto promise = std::make_shared<std::promise<absl::StatusOr<TxReport>>>();

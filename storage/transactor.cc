@@ -29,6 +29,21 @@ Transactor::Transactor(std::shared_ptr<internal::StoreCore> core,
 Transactor::~Transactor() { Stop(); }
 
 void Transactor::Submit(TxRequest request, TxCallback done) {
+  Pending p;
+  p.request = std::move(request);
+  p.done = std::move(done);
+  Enqueue(std::move(p));
+}
+
+void Transactor::SubmitReplicated(internal::ReplicatedEntry entry,
+                                  TxCallback done) {
+  Pending p;
+  p.replicated = std::make_unique<internal::ReplicatedEntry>(std::move(entry));
+  p.done = std::move(done);
+  Enqueue(std::move(p));
+}
+
+void Transactor::Enqueue(Pending p) {
   absl::Status refused;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -39,11 +54,12 @@ void Transactor::Submit(TxRequest request, TxCallback done) {
           StrCat("the transaction queue is full (",
                  core_->options.queue_capacity, " waiting); retry later"));
     } else {
-      queue_.push_back(Pending{std::move(request), std::move(done), {}});
+      queue_.push_back(std::move(p));
+      p.done = nullptr;
     }
   }
   if (!refused.ok()) {
-    done(refused);
+    p.done(refused);
     return;
   }
   cv_.notify_one();
@@ -189,7 +205,9 @@ void Transactor::Run() {
              group.size() <
                  static_cast<size_t>(options.max_group_transactions) &&
              !queue_.front().exclusive) {
-        const size_t n = queue_.front().request.ops.size();
+        const Pending& next = queue_.front();
+        const size_t n = next.replicated ? next.replicated->datoms.size()
+                                         : next.request.ops.size();
         if (!group.empty() && datoms + n > options.max_group_datoms) break;
         datoms += n;
         group.push_back(std::move(queue_.front()));
@@ -254,7 +272,9 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     internal::StatsDelta delta;
     batch.SetSavePoint();
     internal::TxApplier applier(&batch, stats.get(), &tx_state, core_->options);
-    absl::StatusOr<TxReport> report = applier.Apply(p.request, &delta);
+    absl::StatusOr<TxReport> report =
+        p.replicated ? applier.ApplyReplicated(*p.replicated, &delta)
+                     : applier.Apply(p.request, &delta);
     if (report.ok()) {
       batch.PopSavePoint();
       state_ = std::move(tx_state);

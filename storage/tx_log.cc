@@ -60,6 +60,48 @@ absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
   return absl::OkStatus();
 }
 
+absl::Status ReadTxLogRaw(const Db& db, EntityId prev, EntityId from,
+                          EntityId to, const TxLogRawVisitor& visit) {
+  const EntityId last = db.basis_tx();
+  uint64_t upper = static_cast<uint64_t>(last) + 1;
+  if (to > 0 && static_cast<uint64_t>(to) < upper) {
+    upper = static_cast<uint64_t>(to);
+  }
+  const uint64_t lower = from < 0 ? 0 : static_cast<uint64_t>(from);
+  if (lower >= upper) return absl::OkStatus();
+
+  rocksdb::ReadOptions ro;
+  ro.snapshot = db.snapshot();
+  const std::string upper_key = internal::Fixed64BE(upper);
+  rocksdb::Slice upper_slice(upper_key);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db.core().db->NewIterator(ro, db.core().cf(Cf::kLog)));
+  for (it->Seek(internal::Fixed64BE(lower)); it->Valid(); it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    if (key.size() != 8) {
+      return absl::DataLossError(
+          StrCat("log key of ", key.size(), " bytes, want 8"));
+    }
+    const EntityId tx = static_cast<EntityId>(internal::DecodeFixed64BE(key));
+    if (!visit(prev, tx,
+               std::string_view(it->value().data(), it->value().size()))) {
+      return absl::OkStatus();
+    }
+    prev = tx;
+  }
+  if (!it->status().ok()) return IteratorError(*it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Datom>> DecodeTxLogEntry(EntityId tx,
+                                                    std::string_view entry) {
+  std::vector<Datom> out;
+  absl::Status s = internal::DecodeLogEntry(tx, entry, &out);
+  if (!s.ok()) return s;
+  return out;
+}
+
 absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
   std::vector<Datom> out;
   bool found = false;

@@ -10,6 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "internal/store_core.h"
+#include "internal/tx_applier.h"
 #include "internal/tx_state.h"
 #include "mentat/storage/db.h"
 #include "mentat/storage/store.h"
@@ -34,6 +35,8 @@ class Transactor {
 
   // Thread-safe. See Store::Transact.
   void Submit(TxRequest request, TxCallback done);
+  // Thread-safe. See Store::ApplyReplicated.
+  void SubmitReplicated(internal::ReplicatedEntry entry, TxCallback done);
 
   // Thread-safe. See Store::Import: runs on the transactor thread, between
   // groups, with no other writes.
@@ -54,7 +57,13 @@ class Transactor {
     TxCallback done;
     // Set for work that must run alone on the transactor thread (import).
     std::function<void()> exclusive;
+    // Set for a transaction of a primary's log (replicas), instead of
+    // `request`.
+    std::unique_ptr<internal::ReplicatedEntry> replicated;
   };
+  // Queues `p` unless the store is closing or the queue is full; else
+  // answers it with why.
+  void Enqueue(Pending p);
 
   void Run();
   void CommitGroup(std::deque<Pending>* group);

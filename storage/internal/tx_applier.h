@@ -18,6 +18,14 @@ namespace mentat::storage::internal {
 // The message refusing a write of system attribute `attr` by tx-data.
 std::string SystemAttributeMessage(const Attribute& attr);
 
+// A transaction of a primary's log, decoded, on its way to the transactor
+// (Store::ApplyReplicated).
+struct ReplicatedEntry {
+  EntityId prev_tx = 0;
+  EntityId tx = 0;
+  std::vector<Datom> datoms;
+};
+
 // Applies one transaction on top of the group's batch with Datomic's
 // semantics: resolves idents, lookup refs and tempids (unifying them and
 // upserting through :db.unique/identity), checks types, uniqueness,
@@ -34,6 +42,16 @@ class TxApplier {
   // advanced and *delta holds its statistics changes. On failure the
   // caller rolls the batch back to its save point and drops *state.
   absl::StatusOr<TxReport> Apply(const TxRequest& request, StatsDelta* delta);
+
+  // Applies a transaction of a primary's log (tx_replicated.cc): its
+  // datoms are already resolved, so this only checks that it follows the
+  // state (prev_tx is the basis), finds the asserting tx of each
+  // retraction, and runs the same statistics, write and schema steps as
+  // Apply. Raises the partition counters past every id the entry names.
+  // Errors: FailedPrecondition (out of order), DataLoss (the entry does
+  // not fit the state). The caller rolls back as for Apply.
+  absl::StatusOr<TxReport> ApplyReplicated(const ReplicatedEntry& entry,
+                                           StatsDelta* delta);
 
  private:
   // An entity position once resolved: an id, or a tempid (index into

@@ -57,6 +57,20 @@ struct ImportReport {
   int64_t chunks = 0;
 };
 
+// A store's role in a cluster (docs/replication.md). A primary commits
+// transactions; a read replica takes only transactions replicated from
+// its primary (Store::ApplyReplicated) and refuses Transact and Import.
+enum class StoreRole { kPrimary, kReplica };
+
+// One committed transaction of a primary's log, as a replica receives it:
+// the entry's bytes exactly as the primary stored them (ReadTxLogRaw).
+struct ReplicatedTx {
+  // The transaction before `tx` in the primary's log (0 for the first).
+  EntityId prev_tx = 0;
+  EntityId tx = 0;
+  std::string entry;
+};
+
 // What Store::Checkpoint wrote.
 struct CheckpointReport {
   // The last transaction the checkpoint holds.
@@ -95,6 +109,28 @@ class Store {
 
   // The same, as a future.
   std::future<absl::StatusOr<TxReport>> Transact(TxRequest request);
+
+  // Replication (replicas only, but not refused on a primary: tests apply
+  // a primary's log to a second store). Queues one transaction of a
+  // primary's log; the transactor applies its resolved datoms through the
+  // same write path as a commit (current and history keys, the log entry,
+  // statistics, schema, caches, columns, partition counters, durability;
+  // entries queued together group-commit), with no tempid resolution and
+  // no tx-data rules: the primary checked those. `done` runs as for
+  // Transact, with a report of the datoms (no tempids). Errors:
+  // FailedPrecondition when `prev_tx` is not the store's basis (a gap or
+  // a repeat: nothing is applied), DataLoss for an entry that does not
+  // decode or does not fit the store (a retraction of a datom it does not
+  // hold, an unknown attribute: the replica diverged), and Transact's
+  // (queue full, closing, I/O errors).
+  void ApplyReplicated(ReplicatedTx tx, TxCallback done);
+  std::future<absl::StatusOr<TxReport>> ApplyReplicated(ReplicatedTx tx);
+
+  // The store's role; kPrimary unless set. A replica's Transact and
+  // Import fail with FailedPrecondition. Any thread; phase 2 of issue 19
+  // switches it at runtime (promotion, fencing).
+  void SetRole(StoreRole role);
+  StoreRole role() const;
 
   // Bulk import: applies the source's transactions with exactly the
   // semantics of Transact (the same code applies them), but writes sorted
@@ -191,6 +227,7 @@ class Store {
   StoreOptions options_;
   std::shared_ptr<internal::StoreCore> core_;
   std::unique_ptr<Transactor> transactor_;
+  std::atomic<StoreRole> role_{StoreRole::kPrimary};
 };
 
 }  // namespace mentat::storage

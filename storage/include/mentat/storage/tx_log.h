@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,6 +28,24 @@ using TxLogVisitor =
 // (also when stopped early).
 [[nodiscard]] absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
                                      const TxLogVisitor& visit);
+
+// Called once per transaction, oldest first, with the transaction before
+// it in the log (0 for the first) and the entry's bytes as stored (valid
+// during the call). Return false to stop early.
+using TxLogRawVisitor =
+    std::function<bool(EntityId prev_tx, EntityId tx, std::string_view entry)>;
+
+// As ReadTxLog, without decoding the entries (replication streams them as
+// they are stored). `prev` is the transaction before `from` in the log (the
+// first call's prev_tx), or 0.
+[[nodiscard]] absl::Status ReadTxLogRaw(const Db& db, EntityId prev,
+                                        EntityId from, EntityId to,
+                                        const TxLogRawVisitor& visit);
+
+// Decodes a stored entry of transaction `tx` (as ReadTxLogRaw hands it);
+// DataLoss on malformed bytes.
+[[nodiscard]] absl::StatusOr<std::vector<Datom>> DecodeTxLogEntry(
+    EntityId tx, std::string_view entry);
 
 // The datoms of transaction `tx`; NotFound if the log has no such entry at
 // the Db's basis.

@@ -1,0 +1,282 @@
+// Store::ApplyReplicated: a replica that applies a primary's log holds the
+// primary's database datom for datom (current, history, log, statistics,
+// schema, counters), refuses gaps, and refuses writes of its own.
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/store.h"
+#include "mentat/storage/tx_log.h"
+#include "test_support.h"
+
+namespace mentat::storage {
+namespace {
+
+using testing::Add;
+using testing::AddRef;
+using testing::Attr;
+using testing::E;
+using testing::Kw;
+using testing::Retract;
+using testing::RetractEntity;
+using testing::TempDir;
+using testing::Tx;
+
+std::vector<TxOp> Concat(std::initializer_list<std::vector<TxOp>> parts) {
+  std::vector<TxOp> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
+  auto r = store.Transact(Tx(std::move(ops))).get();
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  return *r;
+}
+
+// The primary's log after `after`, as a Follow stream carries it.
+std::vector<ReplicatedTx> LogAfter(const Store& primary, EntityId after) {
+  std::vector<ReplicatedTx> out;
+  absl::Status s =
+      ReadTxLogRaw(*primary.Latest(), after, after + 1, 0,
+                   [&](EntityId prev, EntityId tx, std::string_view entry) {
+                     out.push_back(ReplicatedTx{prev, tx, std::string(entry)});
+                     return true;
+                   });
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  return out;
+}
+
+std::vector<Datom> All(const Db& db, IndexOrder order, Basis basis) {
+  auto view = db.View(basis);
+  auto datoms = view.Datoms(order, "");
+  REQUIRE_MESSAGE(datoms.ok(), datoms.status().ToString());
+  return *datoms;
+}
+
+std::vector<std::pair<EntityId, std::string>> RawLog(const Db& db) {
+  std::vector<std::pair<EntityId, std::string>> out;
+  absl::Status s =
+      ReadTxLogRaw(db, 0, 0, 0, [&](EntityId, EntityId tx, std::string_view e) {
+        out.emplace_back(tx, std::string(e));
+        return true;
+      });
+  REQUIRE(s.ok());
+  return out;
+}
+
+// Every index, current, as of each transaction, and history; the log byte
+// for byte; statistics; schema.
+void CheckSame(const Store& primary, const Store& replica) {
+  auto p = primary.Latest();
+  auto r = replica.Latest();
+  REQUIRE(p->basis_tx() == r->basis_tx());
+  CHECK(p->basis_tx_instant() == r->basis_tx_instant());
+  for (IndexOrder order : {IndexOrder::kEavt, IndexOrder::kAevt,
+                           IndexOrder::kAvet, IndexOrder::kVaet}) {
+    CHECK(All(*p, order, Basis::Current()) == All(*r, order, Basis::Current()));
+    CHECK(All(*p, order, Basis::History()) == All(*r, order, Basis::History()));
+  }
+  const auto log = RawLog(*p);
+  CHECK(log == RawLog(*r));
+  for (const auto& [tx, entry] : log) {
+    CHECK(All(*p, IndexOrder::kEavt, Basis::AsOf(tx)) ==
+          All(*r, IndexOrder::kEavt, Basis::AsOf(tx)));
+    CHECK(All(*p, IndexOrder::kAvet, Basis::Since(tx)) ==
+          All(*r, IndexOrder::kAvet, Basis::Since(tx)));
+  }
+  const auto& ps = p->stats().all();
+  const auto& rs = r->stats().all();
+  CHECK(ps.size() == rs.size());
+  for (const auto& [a, st] : ps) {
+    auto it = rs.find(a);
+    REQUIRE(it != rs.end());
+    CHECK(st.datoms == it->second.datoms);
+    CHECK(st.distinct_values == it->second.distinct_values);
+    CHECK(st.values_tracked == it->second.values_tracked);
+    CHECK(st.value_counts == it->second.value_counts);
+  }
+  CHECK(p->schema().attributes().size() == r->schema().attributes().size());
+  CHECK(p->schema().idents() == r->schema().idents());
+}
+
+// A primary with varied history: schema, card-one replacement, many
+// values, retractions, retractEntity through components, a schema change.
+void WriteHistory(Store& store) {
+  MustTransact(
+      store,
+      Concat({Attr("user/email", "db.type/string", false, "db.unique/identity"),
+              Attr("user/name", "db.type/string"),
+              Attr("user/tags", "db.type/keyword", true),
+              Attr("user/friend", "db.type/ref", true),
+              Attr("issue/comments", "db.type/ref", true, nullptr, true),
+              Attr("comment/text", "db.type/string")}));
+  auto a =
+      MustTransact(store, {Add(E("a"), "user/email", Value::String("a@x")),
+                           Add(E("a"), "user/name", Value::String("Ann")),
+                           Add(E("a"), "user/tags", Value::Keyword("x/one")),
+                           Add(E("a"), "user/tags", Value::Keyword("x/two")),
+                           Add(E("b"), "user/email", Value::String("b@x")),
+                           AddRef(E("a"), "user/friend", E("b"))});
+  const EntityId ann = a.tempids.at("a");
+  const EntityId bob = a.tempids.at("b");
+  MustTransact(store, {Add(E(ann), "user/name", Value::String("Anna"))});
+  MustTransact(store, {Retract(E(ann), "user/tags", Value::Keyword("x/one"))});
+  auto c = MustTransact(
+      store, {AddRef(E(bob), "issue/comments", E("c1")),
+              Add(E("c1"), "comment/text", Value::String("first")),
+              AddRef(E(bob), "issue/comments", E("c2")),
+              Add(E("c2"), "comment/text", Value::String("second"))});
+  (void)c;
+  MustTransact(store, {RetractEntity(E(bob))});
+  // A schema change: user/name becomes unique.
+  MustTransact(store, {AddRef(Kw("user/name"), "db/unique",
+                              EntityRef::Ident("db.unique/value"))});
+  // Several transactions queued at once commit as one group.
+  std::vector<std::future<absl::StatusOr<TxReport>>> group;
+  for (int i = 0; i < 20; ++i) {
+    group.push_back(store.Transact(
+        Tx({Add(E("u"), "user/email",
+                Value::String("u" + std::to_string(i) + "@x")),
+            Add(E("u"), "user/name", Value::String("n" + std::to_string(i))),
+            Add(E(ann), "user/tags",
+                Value::Keyword("x/t" + std::to_string(i % 3)))})));
+  }
+  for (auto& f : group) REQUIRE(f.get().ok());
+}
+
+TEST_CASE(
+    "a replica applying the primary's log holds the primary's "
+    "database, history included") {
+  TempDir pdir, rdir;
+  auto primary = Store::Open(pdir.path());
+  REQUIRE(primary.ok());
+  // A replica starts from a checkpoint of the primary (as mentatd's
+  // bootstrap does), then follows the log after its basis.
+  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
+  REQUIRE(cp.ok());
+  WriteHistory(**primary);
+
+  auto replica = Store::Open(rdir.path() + "/db");
+  REQUIRE(replica.ok());
+  (*replica)->SetRole(StoreRole::kReplica);
+  REQUIRE((*replica)->Latest()->basis_tx() == cp->basis_tx);
+  const auto entries = LogAfter(**primary, cp->basis_tx);
+  REQUIRE(entries.size() > 20);
+  // Queued without waiting: they group-commit on the replica's transactor.
+  std::vector<std::future<absl::StatusOr<TxReport>>> applied;
+  for (const ReplicatedTx& e : entries) {
+    applied.push_back((*replica)->ApplyReplicated(e));
+  }
+  for (size_t i = 0; i < applied.size(); ++i) {
+    auto r = applied[i].get();
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    CHECK(r->tx == entries[i].tx);
+  }
+  CheckSame(**primary, **replica);
+
+  SUBCASE("it survives a restart, and its counters are the primary's") {
+    replica->reset();
+    auto again = Store::Open(rdir.path() + "/db");
+    REQUIRE(again.ok());
+    CheckSame(**primary, **again);
+    // Promoted (phase 2 will), it hands out the ids the primary would.
+    auto p = MustTransact(**primary,
+                          {Add(E("n"), "user/email", Value::String("n@x"))});
+    auto r = MustTransact(**again,
+                          {Add(E("n"), "user/email", Value::String("n@x"))});
+    CHECK(p.tx == r.tx);
+    CHECK(p.tempids.at("n") == r.tempids.at("n"));
+  }
+}
+
+TEST_CASE("a replica refuses a gap, a repeat and malformed entries") {
+  TempDir pdir, rdir;
+  auto primary = Store::Open(pdir.path());
+  REQUIRE(primary.ok());
+  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
+  REQUIRE(cp.ok());
+  WriteHistory(**primary);
+  auto replica = Store::Open(rdir.path() + "/db");
+  REQUIRE(replica.ok());
+  (*replica)->SetRole(StoreRole::kReplica);
+  const auto entries = LogAfter(**primary, cp->basis_tx);
+  REQUIRE(entries.size() > 3);
+
+  // Skipping the first entry: a gap, refused, nothing applied.
+  auto gap = (*replica)->ApplyReplicated(entries[1]).get();
+  CHECK(gap.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(gap.status().message()).find("a gap") != std::string::npos);
+  CHECK((*replica)->Latest()->basis_tx() == cp->basis_tx);
+
+  REQUIRE((*replica)->ApplyReplicated(entries[0]).get().ok());
+  auto repeat = (*replica)->ApplyReplicated(entries[0]).get();
+  CHECK(repeat.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(repeat.status().message()).find("a repeat") !=
+        std::string::npos);
+
+  ReplicatedTx cut = entries[1];
+  cut.entry.resize(cut.entry.size() / 2);
+  CHECK((*replica)->ApplyReplicated(cut).get().status().code() ==
+        absl::StatusCode::kDataLoss);
+  CHECK((*replica)->Latest()->basis_tx() == entries[0].tx);
+
+  // The rest applies in order after the refusals.
+  for (size_t i = 1; i < entries.size(); ++i) {
+    auto r = (*replica)->ApplyReplicated(entries[i]).get();
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  }
+  CheckSame(**primary, **replica);
+}
+
+TEST_CASE("a replica refuses a retraction of a datom it does not hold") {
+  TempDir pdir, rdir;
+  auto primary = Store::Open(pdir.path());
+  REQUIRE(primary.ok());
+  MustTransact(**primary, Attr("user/name", "db.type/string"));
+  auto a =
+      MustTransact(**primary, {Add(E("a"), "user/name", Value::String("x"))});
+  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
+  REQUIRE(cp.ok());
+  MustTransact(**primary, {Retract(E(a.tempids.at("a")), "user/name",
+                                   Value::String("x"))});
+  auto replica = Store::Open(rdir.path() + "/db");
+  REQUIRE(replica.ok());
+  // The replica lost the datom by other means: it diverged.
+  (*replica)->SetRole(StoreRole::kPrimary);
+  MustTransact(**replica, {Retract(E(a.tempids.at("a")), "user/name",
+                                   Value::String("x"))});
+  auto entries = LogAfter(**primary, cp->basis_tx);
+  REQUIRE(entries.size() == 1);
+  entries[0].prev_tx = (*replica)->Latest()->basis_tx();
+  // Its own retraction took the tx the primary's entry names: refused as
+  // not after the basis, or as a retraction it cannot apply.
+  auto r = (*replica)->ApplyReplicated(entries[0]).get();
+  CHECK(r.status().code() == absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE(
+    "a replica refuses Transact and Import, and takes them again as "
+    "primary") {
+  TempDir dir;
+  auto store = Store::Open(dir.path());
+  REQUIRE(store.ok());
+  (*store)->SetRole(StoreRole::kReplica);
+  auto r = (*store)->Transact(Tx(Attr("user/name", "db.type/string"))).get();
+  CHECK(r.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(r.status().message()).find("read replica") !=
+        std::string::npos);
+  struct NoSource : ImportSource {
+    absl::StatusOr<bool> Next(TxRequest*) override { return false; }
+  } source;
+  CHECK((*store)->Import(&source).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  (*store)->SetRole(StoreRole::kPrimary);
+  CHECK((*store)->Transact(Tx(Attr("user/name", "db.type/string"))).get().ok());
+}
+
+}  // namespace
+}  // namespace mentat::storage
