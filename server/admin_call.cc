@@ -48,9 +48,14 @@ Unary* OnDatabase(ServiceContext& sc, Method method, Ctx* ctx, const Buf* req,
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request->database());
   if (!database.ok()) return FinishNow(call, database.status());
-  sc.readers.Post([call, request, database = *std::move(database), work] {
-    work(call, *request, *database);
-  });
+  // Read-your-writes: the read runs once the database has the basis.
+  std::shared_ptr<Database> db = *std::move(database);
+  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(ctx),
+                [call, request, db, work](absl::Status ready) {
+                  if (!ready.ok()) return call.Finish(ready);
+                  call.sc().readers.Post(
+                      [call, request, db, work] { work(call, *request, *db); });
+                });
   return call.reactor();
 }
 
@@ -156,6 +161,7 @@ Unary* HandleCreateDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
   UnaryCall call(sc, Method::kCreateDatabase, ctx, resp);
   auto request = std::make_shared<v1::CreateDatabaseRequest>();
   absl::Status s = call.Begin(req, request.get());
+  if (s.ok()) s = RefuseAtReplica(sc, "CreateDatabase");
   if (!s.ok()) return FinishNow(call, s);
   s = DatabaseRegistry::CheckName(request->name());
   if (!s.ok()) return FinishNow(call, s);
@@ -196,6 +202,7 @@ Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
   UnaryCall call(sc, Method::kDeleteDatabase, ctx, resp);
   auto request = std::make_shared<v1::DeleteDatabaseRequest>();
   absl::Status s = call.Begin(req, request.get());
+  if (s.ok()) s = RefuseAtReplica(sc, "DeleteDatabase");
   if (!s.ok()) return FinishNow(call, s);
   sc.readers.Post([call, request] {
     absl::Status s = call.sc().registry.Delete(request->name());

@@ -234,6 +234,26 @@ const std::vector<Flag>& Flags() {
                "largest value in tx-data (0: a quarter of "
                "--max-message-bytes; at most half of it)",
                &ServerConfig::max_value_bytes),
+      StringFlag("replica-of", "HOST:PORT",
+                 "run as a read replica of the primary at HOST:PORT (empty: "
+                 "primary)",
+                 &ServerConfig::replica_of),
+      StringFlag("primary-token", "TOKEN",
+                 "bearer token a replica sends to its primary",
+                 &ServerConfig::primary_token),
+      StringFlag("primary-token-file", "FILE",
+                 "read the primary's bearer token from FILE",
+                 &ServerConfig::primary_token_file),
+      BoolFlag("primary-tls",
+               "a replica reaches its primary over TLS (system roots)",
+               &ServerConfig::primary_tls),
+      StringFlag("primary-tls-ca", "FILE",
+                 "a replica reaches its primary over TLS, trusting the CA "
+                 "certificates in FILE",
+                 &ServerConfig::primary_tls_ca),
+      IntFlag("max-basis-wait-ms",
+              "longest a read with min_basis_tx waits for its basis",
+              &ServerConfig::max_basis_wait_ms, 0, int64_t{1} << 40),
       IntFlag("reader-idle-ms",
               "a spare reader thread exits after this long without work",
               &ServerConfig::reader_idle_ms, 1, int64_t{1} << 40),
@@ -449,29 +469,46 @@ std::string DescribeConfig(const ServerConfig& config) {
   std::string out;
   for (const Flag& f : Flags()) {
     std::string v = f.get(config);
-    if (std::string_view(f.name) == "auth-token" && !v.empty()) v = "<set>";
+    if ((std::string_view(f.name) == "auth-token" ||
+         std::string_view(f.name) == "primary-token") &&
+        !v.empty()) {
+      v = "<set>";
+    }
     if (!out.empty()) out += " ";
     StrAppend(&out, f.name, "=", v);
   }
   return out;
 }
 
-absl::Status LoadAuthToken(ServerConfig* config) {
-  if (config->auth_token_file.empty()) return absl::OkStatus();
-  std::ifstream in(config->auth_token_file);
+namespace {
+
+absl::Status ReadTokenFile(std::string_view flag, const std::string& file,
+                           std::string* token_out) {
+  if (file.empty()) return absl::OkStatus();
+  std::ifstream in(file);
   if (!in) {
     return absl::InvalidArgumentError(
-        StrCat("--auth-token-file: cannot read ", config->auth_token_file));
+        StrCat("--", flag, ": cannot read ", file));
   }
   std::string line;
   std::getline(in, line);
   std::string_view token = Trim(line);
   if (token.empty()) {
-    return absl::InvalidArgumentError(StrCat(
-        "--auth-token-file: ", config->auth_token_file, " holds no token"));
+    return absl::InvalidArgumentError(
+        StrCat("--", flag, ": ", file, " holds no token"));
   }
-  config->auth_token = std::string(token);
+  *token_out = std::string(token);
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status LoadAuthToken(ServerConfig* config) {
+  absl::Status s = ReadTokenFile("auth-token-file", config->auth_token_file,
+                                 &config->auth_token);
+  if (!s.ok()) return s;
+  return ReadTokenFile("primary-token-file", config->primary_token_file,
+                       &config->primary_token);
 }
 
 }  // namespace mentat::server

@@ -50,6 +50,24 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
   if (!store.ok()) return store.status();
   db->store_ = *std::move(store);
 
+  if (options.replica) {
+    db->store_->SetRole(storage::StoreRole::kReplica);
+    // Writes come from the primary only; the ledger's attributes are
+    // there if the primary installed them (0 otherwise: no Transact runs
+    // here to need them).
+    const storage::Schema& schema = db->store_->Latest()->schema();
+    if (const auto* a = schema.FindAttribute(kRequestIdAttr)) {
+      db->request_id_attr_ = a->id;
+    }
+    if (const auto* a = schema.FindAttribute(kRequestDigestAttr)) {
+      db->request_digest_attr_ = a->id;
+    }
+    db->ledger_ = std::make_unique<RequestLedger>(
+        db->path_ + "/mentatd-requests.log", options.idempotency_window_micros,
+        options.idempotency_cache_entries);
+    return db;
+  }
+
   auto install = [&](const char* ident,
                      const char* schema) -> absl::StatusOr<storage::EntityId> {
     const storage::Attribute* attr =
@@ -118,6 +136,21 @@ void Database::Transact(storage::TxRequest request, storage::TxCallback done) {
                      done(std::move(report));
                      if (committed) NotifyCommitted();
                    });
+}
+
+void Database::ApplyReplicated(storage::ReplicatedTx tx,
+                               storage::TxCallback done) {
+  if (deleted()) {
+    done(absl::NotFoundError(StrCat("database ", name_, " was deleted")));
+    return;
+  }
+  store_->ApplyReplicated(
+      std::move(tx), [this, done = std::move(done)](
+                         absl::StatusOr<storage::TxReport> report) mutable {
+        const bool committed = report.ok();
+        done(std::move(report));
+        if (committed) NotifyCommitted();
+      });
 }
 
 void Database::NotifyCommitted() {

@@ -34,6 +34,10 @@ struct DatabaseOptions {
   int64_t idempotency_window_micros = int64_t{24} * 3600 * 1000000;
   size_t idempotency_cache_entries = 100000;
   int64_t resume_window_micros = int64_t{600} * 1000000;
+  // A read replica's database (docs/replication.md): its store takes only
+  // replicated transactions, and opening it installs nothing (the
+  // primary's copy has the server's schema already).
+  bool replica = false;
 };
 
 // The ident of the server's own attribute: the client request id a
@@ -73,6 +77,11 @@ class Database {
   // Queues a transaction; `done` runs on the transactor thread. Wakes the
   // commit listeners after a commit. NotFound if the database was deleted.
   void Transact(storage::TxRequest request, storage::TxCallback done);
+
+  // Replicas: queues a transaction of the primary's log
+  // (Store::ApplyReplicated); wakes the commit listeners once it is
+  // applied. NotFound if the database was deleted.
+  void ApplyReplicated(storage::ReplicatedTx tx, storage::TxCallback done);
 
   // The commit feed.
   void AddListener(CommitListener* listener);

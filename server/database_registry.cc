@@ -177,6 +177,22 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Get(
   return absl::NotFoundError(StrCat("no database named \"", name, "\""));
 }
 
+absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Adopt(
+    std::string_view name) {
+  absl::Status s = CheckName(name);
+  if (!s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  if (map_.load()->count(name) > 0) {
+    return absl::AlreadyExistsError(
+        StrCat("database \"", name, "\" is already open"));
+  }
+  return OpenLocked(std::string(name), /*create=*/false);
+}
+
+std::string DatabaseRegistry::PathOf(std::string_view name) const {
+  return (fs::path(data_dir_) / std::string(name)).string();
+}
+
 absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Create(
     std::string_view name) {
   absl::Status s = CheckName(name);

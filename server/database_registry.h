@@ -36,6 +36,15 @@ class DatabaseRegistry {
   // InvalidArgument for a malformed name.
   absl::StatusOr<std::shared_ptr<Database>> Get(std::string_view name) const;
 
+  // Opens the database whose files are already at <data_dir>/<name> (a
+  // replica's bootstrap put them there) and adds it. AlreadyExists if a
+  // database of that name is open; the store's error if it does not open.
+  absl::StatusOr<std::shared_ptr<Database>> Adopt(std::string_view name);
+
+  // The directory of database `name` (open or not).
+  std::string PathOf(std::string_view name) const;
+  const std::string& data_dir() const { return data_dir_; }
+
   // AlreadyExists, FailedPrecondition (still being deleted),
   // InvalidArgument (bad name), or the store's error.
   absl::StatusOr<std::shared_ptr<Database>> Create(std::string_view name);

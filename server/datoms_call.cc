@@ -288,7 +288,14 @@ Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req) {
     reactor->Done(s);
     return reactor;
   }
-  reactor->Start(std::move(request), std::move(database));
+  // Read-your-writes: the stream starts once the database has the basis.
+  const int64_t min_basis = request.min_basis_tx();
+  auto shared = std::make_shared<v1::DatomsRequest>(std::move(request));
+  AfterMinBasis(sc, database, min_basis, SteadyDeadline(ctx),
+                [reactor, shared, database](absl::Status ready) {
+                  if (!ready.ok()) return reactor->Done(ready);
+                  reactor->Start(std::move(*shared), database);
+                });
   return reactor;
 }
 

@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "fault_env.h"
-#include "testing/mentatd_process.h"
 #include "test_support.h"
+#include "testing/mentatd_process.h"
 
 namespace mentat::server::testing {
 namespace {

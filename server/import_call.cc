@@ -110,6 +110,7 @@ class ImportReactor final : public Reader {
     state_->start = Clock::now();
     state_->reactor = this;
     absl::Status s = Admit(sc, ctx);
+    if (s.ok()) s = RefuseAtReplica(sc, "Import");
     if (!s.ok()) {
       FinishWith(state_, s, nullptr);
       return;

@@ -334,7 +334,13 @@ Writer* HandleTxRange(ServiceContext& sc, Ctx* ctx, const Buf* req) {
     reactor->Done(database.status());
     return reactor;
   }
-  reactor->Start(*std::move(database), *from, *to);
+  // Read-your-writes: the range is read once the database has the basis.
+  AfterMinBasis(sc, *database, request.min_basis_tx(), SteadyDeadline(ctx),
+                [reactor, database = *database, from = *from,
+                 to = *to](absl::Status ready) {
+                  if (!ready.ok()) return reactor->Done(ready);
+                  reactor->Start(database, from, to);
+                });
   return reactor;
 }
 
@@ -354,7 +360,12 @@ Writer* HandleSubscribe(ServiceContext& sc, Ctx* ctx, const Buf* req) {
     reactor->Done(database.status());
     return reactor;
   }
-  reactor->Start(*std::move(database), *from, request.omit_datoms());
+  AfterMinBasis(sc, *database, request.min_basis_tx(), SteadyDeadline(ctx),
+                [reactor, database = *database, from = *from,
+                 omit = request.omit_datoms()](absl::Status ready) {
+                  if (!ready.ok()) return reactor->Done(ready);
+                  reactor->Start(database, from, omit);
+                });
   return reactor;
 }
 

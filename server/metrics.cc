@@ -38,6 +38,10 @@ std::string_view MethodName(Method m) {
       return "Backup";
     case Method::kPing:
       return "Ping";
+    case Method::kFollow:
+      return "Follow";
+    case Method::kSnapshot:
+      return "Snapshot";
     case Method::kCount:
       break;
   }
@@ -161,6 +165,13 @@ std::string Metrics::RenderPrometheus(
   StrAppend(&out, "mentat_running_queries ", running_queries.load(), "\n");
   Header(&out, "mentat_subscribers", "gauge", "Open Subscribe streams.");
   StrAppend(&out, "mentat_subscribers ", subscribers.load(), "\n");
+  Header(&out, "mentat_replication_followers", "gauge",
+         "Open Replication.Follow streams (replicas following this node).");
+  StrAppend(&out, "mentat_replication_followers ", followers.load(), "\n");
+  Header(&out, "mentat_replication_bytes_sent_total", "counter",
+         "Bytes of Follow and Snapshot messages sent.");
+  StrAppend(&out, "mentat_replication_bytes_sent_total ",
+            replication_bytes_sent.load(), "\n");
   Header(&out, "mentat_slow_queries_total", "counter",
          "Queries slower than --slow-query-ms.");
   StrAppend(&out, "mentat_slow_queries_total ", slow_queries_.load(), "\n");

@@ -28,6 +28,9 @@ enum class Method : int {
   kImport,
   kBackup,
   kPing,
+  // mentat.v1.Replication.
+  kFollow,
+  kSnapshot,
   kCount,
 };
 
@@ -83,6 +86,10 @@ class Metrics {
   std::atomic<int64_t> open_streams{0};
   std::atomic<int64_t> running_queries{0};
   std::atomic<int64_t> subscribers{0};
+  // Replication, on whoever serves it: open Follow streams, and bytes sent
+  // by Follow and Snapshot.
+  std::atomic<int64_t> followers{0};
+  std::atomic<uint64_t> replication_bytes_sent{0};
 
   // The gRPC listener's figures (GrpcListener::Counters).
   struct ConnectionFigures {

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "testing/mentatd_process.h"
 #include "test_support.h"
+#include "testing/mentatd_process.h"
 
 namespace mentat::server::testing {
 namespace {

@@ -122,6 +122,21 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request->database());
   if (!database.ok()) return FinishNow(call, database.status());
+  if (request->min_basis_tx() != 0) {
+    // Read-your-writes: once the basis is there, on a reader.
+    AfterMinBasis(sc, *database, request->min_basis_tx(), SteadyDeadline(ctx),
+                  [call, request, database = *database](absl::Status ready) {
+                    if (!ready.ok()) return call.Finish(ready);
+                    call.sc().readers.Post([call, request, database] {
+                      bool unused = false;
+                      auto response =
+                          RunPull(call, *request, *database, false, &unused);
+                      if (!response.ok()) return call.Finish(response.status());
+                      call.FinishSerialized(*std::move(response));
+                    });
+                  });
+    return call.reactor();
+  }
   auto on_reader = [call, request, database = *database] {
     bool unused = false;
     auto response = RunPull(call, *request, *database, false, &unused);
@@ -153,7 +168,8 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request->database());
   if (!database.ok()) return FinishNow(call, database.status());
-  sc.readers.Post([call, request, database = *std::move(database)] {
+  std::shared_ptr<Database> db = *std::move(database);
+  auto run = [call, request, database = db] {
     ServiceContext& sc = call.sc();
     auto resolved = ResolveBasis(*database, request->basis());
     if (!resolved.ok()) return call.Finish(resolved.status());
@@ -190,7 +206,13 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     grpc::ByteBuffer response;
     EncodePullManyResponse(results, resolved->basis_tx, &response);
     call.FinishSerialized(std::move(response));
-  });
+  };
+  // Read-your-writes: the read runs once the database has the basis.
+  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(ctx),
+                [call, run](absl::Status ready) {
+                  if (!ready.ok()) return call.Finish(ready);
+                  call.sc().readers.Post(run);
+                });
   return call.reactor();
 }
 

@@ -447,12 +447,23 @@ Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req) {
       s = db.status();
     }
   }
-  if (s.ok()) s = TakeQuerySlot(sc.config, sc.metrics);
   if (!s.ok()) {
     reactor->Done(s);
     return reactor;
   }
-  reactor->Start(std::move(request), std::move(database));
+  // Read-your-writes: the query starts once the database has the basis
+  // (and takes its slot then, so that waiting holds none).
+  const int64_t min_basis = request.min_basis_tx();
+  auto shared = std::make_shared<v1::QueryRequest>(std::move(request));
+  AfterMinBasis(sc, database, min_basis, SteadyDeadline(ctx),
+                [reactor, shared, database](absl::Status ready) {
+                  if (ready.ok()) {
+                    ready = TakeQuerySlot(reactor->sc().config,
+                                          reactor->sc().metrics);
+                  }
+                  if (!ready.ok()) return reactor->Done(ready);
+                  reactor->Start(std::move(*shared), database);
+                });
   return reactor;
 }
 
@@ -472,7 +483,8 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     s = TakeQuerySlot(sc.config, sc.metrics);
     if (!s.ok()) return FinishNow(call, s);
   }
-  sc.readers.Post([call, request, profile, database = *std::move(database)] {
+  std::shared_ptr<Database> db = *std::move(database);
+  auto explain = [call, request, profile, database = db] {
     ServiceContext& sc = call.sc();
     auto run = [&]() -> absl::StatusOr<v1::ExplainResponse> {
       absl::Status s = call.StillWanted();
@@ -503,7 +515,16 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     } else {
       call.Finish(response.status());
     }
-  });
+  };
+  // Read-your-writes: the plan is made once the database has the basis.
+  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(ctx),
+                [call, explain, profile](absl::Status ready) {
+                  if (!ready.ok()) {
+                    if (profile) ReleaseQuerySlot(call.sc().metrics);
+                    return call.Finish(ready);
+                  }
+                  call.sc().readers.Post(explain);
+                });
   return call.reactor();
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "basis_wait.h"
 #include "database_registry.h"
 #include "grpc_listener.h"
 #include "http_server.h"
@@ -18,6 +19,8 @@
 #include "mentat/storage/str_cat.h"
 #include "metrics.h"
 #include "reader_pool.h"
+#include "replica.h"
+#include "replication_service.h"
 #include "service.h"
 #include "service_context.h"
 #include "tls_files.h"
@@ -46,6 +49,10 @@ class ServerImpl {
   std::unique_ptr<query::QueryEngine> engine;
   std::unique_ptr<ServiceContext> sc;
   std::unique_ptr<MentatService> service;
+  std::unique_ptr<BasisWaiters> basis_waiters;
+  std::unique_ptr<ReplicationService> replication_service;
+  // Set on a read replica (--replica-of).
+  std::unique_ptr<Replica> replica;
   std::unique_ptr<GrpcListener> listener;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
       external_acceptor;
@@ -117,8 +124,12 @@ absl::Status ServerImpl::Start() {
   db_options.idempotency_window_micros = config.idempotency_window_s * 1000000;
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
   db_options.resume_window_micros = config.resume_window_s * 1000000;
+  const bool is_replica = !config.replica_of.empty();
+  db_options.replica = is_replica;
   registry = std::make_unique<DatabaseRegistry>(config.data_dir, db_options);
-  s = registry->OpenAll(config.create_default_database);
+  // A replica's databases come from its primary: one made here would not
+  // be the primary's.
+  s = registry->OpenAll(config.create_default_database && !is_replica);
   if (!s.ok()) return s;
 
   readers = std::make_unique<ReaderPool>(
@@ -128,7 +139,11 @@ absl::Status ServerImpl::Start() {
   sc = std::unique_ptr<ServiceContext>(new ServiceContext{
       config, *registry, *readers, *engine, metrics,
       config.auth_token.empty() ? "" : StrCat("Bearer ", config.auth_token)});
+  basis_waiters = std::make_unique<BasisWaiters>(
+      *readers, std::chrono::milliseconds(config.max_basis_wait_ms));
+  sc->basis_waiters = basis_waiters.get();
   service = std::make_unique<MentatService>(*sc);
+  replication_service = std::make_unique<ReplicationService>(*sc);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -142,6 +157,7 @@ absl::Status ServerImpl::Start() {
   builder.SetMaxReceiveMessageSize(config.max_message_bytes);
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.RegisterService(service.get());
+  builder.RegisterService(replication_service.get());
   grpc_server = builder.BuildAndStart();
   if (grpc_server == nullptr) {
     return absl::UnavailableError(
@@ -158,16 +174,24 @@ absl::Status ServerImpl::Start() {
     http = *std::move(h);
   }
 
+  if (is_replica) {
+    replica = std::make_unique<Replica>(config, *registry);
+    s = replica->Start();
+    if (!s.ok()) return s;
+  }
+
   // The configuration line comes first: whoever waits for the serving line
   // (an operator's script, the process tests) then has both.
   spdlog::info("configuration: {}", DescribeConfig(config));
   spdlog::info(
       "{} serving gRPC on {} (port {}), HTTP on {}; {} reader threads "
-      "on {} NUMA node(s){}; databases: {}; descriptor limit {}",
+      "on {} NUMA node(s){}; databases: {}; descriptor limit {}; {}",
       VersionString(), config.listen, port,
       http ? StrCat("port ", http->port()) : std::string("(off)"),
       readers->threads(), readers->nodes(), readers->pinned() ? ", pinned" : "",
-      registry->List().size(), fd_limit);
+      registry->List().size(), fd_limit,
+      is_replica ? StrCat("read replica of ", config.replica_of)
+                 : std::string("primary"));
   return absl::OkStatus();
 }
 
@@ -240,6 +264,16 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
     }
     r.body = metrics.RenderPrometheus(figures, readers->queue_depth(),
                                       readers->threads(), connections);
+    StrAppend(&r.body,
+              "# HELP mentat_replication_role 0: primary (or a single node), "
+              "1: read replica.\n# TYPE mentat_replication_role gauge\n"
+              "mentat_replication_role ",
+              replica != nullptr ? 1 : 0, "\n");
+    StrAppend(&r.body,
+              "# HELP mentat_basis_waits Reads waiting for min_basis_tx.\n"
+              "# TYPE mentat_basis_waits gauge\nmentat_basis_waits ",
+              basis_waiters->waiting(), "\n");
+    if (replica != nullptr) r.body += replica->RenderPrometheus();
     return r;
   }
   r.status = 404;
@@ -253,6 +287,8 @@ void ServerImpl::Shutdown() {
   shut_down = true;
   if (sc != nullptr) sc->shutting_down.store(true);
   spdlog::info("shutting down: refusing new calls, ending subscriptions");
+  // A replica stops applying first: nothing writes while databases close.
+  if (replica != nullptr) replica->Stop();
   if (grpc_server != nullptr) {
     if (auto* health = grpc_server->GetHealthCheckService()) {
       health->SetServingStatus(false);
@@ -282,6 +318,8 @@ void ServerImpl::Shutdown() {
     spdlog::debug("shutdown: gRPC calls ended");
     grpc_server->Wait();
   }
+  // Waits end (UNAVAILABLE) while readers still run their answers.
+  if (basis_waiters != nullptr) basis_waiters->Stop();
   if (readers != nullptr) readers->Stop();
   spdlog::debug("shutdown: readers stopped");
   if (registry != nullptr) registry->CloseAll();

@@ -2,8 +2,14 @@
 #define MENTAT_SERVER_SERVICE_CONTEXT_H_
 
 #include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
+#include "basis_wait.h"
 #include "database_registry.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/server/config.h"
@@ -28,7 +34,25 @@ struct ServiceContext {
   // Calls whose reactor gRPC has not yet released (OnDone). Shutdown waits
   // for this to reach zero before it closes the connections.
   std::atomic<int64_t> active_calls{0};
+  // Reads with min_basis_tx wait here (basis_wait.h). Set before the
+  // first call; owned by MentatServer.
+  BasisWaiters* basis_waiters = nullptr;
 };
+
+// OK on a primary. On a read replica (config.replica_of set),
+// FailedPrecondition naming the primary, for `what` ("Transact") a replica
+// does not do: writes go to the primary (docs/replication.md says why
+// they are refused rather than forwarded).
+absl::Status RefuseAtReplica(const ServiceContext& sc, std::string_view what);
+
+// Runs `then` once `database` has published `min_basis_tx` (a read's
+// read-your-writes): at once on this thread when it has, else later on a
+// reader thread, or with the error that ended the wait
+// (BasisWaiters::RunAt); `deadline` is the call's.
+void AfterMinBasis(ServiceContext& sc, std::shared_ptr<Database> database,
+                   int64_t min_basis_tx,
+                   std::chrono::steady_clock::time_point deadline,
+                   std::function<void(absl::Status)> then);
 
 }  // namespace mentat::server
 

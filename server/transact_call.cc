@@ -283,6 +283,7 @@ Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   auto st = std::make_shared<TransactState>(TransactState{
       UnaryCall(sc, Method::kTransact, ctx, resp), nullptr, {}, {}, false, 0});
   absl::Status s = st->call.Begin(req, &st->request);
+  if (s.ok()) s = RefuseAtReplica(sc, "Transact");
   if (!s.ok()) return FinishNow(st->call, s);
   if (st->request.request_id().size() > kMaxRequestIdBytes) {
     return FinishNow(

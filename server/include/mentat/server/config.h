@@ -125,6 +125,23 @@ struct ServerConfig {
   // exits after waiting this long for work (milliseconds).
   int64_t reader_idle_ms = 10000;
 
+  // Replication (docs/replication.md). With `replica_of` ("HOST:PORT" of
+  // the primary) this node is a read replica: it bootstraps each of the
+  // primary's databases from a checkpoint, follows its log, serves reads,
+  // and refuses writes naming the primary. Empty: a primary (or a single
+  // node).
+  std::string replica_of;
+  // How a replica reaches its primary, as the client does: the bearer
+  // token (or a file holding it) and TLS (with the system's roots, or
+  // trusting the CA certificates in primary_tls_ca).
+  std::string primary_token;
+  std::string primary_token_file;
+  bool primary_tls = false;
+  std::string primary_tls_ca;
+  // The longest a read with min_basis_tx waits for its basis, whatever
+  // the call's deadline (milliseconds).
+  int64_t max_basis_wait_ms = 30000;
+
   // For tests, not a flag: the RocksDB Env of every database's store
   // (storage/testing/fault_env.h injects I/O faults); not owned, outlives
   // the server. Null: RocksDB's default.

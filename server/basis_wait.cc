@@ -1,0 +1,167 @@
+#include "basis_wait.h"
+
+#include <algorithm>
+
+#include "mentat/storage/str_cat.h"
+
+namespace mentat::server {
+
+// One wait: listens to its database's commits and closing (on the
+// transactor thread, where it only pokes the checking thread).
+struct BasisWaiters::Waiter : CommitListener {
+  BasisWaiters* owner = nullptr;
+  std::shared_ptr<Database> database;
+  storage::EntityId min_tx = 0;
+  std::chrono::steady_clock::time_point deadline;
+  Then then;
+  std::mutex mu;
+  absl::Status closed;  // guarded by mu
+
+  void OnCommit() override { owner->Poke(); }
+  void OnClosed(const absl::Status& why) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (closed.ok()) closed = why;
+    }
+    owner->Poke();
+  }
+};
+
+BasisWaiters::BasisWaiters(ReaderPool& readers,
+                           std::chrono::milliseconds max_wait)
+    : readers_(readers), max_wait_(max_wait) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+BasisWaiters::~BasisWaiters() { Stop(); }
+
+void BasisWaiters::RunAt(std::shared_ptr<Database> database, int64_t min_tx,
+                         std::chrono::steady_clock::time_point deadline,
+                         Then then) {
+  if (min_tx == 0) {
+    then(absl::OkStatus());
+    return;
+  }
+  auto resolved = storage::Db::ResolveT(min_tx);
+  if (!resolved.ok()) {
+    then(absl::InvalidArgumentError(
+        StrCat("min_basis_tx: ", resolved.status().message())));
+    return;
+  }
+  if (database->Latest()->basis_tx() >= *resolved) {
+    then(absl::OkStatus());
+    return;
+  }
+  auto w = std::make_unique<Waiter>();
+  w->owner = this;
+  w->database = database;
+  w->min_tx = *resolved;
+  const auto bound = std::chrono::steady_clock::now() + max_wait_;
+  w->deadline = std::min(deadline, bound);
+  w->then = std::move(then);
+  // Listen first, then check: a commit in between wakes the thread.
+  database->AddListener(w.get());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      waiters_.push_back(std::move(w));
+      poked_ = true;
+    }
+  }
+  if (w != nullptr) {  // stopping: never queued
+    database->RemoveListener(w.get());
+    w->then(absl::UnavailableError("the server is shutting down"));
+    return;
+  }
+  cv_.notify_one();
+}
+
+void BasisWaiters::Poke() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    poked_ = true;
+  }
+  cv_.notify_one();
+}
+
+int64_t BasisWaiters::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(waiters_.size());
+}
+
+void BasisWaiters::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BasisWaiters::Run() {
+  for (;;) {
+    std::vector<std::pair<std::unique_ptr<Waiter>, absl::Status>> done;
+    bool exit = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      auto nearest = std::chrono::steady_clock::time_point::max();
+      for (const auto& w : waiters_) nearest = std::min(nearest, w->deadline);
+      if (!poked_ && !stopping_) {
+        if (nearest == std::chrono::steady_clock::time_point::max()) {
+          cv_.wait(lock, [&] { return poked_ || stopping_; });
+        } else {
+          cv_.wait_until(lock, nearest, [&] { return poked_ || stopping_; });
+        }
+      }
+      poked_ = false;
+      exit = stopping_;
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = waiters_.begin(); it != waiters_.end();) {
+        Waiter& w = **it;
+        absl::Status closed;
+        {
+          std::lock_guard<std::mutex> wl(w.mu);
+          closed = w.closed;
+        }
+        const storage::EntityId has = w.database->Latest()->basis_tx();
+        absl::Status outcome;
+        bool finished = true;
+        if (has >= w.min_tx) {
+          outcome = absl::OkStatus();
+        } else if (!closed.ok()) {
+          outcome = closed;
+        } else if (stopping_) {
+          outcome = absl::UnavailableError("the server is shutting down");
+        } else if (now >= w.deadline) {
+          outcome = absl::UnavailableError(StrCat(
+              "database ", w.database->name(), " has basis ", has, " (t ",
+              has & storage::kCounterMask, ") and did not reach min_basis_tx ",
+              w.min_tx, " (t ", w.min_tx & storage::kCounterMask,
+              ") before the call's deadline (or --max-basis-wait-ms): this "
+              "node is behind its primary; retry, or read at the primary"));
+        } else {
+          finished = false;
+        }
+        if (finished) {
+          done.emplace_back(std::move(*it), std::move(outcome));
+          it = waiters_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto& [w, status] : done) {
+      w->database->RemoveListener(w.get());
+      std::shared_ptr<Waiter> shared(std::move(w));
+      readers_.Post(
+          [shared, status = std::move(status)] { shared->then(status); });
+    }
+    if (exit) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (waiters_.empty()) return;
+    }
+  }
+}
+
+}  // namespace mentat::server

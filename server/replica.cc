@@ -1,0 +1,481 @@
+#include "replica.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mentat/storage/entity_ids.h"
+#include "mentat/storage/str_cat.h"
+#include "snapshot_receiver.h"
+
+namespace mentat::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+// How often the primary's list of databases is read again.
+constexpr auto kListEvery = std::chrono::milliseconds(2000);
+// Entries queued on the transactor and not yet applied, per database: the
+// stream is read no faster than the store applies.
+constexpr int kMaxInFlight = 4096;
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// One database being followed. Counters are read by /metrics.
+struct Replica::Follower {
+  std::string name;
+  std::thread thread;
+  std::atomic<int64_t> applied_tx{0};
+  std::atomic<int64_t> primary_tx{0};
+  std::atomic<int64_t> lag_ms{0};
+  std::atomic<uint64_t> reconnects{0};
+  std::atomic<uint64_t> bootstraps{0};
+  std::atomic<uint64_t> entries{0};
+  // 1 while the last stream ended with an error that retrying does not
+  // fix by itself (the follower diverged, or the snapshot failed).
+  std::atomic<int> failing{0};
+
+  std::mutex mu;
+  grpc::ClientContext* ctx = nullptr;  // the stream in progress; guarded by mu
+  std::condition_variable applied_cv;
+  int in_flight = 0;         // guarded by mu
+  absl::Status apply_error;  // guarded by mu
+};
+
+Replica::Replica(const ServerConfig& config, DatabaseRegistry& registry)
+    : config_(config), registry_(registry) {}
+
+Replica::~Replica() { Stop(); }
+
+absl::Status Replica::Start() {
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (config_.primary_tls || !config_.primary_tls_ca.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    if (!config_.primary_tls_ca.empty()) {
+      std::ifstream in(config_.primary_tls_ca);
+      if (!in) {
+        return absl::InvalidArgumentError(
+            StrCat("--primary-tls-ca: cannot read ", config_.primary_tls_ca));
+      }
+      std::stringstream pem;
+      pem << in.rdbuf();
+      ssl.pem_root_certs = pem.str();
+    }
+    creds = grpc::SslCredentials(ssl);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(config_.max_message_bytes);
+  // A primary that vanishes without closing the connection (a machine
+  // gone) is noticed within seconds, not at the next TCP timeout.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  channel_ = grpc::CreateCustomChannel(config_.replica_of, creds, args);
+  mentat_ = v1::Mentat::NewStub(channel_);
+  replication_ = v1::Replication::NewStub(channel_);
+  // Databases this node already holds are followed from their basis at
+  // once, before the primary is reached.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& db : registry_.List()) {
+      auto f = std::make_unique<Follower>();
+      f->name = db->name();
+      Follower* raw = f.get();
+      followers_[db->name()] = std::move(f);
+      raw->thread = std::thread([this, raw] { FollowLoop(raw); });
+    }
+  }
+  list_thread_ = std::thread([this] { ListLoop(); });
+  spdlog::info("replica of {}: following {} database(s) held here",
+               config_.replica_of, registry_.List().size());
+  return absl::OkStatus();
+}
+
+void Replica::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    for (auto& [name, f] : followers_) {
+      std::lock_guard<std::mutex> fl(f->mu);
+      if (f->ctx != nullptr) f->ctx->TryCancel();
+    }
+  }
+  cv_.notify_all();
+  if (list_thread_.joinable()) list_thread_.join();
+  // No follower is added once stopping (ListLoop has ended); the threads
+  // take mu_ themselves, so they are joined without it.
+  std::vector<Follower*> followers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [name, f] : followers_) followers.push_back(f.get());
+  }
+  for (Follower* f : followers) {
+    if (f->thread.joinable()) f->thread.join();
+  }
+}
+
+bool Replica::Pause(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, d, [&] { return stopping_; });
+  return !stopping_;
+}
+
+void Replica::AddToken(grpc::ClientContext* ctx) const {
+  if (!config_.primary_token.empty()) {
+    ctx->AddMetadata("authorization", "Bearer " + config_.primary_token);
+  }
+}
+
+void Replica::ListLoop() {
+  bool warned = false;
+  do {
+    grpc::ClientContext ctx;
+    AddToken(&ctx);
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(5));
+    v1::ListDatabasesRequest request;
+    v1::ListDatabasesResponse response;
+    grpc::Status s = mentat_->ListDatabases(&ctx, request, &response);
+    if (!s.ok()) {
+      if (!warned) {
+        spdlog::warn(
+            "replica: cannot list the databases of the primary {}: "
+            "{}: {}; retrying",
+            config_.replica_of, static_cast<int>(s.error_code()),
+            s.error_message());
+        warned = true;
+      }
+      continue;
+    }
+    warned = false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    for (const auto& info : response.databases()) {
+      if (followers_.count(info.name()) > 0) continue;
+      auto f = std::make_unique<Follower>();
+      f->name = info.name();
+      Follower* raw = f.get();
+      followers_[info.name()] = std::move(f);
+      raw->thread = std::thread([this, raw] { FollowLoop(raw); });
+    }
+  } while (Pause(kListEvery));
+}
+
+namespace {
+
+// Fetches a Snapshot of `name` into <data_dir>/<name>.bootstrap, checks
+// it, opens it to check its basis, and moves it to <data_dir>/<name>.
+absl::Status Bootstrap(v1::Replication::Stub& stub, const ServerConfig& config,
+                       const std::string& name, grpc::ClientContext* ctx,
+                       std::atomic<uint64_t>* bytes_received,
+                       int64_t* basis_out) {
+  const fs::path final_dir = fs::path(config.data_dir) / name;
+  const fs::path tmp = fs::path(config.data_dir) / (name + ".bootstrap");
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  SnapshotReceiver receiver(name, tmp.string());
+  v1::SnapshotRequest request;
+  request.set_database(name);
+  auto reader = stub.Snapshot(ctx, request);
+  v1::SnapshotChunk chunk;
+  absl::Status s;
+  while (reader->Read(&chunk)) {
+    bytes_received->fetch_add(chunk.ByteSizeLong(), std::memory_order_relaxed);
+    s = receiver.Add(chunk);
+    if (!s.ok()) {
+      ctx->TryCancel();
+      break;
+    }
+  }
+  const grpc::Status finished = reader->Finish();
+  if (s.ok()) s = receiver.Finish(FromGrpc(finished));
+  if (s.ok()) {
+    // The copy must open at the basis the primary announced.
+    storage::StoreOptions options;
+    options.column_images = false;
+    auto store = storage::Store::Open(tmp.string(), options);
+    if (!store.ok()) {
+      s = absl::DataLossError(
+          StrCat("the snapshot of database ", name,
+                 " does not open: ", store.status().message()));
+    } else if ((*store)->Latest()->basis_tx() != receiver.basis_tx()) {
+      s = absl::DataLossError(
+          StrCat("the snapshot of database ", name, " opens at basis ",
+                 (*store)->Latest()->basis_tx(), ", not the announced ",
+                 receiver.basis_tx()));
+    }
+  }
+  if (s.ok()) {
+    fs::rename(tmp, final_dir, ec);
+    if (ec) {
+      s = absl::UnavailableError(StrCat("moving the snapshot of ", name,
+                                        " into place: ", ec.message()));
+    }
+  }
+  if (!s.ok()) {
+    fs::remove_all(tmp, ec);
+    return s;
+  }
+  *basis_out = receiver.basis_tx();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void Replica::FollowLoop(Follower* f) {
+  auto backoff = kFirstBackoff;
+  absl::Status last_error;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+    }
+    auto database = registry_.Get(f->name);
+    absl::Status s;
+    if (!database.ok() &&
+        database.status().code() == absl::StatusCode::kNotFound) {
+      grpc::ClientContext ctx;
+      AddToken(&ctx);
+      {
+        std::lock_guard<std::mutex> lock(f->mu);
+        f->ctx = &ctx;
+      }
+      bool stop = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop = stopping_;
+      }
+      if (stop) ctx.TryCancel();
+      int64_t basis = 0;
+      spdlog::info("replica: bootstrapping database {} from a snapshot of {}",
+                   f->name, config_.replica_of);
+      s = Bootstrap(*replication_, config_, f->name, &ctx, &bytes_received_,
+                    &basis);
+      {
+        std::lock_guard<std::mutex> lock(f->mu);
+        f->ctx = nullptr;
+      }
+      if (s.ok()) {
+        f->bootstraps.fetch_add(1, std::memory_order_relaxed);
+        database = registry_.Adopt(f->name);
+        s = database.status();
+        if (s.ok()) {
+          spdlog::info("replica: database {} bootstrapped at basis {}", f->name,
+                       basis);
+        }
+      }
+    } else if (!database.ok()) {
+      s = database.status();
+    }
+    if (s.ok()) {
+      s = FollowOnce(f, *database);
+      if (f->entries.load() > 0) backoff = kFirstBackoff;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return;
+    }
+    f->reconnects.fetch_add(1, std::memory_order_relaxed);
+    const bool lasting = s.code() == absl::StatusCode::kFailedPrecondition ||
+                         s.code() == absl::StatusCode::kDataLoss;
+    f->failing.store(lasting ? 1 : 0, std::memory_order_relaxed);
+    if (s.ToString() != last_error.ToString()) {
+      if (lasting) {
+        spdlog::error("replica: following database {} from {} failed: {}",
+                      f->name, config_.replica_of, s.ToString());
+      } else {
+        spdlog::warn(
+            "replica: the stream of database {} from {} ended: {}; "
+            "reconnecting",
+            f->name, config_.replica_of, s.ToString());
+      }
+      last_error = s;
+    }
+    if (!Pause(backoff)) return;
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+}
+
+absl::Status Replica::FollowOnce(Follower* f,
+                                 std::shared_ptr<Database> database) {
+  grpc::ClientContext ctx;
+  AddToken(&ctx);
+  {
+    std::lock_guard<std::mutex> lock(f->mu);
+    f->ctx = &ctx;
+    f->apply_error = absl::OkStatus();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) ctx.TryCancel();
+  }
+  std::shared_ptr<const storage::Db> db = database->Latest();
+  f->applied_tx.store(db->basis_tx(), std::memory_order_relaxed);
+  v1::FollowRequest request;
+  request.set_database(f->name);
+  request.set_after_tx(db->basis_tx());
+  request.set_after_tx_instant_micros(db->basis_tx_instant());
+  auto reader = replication_->Follow(&ctx, request);
+  v1::FollowResponse response;
+  absl::Status apply_error;
+  while (reader->Read(&response)) {
+    bytes_received_.fetch_add(response.ByteSizeLong(),
+                              std::memory_order_relaxed);
+    f->primary_tx.store(response.primary_basis_tx(), std::memory_order_relaxed);
+    if (response.entries_size() == 0 &&
+        f->applied_tx.load(std::memory_order_relaxed) >=
+            response.primary_basis_tx()) {
+      f->lag_ms.store(0, std::memory_order_relaxed);
+    }
+    for (v1::LogEntry& e : *response.mutable_entries()) {
+      {
+        std::unique_lock<std::mutex> lock(f->mu);
+        f->applied_cv.wait(lock, [&] {
+          return f->in_flight < kMaxInFlight || !f->apply_error.ok();
+        });
+        apply_error = f->apply_error;
+        if (!apply_error.ok()) break;
+        f->in_flight++;
+      }
+      storage::ReplicatedTx tx;
+      tx.prev_tx = e.prev_tx();
+      tx.tx = e.tx();
+      tx.entry = std::move(*e.mutable_entry());
+      const int64_t instant = e.tx_instant_micros();
+      database->ApplyReplicated(
+          std::move(tx),
+          [f, instant](absl::StatusOr<storage::TxReport> report) {
+            std::lock_guard<std::mutex> lock(f->mu);
+            f->in_flight--;
+            if (report.ok()) {
+              f->applied_tx.store(report->tx, std::memory_order_relaxed);
+              f->entries.fetch_add(1, std::memory_order_relaxed);
+              f->lag_ms.store(
+                  std::max<int64_t>(0, (NowMicros() - instant) / 1000),
+                  std::memory_order_relaxed);
+            } else if (f->apply_error.ok()) {
+              f->apply_error = report.status();
+              // The stream's entries after this one cannot apply either:
+              // start again from the store's basis.
+              if (f->ctx != nullptr) f->ctx->TryCancel();
+            }
+            f->applied_cv.notify_all();
+          });
+    }
+    if (!apply_error.ok()) break;
+  }
+  const grpc::Status finished = reader->Finish();
+  {
+    // The callbacks name `ctx` through f->ctx: wait for them before it goes.
+    std::unique_lock<std::mutex> lock(f->mu);
+    f->applied_cv.wait(lock, [&] { return f->in_flight == 0; });
+    f->ctx = nullptr;
+    if (apply_error.ok()) apply_error = f->apply_error;
+  }
+  if (!apply_error.ok()) {
+    return absl::Status(apply_error.code(),
+                        StrCat("applying the primary's log of database ",
+                               f->name, ": ", apply_error.message()));
+  }
+  if (finished.ok()) {
+    return absl::UnavailableError("the primary ended the stream");
+  }
+  return FromGrpc(finished);
+}
+
+std::string Replica::RenderPrometheus() const {
+  std::string out;
+  StrAppend(&out,
+            "# HELP mentat_replica_applied_basis_tx The basis this replica "
+            "has applied, per database.\n"
+            "# TYPE mentat_replica_applied_basis_tx gauge\n");
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, f] : followers_) {
+    StrAppend(&out, "mentat_replica_applied_basis_tx{database=\"", name, "\"} ",
+              f->applied_tx.load(), "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replica_lag_tx Transactions the primary has "
+            "published and this replica has not applied (as last heard).\n"
+            "# TYPE mentat_replica_lag_tx gauge\n");
+  for (const auto& [name, f] : followers_) {
+    const int64_t applied = f->applied_tx.load();
+    const int64_t primary = f->primary_tx.load();
+    const int64_t lag =
+        primary > applied ? ((primary - applied) & storage::kCounterMask) : 0;
+    StrAppend(&out, "mentat_replica_lag_tx{database=\"", name, "\"} ", lag,
+              "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replica_lag_ms Milliseconds from the primary's "
+            "instant of the last applied transaction to its apply here (0 "
+            "once caught up and idle).\n"
+            "# TYPE mentat_replica_lag_ms gauge\n");
+  for (const auto& [name, f] : followers_) {
+    StrAppend(&out, "mentat_replica_lag_ms{database=\"", name, "\"} ",
+              f->lag_ms.load(), "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replica_entries_applied_total Log entries applied "
+            "from the primary.\n"
+            "# TYPE mentat_replica_entries_applied_total counter\n");
+  for (const auto& [name, f] : followers_) {
+    StrAppend(&out, "mentat_replica_entries_applied_total{database=\"", name,
+              "\"} ", f->entries.load(), "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replica_reconnects_total Follow streams that "
+            "ended and were started again.\n"
+            "# TYPE mentat_replica_reconnects_total counter\n");
+  for (const auto& [name, f] : followers_) {
+    StrAppend(&out, "mentat_replica_reconnects_total{database=\"", name, "\"} ",
+              f->reconnects.load(), "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replica_bootstraps_total Databases bootstrapped "
+            "from a snapshot of the primary.\n"
+            "# TYPE mentat_replica_bootstraps_total counter\n");
+  for (const auto& [name, f] : followers_) {
+    StrAppend(&out, "mentat_replica_bootstraps_total{database=\"", name, "\"} ",
+              f->bootstraps.load(), "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replica_failing 1 while following the database "
+            "fails in a way retrying does not fix (diverged, bad snapshot).\n"
+            "# TYPE mentat_replica_failing gauge\n");
+  for (const auto& [name, f] : followers_) {
+    StrAppend(&out, "mentat_replica_failing{database=\"", name, "\"} ",
+              f->failing.load(), "\n");
+  }
+  StrAppend(&out,
+            "# HELP mentat_replication_bytes_received_total Bytes of Follow "
+            "and Snapshot messages received from the primary.\n"
+            "# TYPE mentat_replication_bytes_received_total counter\n"
+            "mentat_replication_bytes_received_total ",
+            bytes_received_.load(), "\n");
+  return out;
+}
+
+}  // namespace mentat::server

@@ -1,0 +1,79 @@
+#ifndef MENTAT_SERVER_REPLICA_H_
+#define MENTAT_SERVER_REPLICA_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "database_registry.h"
+#include "mentat/server/config.h"
+#include "mentat/v1/mentat.grpc.pb.h"
+#include "mentat/v1/replication.grpc.pb.h"
+
+namespace mentat::server {
+
+// The replica side of replication (docs/replication.md): for each database
+// of the primary (config.replica_of), bootstraps it from a Snapshot when
+// this node has no copy, then follows the primary's log from its basis and
+// applies each entry (Database::ApplyReplicated), reconnecting with
+// backoff when the stream breaks. Readers see each applied basis as the
+// store publishes it. The primary's list of databases is read again every
+// few seconds, so databases created there later are followed too.
+//
+// One thread lists databases; one thread per database follows its log
+// (blocking gRPC reads). Thread-safe; Start once, Stop once (the
+// destructor stops).
+class Replica {
+ public:
+  Replica(const ServerConfig& config, DatabaseRegistry& registry);
+  ~Replica();
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+
+  // Makes the channel to the primary (TLS files are read here: an
+  // unreadable CA file is InvalidArgument) and starts following.
+  absl::Status Start();
+  // Cancels the streams and joins the threads. Idempotent.
+  void Stop();
+
+  // Prometheus text: role, per database applied basis, lag (transactions
+  // and milliseconds), bytes received, reconnects, bootstraps.
+  std::string RenderPrometheus() const;
+
+ private:
+  struct Follower;
+  void ListLoop();
+  void FollowLoop(Follower* f);
+  // One Follow stream, until it ends; returns why.
+  absl::Status FollowOnce(Follower* f, std::shared_ptr<Database> database);
+  // Sleeps up to `d` unless stopping; false if stopping.
+  bool Pause(std::chrono::milliseconds d);
+  void AddToken(grpc::ClientContext* ctx) const;
+
+  const ServerConfig& config_;
+  DatabaseRegistry& registry_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Mentat::Stub> mentat_;
+  std::unique_ptr<v1::Replication::Stub> replication_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::unique_ptr<Follower>> followers_
+      ABSL_GUARDED_BY(mu_);
+  std::thread list_thread_;
+  std::atomic<uint64_t> bytes_received_{0};
+};
+
+}  // namespace mentat::server
+
+#endif  // MENTAT_SERVER_REPLICA_H_
