@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <thread>
@@ -44,13 +45,25 @@ absl::Status PinProcess(const std::string& cpus) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// One socket per process the benchmark starts (replica-lag starts several).
+std::string NextSocketPath() {
+  static std::atomic<int> n{0};
+  const int i = n.fetch_add(1);
+  return i == 0 ? StrCat("/tmp/mentat-bench-", ::getpid(), ".sock")
+                : StrCat("/tmp/mentat-bench-", ::getpid(), "-", i, ".sock");
+}
+
+}  // namespace
+
 ServerProcess::ServerProcess(std::string binary, std::string data_dir,
                              std::string cpus,
                              std::vector<std::string> extra_args)
     : binary_(std::move(binary)),
       data_dir_(std::move(data_dir)),
       cpus_(std::move(cpus)),
-      socket_(StrCat("/tmp/mentat-bench-", ::getpid(), ".sock")),
+      socket_(NextSocketPath()),
       extra_args_(std::move(extra_args)) {}
 
 ServerProcess::~ServerProcess() { Stop(); }
