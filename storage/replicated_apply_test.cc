@@ -239,23 +239,28 @@ TEST_CASE("a replica refuses a retraction of a datom it does not hold") {
   MustTransact(**primary, Attr("user/name", "db.type/string"));
   auto a =
       MustTransact(**primary, {Add(E("a"), "user/name", Value::String("x"))});
+  const EntityId e = a.tempids.at("a");
   auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
   REQUIRE(cp.ok());
-  MustTransact(**primary, {Retract(E(a.tempids.at("a")), "user/name",
-                                   Value::String("x"))});
+  auto p1 =
+      MustTransact(**primary, {Add(E("b"), "user/name", Value::String("y"))});
+  MustTransact(**primary, {Retract(E(e), "user/name", Value::String("x"))});
   auto replica = Store::Open(rdir.path() + "/db");
   REQUIRE(replica.ok());
-  // The replica lost the datom by other means: it diverged.
-  (*replica)->SetRole(StoreRole::kPrimary);
-  MustTransact(**replica, {Retract(E(a.tempids.at("a")), "user/name",
-                                   Value::String("x"))});
-  auto entries = LogAfter(**primary, cp->basis_tx);
+  // The replica lost the datom by a write of its own (it diverged), in a
+  // transaction that took the id of the primary's p1.
+  auto r1 =
+      MustTransact(**replica, {Retract(E(e), "user/name", Value::String("x"))});
+  REQUIRE(r1.tx == p1.tx);
+  (*replica)->SetRole(StoreRole::kReplica);
+  auto entries = LogAfter(**primary, p1.tx);
   REQUIRE(entries.size() == 1);
-  entries[0].prev_tx = (*replica)->Latest()->basis_tx();
-  // Its own retraction took the tx the primary's entry names: refused as
-  // not after the basis, or as a retraction it cannot apply.
   auto r = (*replica)->ApplyReplicated(entries[0]).get();
   CHECK(r.status().code() == absl::StatusCode::kDataLoss);
+  CHECK_MESSAGE(std::string(r.status().message()).find("does not hold") !=
+                    std::string::npos,
+                r.status().ToString());
+  CHECK((*replica)->Latest()->basis_tx() == r1.tx);
 }
 
 TEST_CASE(
