@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "mentat/storage/entity_ids.h"
 #include "mentat/storage/str_cat.h"
 
 namespace mentat::server {

@@ -456,11 +456,8 @@ Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req) {
   const int64_t min_basis = request.min_basis_tx();
   auto shared = std::make_shared<v1::QueryRequest>(std::move(request));
   AfterMinBasis(sc, database, min_basis, SteadyDeadline(ctx),
-                [reactor, shared, database](absl::Status ready) {
-                  if (ready.ok()) {
-                    ready = TakeQuerySlot(reactor->sc().config,
-                                          reactor->sc().metrics);
-                  }
+                [&sc, reactor, shared, database](absl::Status ready) {
+                  if (ready.ok()) ready = TakeQuerySlot(sc.config, sc.metrics);
                   if (!ready.ok()) return reactor->Done(ready);
                   reactor->Start(std::move(*shared), database);
                 });
