@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,7 @@ TEST_CASE(
   REQUIRE(primary.ok());
   // A replica starts from a checkpoint of the primary (as mentatd's
   // bootstrap does), then follows the log after its basis.
+  std::filesystem::create_directories(rdir.path());
   auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
   REQUIRE(cp.ok());
   WriteHistory(**primary);
@@ -197,6 +199,7 @@ TEST_CASE("a replica refuses a gap, a repeat and malformed entries") {
   TempDir pdir, rdir;
   auto primary = Store::Open(pdir.path());
   REQUIRE(primary.ok());
+  std::filesystem::create_directories(rdir.path());
   auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
   REQUIRE(cp.ok());
   WriteHistory(**primary);
@@ -240,6 +243,7 @@ TEST_CASE("a replica refuses a retraction of a datom it does not hold") {
   auto a =
       MustTransact(**primary, {Add(E("a"), "user/name", Value::String("x"))});
   const EntityId e = a.tempids.at("a");
+  std::filesystem::create_directories(rdir.path());
   auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
   REQUIRE(cp.ok());
   auto p1 =
