@@ -30,12 +30,6 @@ absl::Status FromGrpc(const grpc::Status& s) {
                       s.error_message());
 }
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 // One database being followed. Counters are read by /metrics.
