@@ -40,7 +40,6 @@ struct Replica::Follower {
   std::atomic<int64_t> primary_tx{0};
   std::atomic<int64_t> lag_ms{0};
   std::atomic<uint64_t> reconnects{0};
-  std::atomic<uint64_t> bootstraps{0};
   std::atomic<uint64_t> entries{0};
   // 1 while the last stream ended with an error that retrying does not
   // fix by itself (the follower diverged, or the snapshot failed).
@@ -88,8 +87,8 @@ absl::Status Replica::Start() {
   channel_ = grpc::CreateCustomChannel(config_.replica_of, creds, args);
   mentat_ = v1::Mentat::NewStub(channel_);
   replication_ = v1::Replication::NewStub(channel_);
-  // Databases this node already holds are followed from their basis at
-  // once, before the primary is reached.
+  InitialSync();
+  // Every database held here is followed from its basis.
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& db : registry_.List()) {
@@ -238,6 +237,45 @@ absl::Status Bootstrap(v1::Replication::Stub& stub, const ServerConfig& config,
 
 }  // namespace
 
+void Replica::InitialSync() {
+  grpc::ClientContext ctx;
+  AddToken(&ctx);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::ListDatabasesResponse response;
+  grpc::Status s =
+      mentat_->ListDatabases(&ctx, v1::ListDatabasesRequest(), &response);
+  if (!s.ok()) {
+    spdlog::warn(
+        "replica: the primary {} does not answer ({}); serving what this "
+        "node holds and bootstrapping the rest once it does",
+        config_.replica_of, s.error_message());
+    return;
+  }
+  for (const auto& info : response.databases()) {
+    if (registry_.Get(info.name()).ok()) continue;
+    grpc::ClientContext bctx;
+    AddToken(&bctx);
+    bctx.set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::minutes(10));
+    int64_t basis = 0;
+    spdlog::info("replica: bootstrapping database {} from a snapshot of {}",
+                 info.name(), config_.replica_of);
+    absl::Status b = Bootstrap(*replication_, config_, info.name(), &bctx,
+                               &bytes_received_, &basis);
+    if (b.ok()) b = registry_.Adopt(info.name()).status();
+    if (b.ok()) {
+      bootstraps_.fetch_add(1, std::memory_order_relaxed);
+      spdlog::info("replica: database {} bootstrapped at basis {}", info.name(),
+                   basis);
+    } else {
+      spdlog::warn(
+          "replica: bootstrapping database {} failed: {}; retrying "
+          "in the background",
+          info.name(), b.ToString());
+    }
+  }
+}
+
 void Replica::FollowLoop(Follower* f) {
   auto backoff = kFirstBackoff;
   absl::Status last_error;
@@ -272,7 +310,7 @@ void Replica::FollowLoop(Follower* f) {
         f->ctx = nullptr;
       }
       if (s.ok()) {
-        f->bootstraps.fetch_add(1, std::memory_order_relaxed);
+        bootstraps_.fetch_add(1, std::memory_order_relaxed);
         database = registry_.Adopt(f->name);
         s = database.status();
         if (s.ok()) {
@@ -450,11 +488,9 @@ std::string Replica::RenderPrometheus() const {
   StrAppend(&out,
             "# HELP mentat_replica_bootstraps_total Databases bootstrapped "
             "from a snapshot of the primary.\n"
-            "# TYPE mentat_replica_bootstraps_total counter\n");
-  for (const auto& [name, f] : followers_) {
-    StrAppend(&out, "mentat_replica_bootstraps_total{database=\"", name, "\"} ",
-              f->bootstraps.load(), "\n");
-  }
+            "# TYPE mentat_replica_bootstraps_total counter\n"
+            "mentat_replica_bootstraps_total ",
+            bootstraps_.load(), "\n");
   StrAppend(&out,
             "# HELP mentat_replica_failing 1 while following the database "
             "fails in a way retrying does not fix (diverged, bad snapshot).\n"

@@ -29,7 +29,9 @@ namespace mentat::server {
 // store publishes it. The primary's list of databases is read again every
 // few seconds, so databases created there later are followed too.
 //
-// One thread lists databases; one thread per database follows its log
+// A replica bootstraps what it lacks before it serves (Start), so a
+// client that reaches it finds the primary's databases. One thread lists
+// databases; one thread per database follows its log
 // (blocking gRPC reads). Thread-safe; Start once, Stop once (the
 // destructor stops).
 class Replica {
@@ -51,6 +53,10 @@ class Replica {
 
  private:
   struct Follower;
+  // Before serving: bootstraps every database of the primary this node
+  // lacks, so that a replica serves once it holds them (when the primary
+  // answers within seconds; otherwise the followers do it later).
+  void InitialSync();
   void ListLoop();
   void FollowLoop(Follower* f);
   // One Follow stream, until it ends; returns why.
@@ -72,6 +78,7 @@ class Replica {
       ABSL_GUARDED_BY(mu_);
   std::thread list_thread_;
   std::atomic<uint64_t> bytes_received_{0};
+  std::atomic<uint64_t> bootstraps_{0};
 };
 
 }  // namespace mentat::server

@@ -274,7 +274,9 @@ TEST_CASE(
   MustTransact(primary, "[{:db/ident :x/a} {:db/ident :x/b}]");
   WriteHistory(primary, 0);
 
-  Node replica(dir.path(), "replica", {"--replica-of", primary.address});
+  Node replica(
+      dir.path(), "replica",
+      {"--replica-of", primary.address, "--max-basis-wait-ms", "1000"});
   // Written after the replica started: they come through Follow.
   int64_t tx = WriteHistory(primary, 100);
   CheckSameReads(primary, replica, tx);
@@ -296,14 +298,15 @@ TEST_CASE(
       REQUIRE(q.rows.size() == 1);
       CHECK(q.basis_tx >= t);
     }
-    // A basis the primary never wrote: UNAVAILABLE at the deadline,
+    // A basis the primary never wrote: UNAVAILABLE once the wait's bound
+    // (--max-basis-wait-ms, shorter than the call's deadline) passes,
     // naming the basis the replica has.
     pb::PullRequest pull;
     pull.set_pattern("[*]");
     pull.mutable_entity()->set_id(1);
     pull.set_min_basis_tx(tx + 1000000);
     pb::PullResponse resp;
-    auto ctx = Ctx(300);
+    auto ctx = Ctx(20000);
     grpc::Status s = replica.stub->Pull(ctx.get(), pull, &resp);
     CHECK(s.error_code() == grpc::StatusCode::UNAVAILABLE);
     CHECK_MESSAGE(s.error_message().find("has basis") != std::string::npos,
