@@ -5,8 +5,8 @@
     /usr/bin/python3 client/python/example.py [--addr 127.0.0.1:7878]
         [--token TOKEN] [--tls-ca ca.pem]
 
-Needs the generated stubs on PYTHONPATH, or protoc and grpc_python_plugin
-to generate them on first use (see README.md)."""
+Needs only python3-grpcio and python3-protobuf: the generated gRPC code
+ships in mentat_client/_pb (see README.md)."""
 
 import argparse
 import os
