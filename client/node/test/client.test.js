@@ -1,6 +1,6 @@
 'use strict';
 // @mentat/client against a live mentatd ($MENTATD): transact with JS data
-// (every value type read back as written, ids past 2^53 exact), queries
+// (every value type read back as written, longs past 2^53 exact), queries
 // streamed in batches, pull, the log streams, the other RPCs, and errors as
 // classes.
 
@@ -72,8 +72,8 @@ test('every value type reads back as written', async () => {
   ]);
   assert.deepEqual(Object.keys(r.tempids).sort(), ['ann', 'boss']);
   assert.equal(typeof r.tx, 'bigint');
-  // Entity ids are past 2^53: exact as bigints.
-  assert.ok(r.tempids.ann > 2n ** 53n);
+  // Entity ids (4 << 42 | n) are bigints, and so is every long.
+  assert.ok(r.tempids.ann > 4n << 42n);
   const got = await c.pull('[:user/name :user/age :user/big :user/score :user/balance :user/joined ' +
     ':user/key :user/admin {:user/role [:db/ident]} {:user/boss [:db/id :user/email]}]', r.tempids.ann);
   assert.equal(got[':user/name'], name);
@@ -88,8 +88,14 @@ test('every value type reads back as written', async () => {
   assert.deepEqual(got[':user/role'].map((x) => String(x[':db/ident'])), [':role/admin', ':role/dev']);
   assert.equal(got[':user/boss'][':db/id'], r.tempids.boss);
   assert.equal(await c.q('[:find ?e . :in $ ?n :where [?e :user/name ?n]]', [name]), r.tempids.ann);
-  // An id past 2^53 goes back in exactly.
   assert.deepEqual(await c.pull('[:user/email]', r.tempids.boss), { ':user/email': 'boss@x.org' });
+  // A long past 2^53 (2^53 + 1 is no JS number) goes in and comes back
+  // exactly, as tx-data and as a query input.
+  const odd = 2n ** 53n + 1n;
+  const w = await c.transact([{ ':db/id': 'odd', ':user/email': 'odd@x.org', ':user/age': odd }]);
+  assert.equal(await c.q('[:find ?a . :where [?e :user/email "odd@x.org"] [?e :user/age ?a]]'), odd);
+  assert.equal(await c.q('[:find ?e . :in $ ?a :where [?e :user/age ?a]]', [odd]), w.tempids.odd);
+  assert.equal(await c.q('[:find ?e . :in $ ?a :where [?e :user/age ?a]]', [odd - 1n]), null);
 });
 
 test('queries stream in batches; find shapes', async () => {

@@ -2,8 +2,8 @@
 several batches, pull and pull_many, as_of / since / history, typed values
 both ways, an EDN error with its position, request ids, token auth.
 
-Run by CTest: client_test.py --mentatd PATH (the stubs are on PYTHONPATH,
-or generated on the fly; see mentat_client/_stubs.py)."""
+Run by CTest: client_test.py --mentatd PATH (client/python on PYTHONPATH;
+the generated code ships in mentat_client/_pb)."""
 
 import datetime
 import decimal
