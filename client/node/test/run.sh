@@ -18,4 +18,4 @@ if [ ! -d node_modules/@grpc/grpc-js ] || [ package-lock.json -nt node_modules/.
   npm ci --no-audit --no-fund --loglevel=error
 fi
 export MENTATD="$1"
-exec "$node" --test test/values.test.js test/client.test.js
+exec "$node" --test test/values.test.js test/client.test.js test/types.test.js
