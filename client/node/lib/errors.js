@@ -26,7 +26,10 @@ class MentatError extends Error {
 
 /** Malformed request, EDN that does not read, a value of the wrong type. */
 class InvalidArgument extends MentatError {}
-/** INVALID_ARGUMENT with a position (`line`, `column`). */
+/**
+ * INVALID_ARGUMENT with a position (`line`, `column`): EDN that does not
+ * parse, or a form in it the schema rejects.
+ */
 class ParseError extends InvalidArgument {}
 class NotFound extends MentatError {}
 class AlreadyExists extends MentatError {}

@@ -12,10 +12,12 @@
 //  * an entity (an op's second element, the value of :db/id) is an id
 //    (bigint or integral number), a tempid (string), an ident (Keyword) or
 //    a lookup ref ([attribute, value] or LookupRef);
-//  * every other string is a string: enum values need kw(), a lookup ref as
-//    the value of a ref attribute needs LookupRef (or a Keyword first).
-// An object in a value position is a nested entity map; an array there is
-// the values of a many-valued attribute.
+//  * a pair whose first element is a namespaced keyword (':person/name',
+//    string or Keyword) is a lookup ref wherever it stands, as in EDN;
+//  * every other string is a string: enum values need kw().
+// An object in a value position is a nested entity map; any other array
+// there is the values of a many-valued attribute (two strings, the first
+// reading ':ns/name', would be a lookup ref: write them as new Edn(...)).
 
 const { Edn, Keyword, LookupRef, Tagged, toEdn } = require('./values');
 
@@ -67,8 +69,16 @@ function entityMap(m, where) {
   return '{' + parts.join(' ') + '}';
 }
 
+// A pair whose first element reads as a namespaced keyword (":person/name"):
+// a lookup ref, as the same data is in EDN, rather than two strings.
+const NAMESPACED = /^:[^\s/[\]{}()"\\,;]+\/[^\s/[\]{}()"\\,;]+$/;
+function looksLikeLookup(v) {
+  return v.length === 2 && ((typeof v[0] === 'string' && NAMESPACED.test(v[0])) || v[0] instanceof Keyword);
+}
+
 function value(v, where) {
   if (isPlainObject(v)) return entityMap(v, where);
+  if (Array.isArray(v) && looksLikeLookup(v)) return `[${attribute(v[0], where)} ${value(v[1], where)}]`;
   if (Array.isArray(v)) return '[' + v.map((x) => value(x, where)).join(' ') + ']';
   try {
     return toEdn(v);

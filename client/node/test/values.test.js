@@ -74,6 +74,9 @@ test('tx-data from entity maps and ops', () => {
       [':my/fn', 'arg']]),
     '[[:db/add "t" :user/name "Ann"] [:db/retract [:user/email "b"] :user/age 3] ' +
     '[:db/retractEntity 17592186045420] [:db/cas 5 :user/age nil 4] [:my/fn "arg"]]');
+  // A pair starting with a namespaced keyword is a lookup ref anywhere.
+  assert.equal(m.txEdn([{ ':movie/director': [':person/name', 'R'], ':movie/tags': [':x', 'y'] }]),
+    '[{:movie/director [:person/name "R"] :movie/tags [":x" "y"]}]');
   // A string value stays a string.
   assert.equal(m.txEdn([{ ':a/b': ':not/kw' }]), '[{:a/b ":not/kw"}]');
   assert.throws(() => m.txEdn([{ ':a/b': 1 }, 42]), /operation 1: an operation/);

@@ -52,7 +52,9 @@ class InvalidArgument(MentatError):
 
 class ParseError(InvalidArgument):
     """INVALID_ARGUMENT with a position: EDN (tx-data, a query, a pull
-    pattern) that does not parse or fit, at `line` and `column`."""
+    pattern) that does not parse, or a form in it that the schema rejects
+    (an unknown attribute, an unresolvable lookup ref), at `line` and
+    `column`."""
 
 
 class NotFound(MentatError):

@@ -14,19 +14,28 @@ Datomic's does:
   * an entity (an op's second element, the value of :db/id) is an id (int),
     a tempid (str), an ident (Keyword) or a lookup ref (a pair whose first
     element is the attribute, or LookupRef);
+  * a pair whose first element is a namespaced keyword (":person/name",
+    Keyword or str) is a lookup ref wherever it stands, as the same data is
+    in EDN: (":person/name", "Ridley Scott") as the value of a ref
+    attribute names that person (LookupRef says so explicitly);
   * every other str is a string. Enum values (:role/admin) and idents given
-    as values need Keyword / kw(); a lookup ref as the value of a ref
-    attribute needs LookupRef (or a Keyword first): a plain pair of strs
-    there is a vector of two strings.
+    as values need Keyword / kw().
 A dict in a value position is a nested entity map (components, refs to new
-entities); a list or tuple there is the values of a many-valued attribute.
+entities); any other list or tuple there is the values of a many-valued
+attribute. (Two strings of a many-valued string attribute, the first of
+which reads ":ns/name", would be taken for a lookup ref: write them with
+Edn('[":a/b" "c"]').)
 """
 
+import re
 from typing import Any, Iterable, Union
 
 from .values import Edn, Keyword, LookupRef, Tagged, to_edn
 
 TxData = Union[str, Iterable[Any]]
+
+# ":ns/name": what a lookup ref's attribute looks like.
+_NAMESPACED = re.compile(r":[^\s/\[\]{}()\"\\,;]+/[^\s/\[\]{}()\"\\,;]+\Z")
 
 # Ops whose arguments are [entity attribute value...].
 _DATOM_OPS = {":db/add", ":db/retract", ":db/cas"}
@@ -68,10 +77,21 @@ def _entity_map(m: dict, where: str) -> str:
     return "{" + " ".join(parts) + "}"
 
 
+def _looks_like_lookup(v: Any) -> bool:
+    """A pair whose first element is a str that reads as a namespaced
+    keyword (":person/name"): a lookup ref, as the same data would be in
+    EDN, rather than two strings."""
+    return (len(v) == 2 and isinstance(v[0], str) and
+            not isinstance(v[0], Edn) and v[0].startswith(":") and
+            _NAMESPACED.match(v[0]) is not None)
+
+
 def _value(v: Any, where: str) -> str:
     if isinstance(v, dict):
         return _entity_map(v, where)
     if isinstance(v, (list, tuple)) and not isinstance(v, (LookupRef, Tagged)):
+        if _looks_like_lookup(v):
+            return "[%s %s]" % (_attribute(v[0], where), _value(v[1], where))
         return "[" + " ".join(_value(x, where) for x in v) + "]"
     try:
         return to_edn(v)

@@ -114,6 +114,8 @@ class DataTest(unittest.TestCase):
              ":user/boss": {":user/email": "newboss@x.org"}},
             {":user/email": "ref@x.org",
              ":user/boss": LookupRef(":user/email", "cas@x.org")},
+            {":user/email": "pair@x.org",
+             ":user/boss": (":user/email", "cas@x.org")},
             Edn('[:db/add "t" :user/email "edn@x.org"]'),
         ])
         self.assertIn("t", r.tempids)
@@ -124,9 +126,10 @@ class DataTest(unittest.TestCase):
         bosses = {tuple(x) for x in self.c.q(
             "[:find ?m ?bm :in $ [?m ...] :where [?e :user/email ?m] "
             "[?e :user/boss ?b] [?b :user/email ?bm]]",
-            ["nested@x.org", "ref@x.org"])}
+            ["nested@x.org", "ref@x.org", "pair@x.org"])}
         self.assertEqual(bosses, {("nested@x.org", "newboss@x.org"),
-                                  ("ref@x.org", "cas@x.org")})
+                                  ("ref@x.org", "cas@x.org"),
+                                  ("pair@x.org", "cas@x.org")})
         self.c.transact([(":db/retract", who, ":user/age", 2),
                          (":db/retractEntity", (":user/email",
                                                 "newboss@x.org"))])

@@ -120,6 +120,19 @@ class TxEdnTest(unittest.TestCase):
             '[:db/retractEntity [:user/email "c"]] '
             '[:db/cas 5 :user/age nil 4] [:my/fn "arg" 1]]')
 
+    def test_a_keyword_pair_is_a_lookup_ref_anywhere(self):
+        # As the value of a ref attribute, like EDN's [:person/name "R"];
+        # other lists of strings stay strings.
+        self.assertEqual(
+            tx_edn([{":movie/director": (":person/name", "R"),
+                     ":movie/tags": [":x", "y"],
+                     ":movie/more": [":a/b", "c", "d"]}]),
+            '[{:movie/director [:person/name "R"] :movie/tags [":x" "y"] '
+            ':movie/more [":a/b" "c" "d"]}]')
+        self.assertEqual(tx_edn([(":db/add", "t", ":movie/director",
+                                  [":person/name", "R"])]),
+                         '[[:db/add "t" :movie/director [:person/name "R"]]]')
+
     def test_a_string_value_stays_a_string(self):
         # Only positions that hold keywords make keywords of strs.
         self.assertEqual(tx_edn([{":a/b": ":not/a-keyword"}]),
