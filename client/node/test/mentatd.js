@@ -36,31 +36,54 @@ class Mentatd {
   async start() {
     for (let attempt = 0; attempt < 5; attempt++) {
       this.addr = `127.0.0.1:${await freePort()}`;
-      const log = fs.openSync(path.join(this.dir, 'mentatd.log'), 'a');
-      this.proc = spawn(process.env.MENTATD, [
-        `--data-dir=${path.join(this.dir, 'data')}`, `--listen=${this.addr}`,
-        '--readers-per-node=2', '--http=', ...this.extraArgs,
-      ], { stdio: ['ignore', log, log] });
-      fs.closeSync(log);
-      let exited = false;
-      this.proc.once('exit', () => { exited = true; });
-      const deadline = Date.now() + 30000;
-      const c = new Client(this.addr, { timeoutMs: 2000, token: this.token });
-      try {
-        while (!exited && Date.now() < deadline) {
-          try {
-            await c.ping();
-            return this;
-          } catch {
-            await new Promise((r) => setTimeout(r, 100)); // not listening yet
-          }
-        }
-      } finally {
-        c.close();
-      }
+      if (await this._spawnAndWait()) return this;
       await this.stop();
     }
     throw new Error(`mentatd did not start; log in ${this.dir}`);
+  }
+
+  /** SIGKILL: connections drop as in a crash. */
+  async kill() {
+    const p = this.proc;
+    this.proc = null;
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Starts it again on the same address and data dir. */
+  async restart() {
+    if (!(await this._spawnAndWait())) throw new Error(`mentatd did not restart; log in ${this.dir}`);
+    return this;
+  }
+
+  // Runs mentatd on this.addr; true once a ping answers, false if it exits
+  // or 30 s pass first.
+  async _spawnAndWait() {
+    const log = fs.openSync(path.join(this.dir, 'mentatd.log'), 'a');
+    this.proc = spawn(process.env.MENTATD, [
+      `--data-dir=${path.join(this.dir, 'data')}`, `--listen=${this.addr}`,
+      '--readers-per-node=2', '--http=', ...this.extraArgs,
+    ], { stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    let exited = false;
+    this.proc.once('exit', () => { exited = true; });
+    const deadline = Date.now() + 30000;
+    const c = new Client(this.addr, { timeoutMs: 2000, token: this.token });
+    try {
+      while (!exited && Date.now() < deadline) {
+        try {
+          await c.ping();
+          return true;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100)); // not listening yet
+        }
+      }
+    } finally {
+      c.close();
+    }
+    return false;
   }
 
   async stop() {
