@@ -165,6 +165,8 @@ export class Client {
   txRange(fromTx?: bigint | number, toTx?: bigint | number): AsyncGenerator<LogTx>;
   subscribe(options?: { fromTx?: bigint | number; omitDatoms?: boolean }): AsyncGenerator<LogTx>;
   ping(): Promise<string>;
+  /** grpc.health.v1: resolves when SERVING, rejects with Unavailable otherwise. */
+  health(): Promise<void>;
   backup(destination: string): Promise<BackupResult>;
   databases(): Promise<string[]>;
   databaseInfos(): Promise<DatabaseInfo[]>;

@@ -464,6 +464,24 @@ class Client {
     return (await this._unary('Ping', {})).server_version;
   }
 
+  /**
+   * The standard grpc.health.v1 Check (no token needed): resolves when the
+   * server answers SERVING, rejects with Unavailable otherwise. Sent as raw
+   * bytes, so no health proto is loaded: the request is the empty message,
+   * the response's field 1 (a varint) the status, SERVING = 1.
+   */
+  health() {
+    return new Promise((resolve, reject) => {
+      this._stub.makeUnaryRequest('/grpc.health.v1.Health/Check', () => Buffer.alloc(0), (b) => b,
+        {}, new grpc.Metadata(), this._callOptions(), (err, res) => {
+          if (err) { reject(fromGrpcError(err)); return; }
+          const serving = res.length >= 2 && res[0] === 0x08 ? res[1] : 0;
+          if (serving === 1) resolve();
+          else reject(errorFor(grpc.status.UNAVAILABLE, `mentatd at ${this.target} is not serving (health status ${serving})`));
+        });
+    });
+  }
+
   /** A consistent online backup into `destination` (absolute, new). */
   async backup(destination) {
     const r = await this._unary('Backup', { database: this.database, destination });

@@ -184,6 +184,7 @@ test('schema, stats, explain, databases, backup, import', async () => {
   assert.ok(st.transactor.transactions > 0n);
   assert.match(await c.explain('[:find ?e :where [?e :user/age 3]]', [], { profile: true }), /:user\/age/);
   assert.match(await c.ping(), /^mentatd /);
+  await c.health();
   const b = await c.backup(path.join(backups, 'node'));
   assert.ok(b.files > 0n);
   await c.createDatabase('node-db');
@@ -213,6 +214,7 @@ test('errors are classes', async () => {
   await assert.rejects(c.backup(path.join(os.tmpdir(), `outside-${process.pid}`)), m.PermissionDenied);
   const nobody = new m.Client('127.0.0.1:1', { timeoutMs: 2000 });
   await assert.rejects(nobody.ping(), m.Unavailable);
+  await assert.rejects(nobody.health(), m.Unavailable);
   nobody.close();
   await assert.rejects(async () => {
     for await (const _ of c.use('nope').txRange()) { /* none */ }

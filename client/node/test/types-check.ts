@@ -16,6 +16,7 @@ async function main(): Promise<void> {
   const k: Keyword | undefined = sch.attributes[':a/b']?.ident;
   const when: Instant = r.txInstant;
   const m: bigint = when.micros;
+  await c.health();
   try { await c.ping(); } catch (e) { if (e instanceof ParseError) { const l: number | null = e.line; } if (e instanceof MentatError) { const code: number = e.code; } }
   const u = new Uuid('f81d4fae-7dec-11d0-a765-00a0c91e6bf6');
   c.asOf(r.basisBefore).since(1n).history().use('x').close();
