@@ -138,13 +138,14 @@ class Datom(_message.Message):
     def __init__(self, e: _Optional[int] = ..., a: _Optional[int] = ..., v: _Optional[_Union[Value, _Mapping]] = ..., tx: _Optional[int] = ..., added: bool = ...) -> None: ...
 
 class DatomsRequest(_message.Message):
-    __slots__ = ["basis", "batch_size", "components", "database", "index", "limit", "resume_token"]
+    __slots__ = ["basis", "batch_size", "components", "database", "index", "limit", "min_basis_tx", "resume_token"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     COMPONENTS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     batch_size: int
@@ -152,8 +153,9 @@ class DatomsRequest(_message.Message):
     database: str
     index: Index
     limit: int
+    min_basis_tx: int
     resume_token: bytes
-    def __init__(self, database: _Optional[str] = ..., index: _Optional[_Union[Index, str]] = ..., components: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., batch_size: _Optional[int] = ..., resume_token: _Optional[bytes] = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., index: _Optional[_Union[Index, str]] = ..., components: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., batch_size: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class DatomsResponse(_message.Message):
     __slots__ = ["basis_tx", "datoms", "resume_token"]
@@ -186,18 +188,20 @@ class EntityRef(_message.Message):
     def __init__(self, id: _Optional[int] = ..., ident: _Optional[str] = ..., lookup: _Optional[_Union[LookupRef, _Mapping]] = ...) -> None: ...
 
 class ExplainRequest(_message.Message):
-    __slots__ = ["basis", "database", "inputs", "profile", "query"]
+    __slots__ = ["basis", "database", "inputs", "min_basis_tx", "profile", "query"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     database: str
     inputs: _containers.RepeatedCompositeFieldContainer[Input]
+    min_basis_tx: int
     profile: bool
     query: str
-    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., profile: bool = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., profile: bool = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class ExplainResponse(_message.Message):
     __slots__ = ["basis_tx", "plan"]
@@ -288,16 +292,18 @@ class PingResponse(_message.Message):
     def __init__(self, server_version: _Optional[str] = ...) -> None: ...
 
 class PullManyRequest(_message.Message):
-    __slots__ = ["basis", "database", "entities", "pattern"]
+    __slots__ = ["basis", "database", "entities", "min_basis_tx", "pattern"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     ENTITIES_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     database: str
     entities: _containers.RepeatedCompositeFieldContainer[EntityRef]
+    min_basis_tx: int
     pattern: str
-    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entities: _Optional[_Iterable[_Union[EntityRef, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entities: _Optional[_Iterable[_Union[EntityRef, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class PullManyResponse(_message.Message):
     __slots__ = ["basis_tx", "results"]
@@ -308,16 +314,18 @@ class PullManyResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., basis_tx: _Optional[int] = ...) -> None: ...
 
 class PullRequest(_message.Message):
-    __slots__ = ["basis", "database", "entity", "pattern"]
+    __slots__ = ["basis", "database", "entity", "min_basis_tx", "pattern"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     ENTITY_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     database: str
     entity: EntityRef
+    min_basis_tx: int
     pattern: str
-    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entity: _Optional[_Union[EntityRef, _Mapping]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entity: _Optional[_Union[EntityRef, _Mapping]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class PullResponse(_message.Message):
     __slots__ = ["basis_tx", "result"]
@@ -328,12 +336,13 @@ class PullResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[Value, _Mapping]] = ..., basis_tx: _Optional[int] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
-    __slots__ = ["basis", "batch_rows", "database", "inputs", "limit", "query", "resume_token", "timeout_ms"]
+    __slots__ = ["basis", "batch_rows", "database", "inputs", "limit", "min_basis_tx", "query", "resume_token", "timeout_ms"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     BATCH_ROWS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
@@ -342,10 +351,11 @@ class QueryRequest(_message.Message):
     database: str
     inputs: _containers.RepeatedCompositeFieldContainer[Input]
     limit: int
+    min_basis_tx: int
     query: str
     resume_token: bytes
     timeout_ms: int
-    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., batch_rows: _Optional[int] = ..., resume_token: _Optional[bytes] = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., batch_rows: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
     __slots__ = ["basis_tx", "columns", "find_kind", "resume_token", "rows", "rows_so_far"]
@@ -388,10 +398,12 @@ class Row(_message.Message):
     def __init__(self, values: _Optional[_Iterable[_Union[Value, _Mapping]]] = ...) -> None: ...
 
 class SchemaRequest(_message.Message):
-    __slots__ = ["database"]
+    __slots__ = ["database", "min_basis_tx"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     database: str
-    def __init__(self, database: _Optional[str] = ...) -> None: ...
+    min_basis_tx: int
+    def __init__(self, database: _Optional[str] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class SchemaResponse(_message.Message):
     __slots__ = ["attributes", "basis_tx", "idents"]
@@ -404,12 +416,14 @@ class SchemaResponse(_message.Message):
     def __init__(self, attributes: _Optional[_Iterable[_Union[Attribute, _Mapping]]] = ..., idents: _Optional[_Iterable[_Union[Ident, _Mapping]]] = ..., basis_tx: _Optional[int] = ...) -> None: ...
 
 class StatsRequest(_message.Message):
-    __slots__ = ["database", "value_counts"]
+    __slots__ = ["database", "min_basis_tx", "value_counts"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     VALUE_COUNTS_FIELD_NUMBER: _ClassVar[int]
     database: str
+    min_basis_tx: int
     value_counts: bool
-    def __init__(self, database: _Optional[str] = ..., value_counts: bool = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., value_counts: bool = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class StatsResponse(_message.Message):
     __slots__ = ["attributes", "basis_tx", "basis_tx_instant_micros", "storage", "transactor"]
@@ -452,14 +466,16 @@ class StorageStats(_message.Message):
     def __init__(self, disk_size_bytes: _Optional[int] = ..., block_cache_usage_bytes: _Optional[int] = ..., block_cache_hits: _Optional[int] = ..., block_cache_misses: _Optional[int] = ..., estimated_keys: _Optional[int] = ..., memtable_bytes: _Optional[int] = ..., compactions_pending_bytes: _Optional[int] = ..., entity_cache_bytes: _Optional[int] = ..., value_cache_bytes: _Optional[int] = ..., column_cache_bytes: _Optional[int] = ..., table_readers_bytes: _Optional[int] = ...) -> None: ...
 
 class SubscribeRequest(_message.Message):
-    __slots__ = ["database", "from_tx", "omit_datoms"]
+    __slots__ = ["database", "from_tx", "min_basis_tx", "omit_datoms"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     FROM_TX_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     OMIT_DATOMS_FIELD_NUMBER: _ClassVar[int]
     database: str
     from_tx: int
+    min_basis_tx: int
     omit_datoms: bool
-    def __init__(self, database: _Optional[str] = ..., from_tx: _Optional[int] = ..., omit_datoms: bool = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., from_tx: _Optional[int] = ..., omit_datoms: bool = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class SubscribeResponse(_message.Message):
     __slots__ = ["basis_tx", "transactions"]
@@ -549,14 +565,16 @@ class TransactorStats(_message.Message):
     def __init__(self, groups: _Optional[int] = ..., transactions: _Optional[int] = ..., failed_transactions: _Optional[int] = ..., datoms: _Optional[int] = ..., largest_group: _Optional[int] = ..., queue_depth: _Optional[int] = ...) -> None: ...
 
 class TxRangeRequest(_message.Message):
-    __slots__ = ["database", "from_tx", "to_tx"]
+    __slots__ = ["database", "from_tx", "min_basis_tx", "to_tx"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     FROM_TX_FIELD_NUMBER: _ClassVar[int]
+    MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     TO_TX_FIELD_NUMBER: _ClassVar[int]
     database: str
     from_tx: int
+    min_basis_tx: int
     to_tx: int
-    def __init__(self, database: _Optional[str] = ..., from_tx: _Optional[int] = ..., to_tx: _Optional[int] = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., from_tx: _Optional[int] = ..., to_tx: _Optional[int] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class TxRangeResponse(_message.Message):
     __slots__ = ["basis_tx", "transactions"]

@@ -131,7 +131,11 @@ class MentatServicer(object):
         ident in the tx-data that does not exist.
         FAILED_PRECONDITION a uniqueness conflict or a failed :db/cas; a
         request_id already used (within the window)
-        with other tx_data.
+        with other tx_data; the node is a read replica
+        (the message names the primary's address: send
+        writes there; docs/replication.md). Import,
+        CreateDatabase and DeleteDatabase at a replica
+        are refused the same way.
         RESOURCE_EXHAUSTED  the transactor's queue is full (retry later,
         with the same request_id).
         UNAVAILABLE         the database is closing (shutdown or deletion);
