@@ -32,12 +32,22 @@ packages=(
 
 # Test-only packages: `make run` never waits for these.
 test_packages=(
-  # The Python client's test (client/python) and the metrics scrape test.
-  python3-grpcio python3-protobuf prometheus
+  # The Python client's tests (client/python; pip and setuptools install
+  # it in a test, mypy checks its type hints) and the metrics scrape test.
+  python3-grpcio python3-protobuf python3-pip python3-setuptools mypy
+  prometheus
   # Fuzz targets (libFuzzer) are built with clang.
   clang-14 libclang-rt-14-dev
 )
 if [ "$what" = test ]; then packages+=("${test_packages[@]}"); fi
+
+# The Node client's tests (client/node; its own dependencies come from the
+# npm registry through `npm ci`): Debian's node and npm, unless a node is
+# installed already (NodeSource's brings its own npm, which Debian's npm
+# package would conflict with).
+if [ "$what" = test ] && ! command -v node >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
