@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "mentat/client/client.h"
+#include "shell/command.h"
 #include "shell/completion.h"
 #include "shell/output_sink.h"
 #include "shell/result_writer.h"
@@ -72,6 +73,8 @@ class Shell {
   // Runs a statement, prints its error; returns it.
   absl::Status Run(const Statement& statement, const std::string& source);
   absl::Status Dispatch(const Statement& statement);
+  // The error for a command no spec knows, with the closest one.
+  absl::Status UnknownCommand(const CommandLine& cmd) const;
   absl::Status RunCommand(const std::string& name, std::string_view args,
                           size_t args_offset);
   std::vector<Arg> EdnArgs(std::string_view args, size_t args_offset) const;

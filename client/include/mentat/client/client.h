@@ -81,6 +81,10 @@ class Client {
   // Waits up to `timeout` for the channel to connect; UNAVAILABLE if it
   // does not.
   absl::Status WaitForConnected(std::chrono::milliseconds timeout);
+  // Like WaitForConnected, but gives up at the first failed attempt
+  // (connection refused, no such socket, a TLS handshake that fails)
+  // instead of retrying until `timeout`: for a user waiting at a prompt.
+  absl::Status ConnectOnce(std::chrono::milliseconds timeout);
 
   const ClientOptions& options() const { return options_; }
 
