@@ -7,8 +7,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "execution/plan_runner.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/parser.h"
-#include "mentat/storage/str_cat.h"
 #include "planner/explain.h"
 #include "planner/query_planner.h"
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/storage/value_codec.h"
@@ -26,24 +27,6 @@ using storage::Value;
 // Offending forms are quoted in messages up to this many bytes.
 constexpr size_t kQuotedFormBytes = 100;
 
-// Concatenates strings, string views and integers (absl::StrCat does not
-// take std::string_view in this Abseil build).
-inline void AppendPiece(std::string* s, std::string_view piece) {
-  s->append(piece);
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
-                                                  !std::is_same_v<T, char> &&
-                                                  !std::is_same_v<T, bool>>>
-inline void AppendPiece(std::string* s, T n) {
-  s->append(std::to_string(n));
-}
-template <typename... Pieces>
-std::string Cat(const Pieces&... pieces) {
-  std::string s;
-  (AppendPiece(&s, pieces), ...);
-  return s;
-}
-
 std::string_view ToStd(absl::string_view s) {
   return std::string_view(s.data(), s.size());
 }
@@ -52,7 +35,8 @@ std::string_view ToStd(absl::string_view s) {
 std::string Described(const EdnValue& v) {
   const std::string_view name = edn::EdnKindName(v.kind());
   const bool vowel = name[0] == 'a' || name[0] == 'i' || name[0] == 'u';
-  return Cat(vowel ? "an " : "a ", name, " ", edn::PrintEdnAbbreviated(v, 40));
+  return StrCat(vowel ? "an " : "a ", name, " ",
+                edn::PrintEdnAbbreviated(v, 40));
 }
 
 // [:attr value] in a value position (Datomic's rule for the ambiguity with
@@ -79,8 +63,9 @@ class TxDataParser {
   absl::Status Parse(const EdnValue& tx) {
     if (!tx.is_sequential()) {
       form_ = &tx;
-      return Error(tx, Cat("tx-data must be a vector or list of forms, found ",
-                           Described(tx)));
+      return Error(tx,
+                   StrCat("tx-data must be a vector or list of forms, found ",
+                          Described(tx)));
     }
     // Usually exact: one op per op form and per top-level map attribute.
     size_t expected_ops = 0;
@@ -97,9 +82,9 @@ class TxDataParser {
         s = ParseMapForm(form);
       } else {
         s = Error(form,
-                  Cat("expected an operation like [:db/add e a v] or a map, "
-                      "found ",
-                      Described(form)));
+                  StrCat("expected an operation like [:db/add e a v] or a map, "
+                         "found ",
+                         Described(form)));
       }
       if (!s.ok()) return s;
     }
@@ -122,15 +107,15 @@ class TxDataParser {
     if (items.empty()) return Error(form, "empty operation");
     const EdnValue& op = items[0];
     if (!op.is_keyword()) {
-      return Error(op, Cat("expected an operation keyword (:db/add, "
-                           ":db/retract, ...), found ",
-                           Described(op)));
+      return Error(op, StrCat("expected an operation keyword (:db/add, "
+                              ":db/retract, ...), found ",
+                              Described(op)));
     }
     const std::string& name = op.text();
     const size_t args = items.size() - 1;
     auto arity = [&](std::string_view expected) {
-      return Error(form, Cat(":", name, " takes ", expected, ", found ", args,
-                             args == 1 ? " argument" : " arguments"));
+      return Error(form, StrCat(":", name, " takes ", expected, ", found ",
+                                args, args == 1 ? " argument" : " arguments"));
     };
     TxOp tx_op;
     tx_op.pos = PosOf(form);
@@ -172,7 +157,7 @@ class TxDataParser {
         return s;
       }
     } else {
-      return Error(op, Cat("unknown operation :", name));
+      return Error(op, StrCat("unknown operation :", name));
     }
     ops_->push_back(std::move(tx_op));
     return absl::OkStatus();
@@ -203,7 +188,7 @@ class TxDataParser {
       return Error(map, "a map needs at least one attribute besides :db/id");
     }
     if (id != nullptr) return ParseEntity(*id, out);
-    *out = EntityRef::TempId(Cat(kGeneratedTempIdPrefix, next_tempid_++));
+    *out = EntityRef::TempId(StrCat(kGeneratedTempIdPrefix, next_tempid_++));
     out->nested = nested;
     return absl::OkStatus();
   }
@@ -220,12 +205,13 @@ class TxDataParser {
       if (key.is_keyword() && !key.name().empty() && key.name()[0] == '_') {
         const std::string_view forward = key.name().substr(1);
         if (forward.empty()) {
-          return Error(key,
-                       Cat("invalid reverse attribute :", Excerpt(key.text())));
+          return Error(
+              key, StrCat("invalid reverse attribute :", Excerpt(key.text())));
         }
         reverse = true;
-        attr = key.ns().empty() ? EntityRef::Ident(std::string(forward))
-                                : EntityRef::Ident(Cat(key.ns(), "/", forward));
+        attr = key.ns().empty()
+                   ? EntityRef::Ident(std::string(forward))
+                   : EntityRef::Ident(StrCat(key.ns(), "/", forward));
       } else if (absl::Status s = ParseAttribute(key, &attr); !s.ok()) {
         return s;
       }
@@ -245,8 +231,8 @@ class TxDataParser {
     if (value.is_collection() && !value.is_map() && !IsLookupRef(value)) {
       for (const EdnValue& item : value.items()) {
         if (item.is_collection() && !item.is_map() && !IsLookupRef(item)) {
-          return Error(item, Cat("a nested collection is not a value: ",
-                                 edn::PrintEdnAbbreviated(item, 40)));
+          return Error(item, StrCat("a nested collection is not a value: ",
+                                    edn::PrintEdnAbbreviated(item, 40)));
         }
         if (item.is_nil()) {
           return Error(item, "nil is not a value; use :db/retract");
@@ -348,9 +334,9 @@ class TxDataParser {
       default:
         break;
     }
-    return Error(v, Cat("expected an entity (id, ident, tempid or lookup "
-                        "ref), found ",
-                        Described(v)));
+    return Error(v, StrCat("expected an entity (id, ident, tempid or lookup "
+                           "ref), found ",
+                           Described(v)));
   }
 
   // [attr value] or (lookup-ref attr value).
@@ -359,7 +345,8 @@ class TxDataParser {
     const std::vector<EdnValue>& items = v.items();
     const size_t first = v.is_list() ? 1 : 0;
     if (items.size() != first + 2) {
-      return Error(v, Cat("a lookup ref has an attribute and a value, found ",
+      return Error(v,
+                   StrCat("a lookup ref has an attribute and a value, found ",
                           Described(v)));
     }
     const EdnValue& attr = items[first];
@@ -376,9 +363,9 @@ class TxDataParser {
       out->lookup_attr_id = attr.as_int();
       return absl::OkStatus();
     }
-    return Error(attr, Cat("a lookup ref attribute must be a keyword or an "
-                           "entity id, found ",
-                           Described(attr)));
+    return Error(attr, StrCat("a lookup ref attribute must be a keyword or an "
+                              "entity id, found ",
+                              Described(attr)));
   }
 
   absl::Status ParseAttribute(const EdnValue& v, EntityRef* out) {
@@ -390,7 +377,8 @@ class TxDataParser {
       *out = EntityRef::Id(v.as_int());
       return absl::OkStatus();
     }
-    return Error(v, Cat("expected an attribute (keyword or entity id), found ",
+    return Error(v,
+                 StrCat("expected an attribute (keyword or entity id), found ",
                         Described(v)));
   }
 
@@ -412,8 +400,8 @@ class TxDataParser {
                    "forms)");
     }
     if (v.is_collection()) {
-      return Error(v, Cat("a collection is not a value here: ",
-                          edn::PrintEdnAbbreviated(v, 40)));
+      return Error(v, StrCat("a collection is not a value here: ",
+                             edn::PrintEdnAbbreviated(v, 40)));
     }
     Value scalar;
     if (absl::Status s = ParseScalar(v, &scalar); !s.ok()) return s;
@@ -456,11 +444,12 @@ class TxDataParser {
       case EdnKind::kNil:
         return Error(v, "nil is not a value; use :db/retract");
       case EdnKind::kTagged:
-        return Error(v, Cat("unsupported tagged value #", Excerpt(v.text())));
+        return Error(v,
+                     StrCat("unsupported tagged value #", Excerpt(v.text())));
       default:
         break;
     }
-    return Error(v, Cat(Described(v), " is not a value"));
+    return Error(v, StrCat(Described(v), " is not a value"));
   }
 
   const EdnValue* form_ = nullptr;  // the top-level form being expanded

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "call.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "service.h"
 
 namespace mentat::server {

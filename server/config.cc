@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 

@@ -25,7 +25,7 @@
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 

@@ -27,8 +27,8 @@
 #include <utility>
 
 #include "call.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/tx_data_parser.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "service.h"
 #include "tsan_handoff.h"

@@ -5,8 +5,8 @@
 
 #include "batch_stream.h"
 #include "call.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
 #include "service.h"

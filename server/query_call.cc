@@ -29,7 +29,7 @@
 #include "call.h"
 #include "fingerprint.h"
 #include "mentat/base/excerpt.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "message_size.h"
 #include "query_limits.h"
 #include "service.h"

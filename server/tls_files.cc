@@ -14,7 +14,7 @@
 #include <memory>
 #include <sstream>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 

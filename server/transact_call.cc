@@ -8,10 +8,10 @@
 
 #include "call.h"
 #include "fingerprint.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/entity_resolution.h"
 #include "mentat/storage/index_range.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
 #include "service.h"

@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/escaping.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/edn/edn_uuid.h"
 #include "mentat/edn/json_edn.h"
 #include "mentat/edn/utf8.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::server {

@@ -12,8 +12,8 @@
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 namespace {

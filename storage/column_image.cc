@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {

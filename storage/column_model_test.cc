@@ -12,9 +12,9 @@
 #include <future>
 #include <random>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_column.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 #include "test_support.h"
 
 namespace mentat::storage {

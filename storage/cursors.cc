@@ -3,7 +3,7 @@
 #include <string>
 
 #include "internal/coding.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {

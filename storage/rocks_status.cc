@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 

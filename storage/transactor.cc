@@ -8,7 +8,7 @@
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage {
 

@@ -10,7 +10,7 @@
 #include "internal/rocks_status.h"
 #include "internal/transactor.h"
 #include "internal/tx_applier.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage {
 

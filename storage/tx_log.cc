@@ -6,8 +6,8 @@
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "rocksdb/db.h"
 
 namespace mentat::storage {

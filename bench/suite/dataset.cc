@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "truth.h"
 
 namespace mentat::bench {

@@ -15,7 +15,7 @@
 #include <thread>
 #include <utility>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/mixed_writer.h"
 #include "suite/runner.h"

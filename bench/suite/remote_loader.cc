@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "suite/dataset.h"
 #include "suite/mixed_pool.h"
 #include "suite/suite.h"

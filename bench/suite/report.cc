@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "suite/suite.h"
 
 namespace mentat::bench {

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/dataset.h"
 #include "suite/runner.h"

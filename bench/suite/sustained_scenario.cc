@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/runner.h"
 #include "suite/server_process.h"

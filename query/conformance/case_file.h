@@ -15,10 +15,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/edn/edn_value.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::conformance {
 

@@ -19,11 +19,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "conformance/case_file.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::conformance {
 

@@ -25,10 +25,10 @@
 #include "conformance/case_file.h"
 #include "conformance/case_store.h"
 #include "conformance/result_match.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/storage/db.h"
-#include "mentat/storage/str_cat.h"
 
 #ifndef MENTAT_CONFORMANCE_DIR
 #error "query_test defines MENTAT_CONFORMANCE_DIR (see query/CMakeLists.txt)"

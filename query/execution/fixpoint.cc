@@ -1,7 +1,7 @@
 #include "execution/fixpoint.h"
 
 #include "execution/pipeline.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::execution {
 

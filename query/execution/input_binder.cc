@@ -2,7 +2,7 @@
 
 #include "execution/row_set.h"
 #include "execution/tuple_codec.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/edn_to_value.h"
 
 namespace mentat::query::execution {

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/query/pull_pattern.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 
 namespace mentat::query::parser {

@@ -4,9 +4,9 @@
 #include <string_view>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::parser {
 

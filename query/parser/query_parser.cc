@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/query/parser.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/clause_parser.h"
 #include "parser/find_parser.h"
 #include "parser/parse_support.h"

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/query/parser.h"
 #include "mentat/query/pull.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 #include "parser/schema_checks.h"
 #include "parser/var_analysis.h"

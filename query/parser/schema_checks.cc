@@ -4,9 +4,9 @@
 #include <string>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_value.h"
 #include "mentat/query/functions.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value.h"
 #include "parser/parse_support.h"
 

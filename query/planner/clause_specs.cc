@@ -4,7 +4,7 @@
 
 #include "builtins/builtin_table.h"
 #include "execution/tuple_codec.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/edn_to_value.h"
 
 namespace mentat::query::planner {

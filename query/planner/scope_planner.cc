@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/access_path.h"
 #include "planner/clause_specs.h"
 #include "planner/edn_to_value.h"

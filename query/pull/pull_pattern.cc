@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query {
 namespace {
