@@ -13,11 +13,21 @@ packages=(
   # mentatd checks its TLS files with OpenSSL (gRPC links it too).
   libssl-dev
   python3
-  # The Python client's test (client/python) and the metrics scrape test.
-  python3-grpcio python3-protobuf prometheus
+  # The Python client's tests (client/python; pip and setuptools install
+  # it in a test, mypy checks its type hints) and the metrics scrape test.
+  python3-grpcio python3-protobuf python3-pip python3-setuptools mypy
+  prometheus
   # Fuzz targets (libFuzzer) are built with clang.
   clang-14 libclang-rt-14-dev
 )
+
+# The Node client's tests (client/node; its own dependencies come from the
+# npm registry through `npm ci`): Debian's node and npm, unless a node is
+# installed already (NodeSource's brings its own npm, which Debian's npm
+# package would conflict with).
+if ! command -v node >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -12,7 +12,7 @@ std::shared_ptr<const AttributeColumn> ColumnCache::Find(IndexOrder order,
                                                          EntityId t) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(SlotKey(order, attribute));
-  if (it == slots_.end()) return nullptr;
+  if (it == slots_.end() || it->second.verifying) return nullptr;
   Slot& slot = it->second;
   // Each group commit that wrote the attribute made a version, so the
   // newest one not newer than t holds the attribute exactly as of t,
@@ -147,6 +147,7 @@ void ColumnCache::DropLocked(Slot& slot) {
   slot.charge = 0;
   slot.versions.clear();
   slot.scanned = 0;
+  slot.verifying = false;
   ++slot.generation;
 }
 
@@ -313,18 +314,56 @@ void ColumnCache::WaitIdle() {
 }
 
 void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,
-                          EntityId image_as_of) {
+                          EntityId image_as_of, uint32_t checksum) {
   std::lock_guard<std::mutex> lock(mu_);
   Slot& slot = slots_[SlotKey(column->order, column->attribute)];
   slot.image_as_of = image_as_of;
-  if (!slot.versions.empty() || column->charge() > max_column_bytes()) return;
+  if (!slot.versions.empty() || slot.queued ||
+      column->charge() > max_column_bytes()) {
+    return;
+  }
   const IndexOrder order = column->order;
   const EntityId attribute = column->attribute;
-  const bool fold = FoldDueLocked(*column);
   PushLocked(slot, std::move(column), /*replace=*/false);
   slot.used = ++tick_;
-  if (fold) QueueLocked(slot, JobKind::kFold, order, attribute);
+  slot.verifying = true;
+  slot.image_checksum = checksum;
+  QueueLocked(slot, JobKind::kVerify, order, attribute);
   EvictLocked();
+}
+
+std::shared_ptr<const KeyRun> ColumnCache::BeginVerify(const Job& job,
+                                                       uint32_t* checksum) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(job.order, job.attribute)];
+  if (stopping_ || !slot.verifying || slot.generation != job.generation) {
+    EndJobLocked(slot);
+    return nullptr;
+  }
+  *checksum = slot.image_checksum;
+  // No fold runs while the slot verifies, so every version shares the
+  // image's base.
+  return slot.versions.back()->base;
+}
+
+void ColumnCache::FinishVerify(const Job& job, bool intact) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& slot = slots_[SlotKey(job.order, job.attribute)];
+  if (!slot.verifying || slot.generation != job.generation) {
+    EndJobLocked(slot);
+    return;
+  }
+  slot.verifying = false;
+  if (!intact) {
+    DropLocked(slot);
+    slot.image_as_of = 0;
+    EndJobLocked(slot);
+    QueueLocked(slot, JobKind::kBuild, job.order, job.attribute);
+    return;
+  }
+  const bool fold = FoldDueLocked(*slot.versions.back());
+  EndJobLocked(slot);
+  if (fold) QueueLocked(slot, JobKind::kFold, job.order, job.attribute);
 }
 
 void ColumnCache::SetImage(IndexOrder order, EntityId attribute,
@@ -338,7 +377,9 @@ std::vector<std::shared_ptr<const AttributeColumn>> ColumnCache::StaleImages()
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::shared_ptr<const AttributeColumn>> out;
   for (const auto& [key, slot] : slots_) {
-    if (!slot.versions.empty() &&
+    // An unchecked column is not written again: a flipped byte in its
+    // base would get a fresh checksum.
+    if (!slot.versions.empty() && !slot.verifying &&
         slot.versions.back()->as_of != slot.image_as_of) {
       out.push_back(slot.versions.back());
     }

@@ -6,15 +6,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 
 #include "mentat/base/str_cat.h"
+#include "rocksdb/file_checksum.h"
 
 namespace mentat::storage::internal {
 namespace {
 
-constexpr char kMagic[8] = {'M', 'N', 'T', 'C', 'O', 'L', '0', '1'};
+// 02: the header and the arrays carry CRC32Cs (01 images are rebuilt).
+constexpr char kMagic[8] = {'M', 'N', 'T', 'C', 'O', 'L', '0', '2'};
 constexpr char kDir[] = "columns";
 
 // The file's first 64 bytes, in the machine's byte order (an image is
@@ -25,11 +28,43 @@ struct Header {
   uint32_t with_entities;
   uint64_t attribute;
   uint64_t as_of;
-  uint64_t count;      // keys
-  uint64_t key_bytes;  // bytes of the keys, back to back
-  uint64_t reserved[2];
+  uint64_t count;       // keys
+  uint64_t key_bytes;   // bytes of the keys, back to back
+  uint32_t header_crc;  // of the bytes above
+  uint32_t arrays_crc;  // ColumnImageChecksum of the arrays
+  uint64_t reserved;
 };
 static_assert(sizeof(Header) == 64);
+constexpr size_t kHeaderCrcBytes = offsetof(Header, header_crc);
+
+// CRC32C through RocksDB's checksum generator (the one its file checksums
+// use, accelerated where the CPU allows).
+class Crc32c {
+ public:
+  Crc32c()
+      : gen_(rocksdb::GetFileChecksumGenCrc32cFactory()
+                 ->CreateFileChecksumGenerator(
+                     rocksdb::FileChecksumGenContext())) {}
+  void Update(const void* data, size_t n) {
+    if (n > 0) gen_->Update(static_cast<const char*>(data), n);
+  }
+  uint32_t Finish() {
+    gen_->Finalize();
+    const std::string raw = gen_->GetChecksum();  // 4 bytes, big endian
+    uint32_t crc = 0;
+    for (const char c : raw) crc = (crc << 8) | static_cast<uint8_t>(c);
+    return crc;
+  }
+
+ private:
+  std::unique_ptr<rocksdb::FileChecksumGenerator> gen_;
+};
+
+uint32_t HeaderCrc(const Header& h) {
+  Crc32c crc;
+  crc.Update(&h, kHeaderCrcBytes);
+  return crc.Finish();
+}
 
 size_t Pad8(size_t n) { return (n + 7) & ~size_t{7}; }
 
@@ -78,6 +113,25 @@ struct Mapping {
 
 }  // namespace
 
+uint32_t ColumnImageChecksum(const KeyRun& keys) {
+  Crc32c crc;
+  auto update = [&crc](const auto& array) {
+    crc.Update(array.data(), array.size() * sizeof(array[0]));
+  };
+  update(keys.ends);
+  update(keys.txs);
+  update(keys.entities);
+  update(keys.keys);
+  return crc.Finish();
+}
+
+std::string ColumnImagePath(const std::string& store_path, IndexOrder order,
+                            EntityId attribute) {
+  return (std::filesystem::path(store_path) / kDir /
+          StrCat(IndexOrderName(order), "-", attribute, ".col"))
+      .string();
+}
+
 std::vector<std::string> ListColumnImages(const std::string& store_path) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -99,8 +153,7 @@ absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
     return absl::UnavailableError(
         StrCat("creating ", dir.string(), ": ", ec.message()));
   }
-  const std::string path =
-      (dir / StrCat(IndexOrderName(order), "-", attribute, ".col")).string();
+  const std::string path = ColumnImagePath(store_path, order, attribute);
   const std::string tmp = path + ".tmp";
   const bool with_entities = !keys.entities.empty();
   Header h{};
@@ -111,6 +164,8 @@ absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
   h.as_of = static_cast<uint64_t>(as_of);
   h.count = keys.size();
   h.key_bytes = keys.keys.size();
+  h.header_crc = HeaderCrc(h);
+  h.arrays_crc = ColumnImageChecksum(keys);
   const Layout l = LayoutOf(h.count, h.key_bytes, with_entities);
   const int fd =
       ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -162,8 +217,9 @@ absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path) {
   Header h;
   std::memcpy(&h, base, sizeof h);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) {
-    return malformed("not a column image");
+    return malformed("not a column image (or of an older format)");
   }
+  if (h.header_crc != HeaderCrc(h)) return malformed("header checksum");
   const auto order = static_cast<IndexOrder>(h.order);
   if ((order != IndexOrder::kAevt && order != IndexOrder::kAvet) ||
       h.with_entities != (order == IndexOrder::kAevt ? 1u : 0u) ||
@@ -210,6 +266,7 @@ absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path) {
   image.attribute = static_cast<EntityId>(h.attribute);
   image.as_of = static_cast<EntityId>(h.as_of);
   image.keys = std::move(keys);
+  image.checksum = h.arrays_crc;
   return image;
 }
 

@@ -37,10 +37,16 @@ void ColumnWorker::Stop() {
 void ColumnWorker::Run() {
   ColumnCache::Job job;
   while (cache_->NextJob(&job)) {
-    if (job.kind == ColumnCache::JobKind::kBuild) {
-      Build(job);
-    } else {
-      Fold(job);
+    switch (job.kind) {
+      case ColumnCache::JobKind::kBuild:
+        Build(job);
+        break;
+      case ColumnCache::JobKind::kFold:
+        Fold(job);
+        break;
+      case ColumnCache::JobKind::kVerify:
+        Verify(job);
+        break;
     }
   }
 }
@@ -121,6 +127,26 @@ void ColumnWorker::Fold(ColumnCache::Job job) {
   cache_->FinishFold(job, std::move(base));
 }
 
+void ColumnWorker::Verify(ColumnCache::Job job) {
+  uint32_t checksum = 0;
+  std::shared_ptr<const KeyRun> base = cache_->BeginVerify(job, &checksum);
+  if (base == nullptr) return;
+  const bool intact = ColumnImageChecksum(*base) == checksum;
+  if (!intact) {
+    // The column is read from RocksDB again (and rebuilt); the file goes
+    // so that the next opening does not map it either.
+    const std::string path =
+        ColumnImagePath(core_->path, job.order, job.attribute);
+    rocksdb::Warn(core_->db->GetDBOptions().info_log.get(),
+                  "column image %s: checksum mismatch; removed, and the "
+                  "column is built again from the store",
+                  path.c_str());
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+  cache_->FinishVerify(job, intact);
+}
+
 void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
                               const Schema& schema) {
   ColumnCache* cache = core->column_cache.get();
@@ -183,7 +209,7 @@ void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
     column->first_change = column->as_of;
     column->delta = ColumnDelta().With(changes.Finish(), with_entities);
     column->base = image->keys;
-    cache->Install(std::move(column), image->as_of);
+    cache->Install(std::move(column), image->as_of, image->checksum);
   }
 }
 

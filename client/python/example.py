@@ -5,8 +5,8 @@
     /usr/bin/python3 client/python/example.py [--addr 127.0.0.1:7878]
         [--token TOKEN] [--tls-ca ca.pem]
 
-Needs the generated stubs on PYTHONPATH, or protoc and grpc_python_plugin
-to generate them on first use (see README.md)."""
+Needs only python3-grpcio and python3-protobuf: the generated gRPC code
+ships in mentat_client/_pb (see README.md)."""
 
 import argparse
 import os
@@ -15,7 +15,7 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from mentat_client import Client, Keyword, MentatError  # noqa: E402
+from mentat_client import Client, Keyword, ParseError, kw  # noqa: E402
 
 SCHEMA = """[
  {:db/ident :movie/title :db/valueType :db.type/string
@@ -43,7 +43,11 @@ def main():
             ' {:movie/title "Heat" :movie/year 1995 :movie/genre :crime}]',
             request_id="example-" + uuid.uuid4().hex)
         print("committed tx", first.tx, "at", first.tx_instant)
-        c.transact('[{:movie/title "Alien" :movie/year 1980}]')
+        # tx-data as Python data: dicts are entity maps, tuples are ops;
+        # (":movie/title", "Alien") is a lookup ref, kw() a keyword value.
+        c.transact([(":db/add", (":movie/title", "Alien"), ":movie/year", 1980),
+                    {":movie/title": "Aliens", ":movie/year": 1986,
+                     ":movie/genre": [kw(":sci-fi"), kw(":action")]}])
 
         # Rows arrive in batches; iterating streams them.
         stream = c.query("[:find ?t ?y :where [?m :movie/title ?t] "
@@ -63,10 +67,15 @@ def main():
         print("history of Alien's year:", sorted(c.history().q(
             '[:find ?y ?tx ?added :where [?m :movie/title "Alien"] '
             '[?m :movie/year ?y ?tx ?added]]')))
+        print("datoms of :movie/year:",
+              [(d.e, d.v) for d in c.datoms("aevt", ":movie/year")])
+        print("movie attributes:", sorted(
+            a for a in c.schema().attributes if a.namespace == "movie"))
         try:
             c.transact("[{:movie/title }]")
-        except MentatError as e:
-            print("refused:", e.code.name, e.details)
+        except ParseError as e:  # a MentatError, as every failure is
+            print("refused:", type(e).__name__, "at line", e.line,
+                  "column", e.column, "-", e.details)
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ class ColumnCache {
   void TouchAll(EntityId tx);
 
   // The column thread's side. A job builds or folds one column.
-  enum class JobKind { kBuild, kFold };
+  enum class JobKind { kBuild, kFold, kVerify };
   struct Job {
     JobKind kind;
     IndexOrder order;
@@ -145,15 +145,25 @@ class ColumnCache {
   // failure). Installs it under the newest version's changes since. Ends
   // the job.
   void FinishFold(const Job& job, std::shared_ptr<KeyRun> base);
+  // Verify (a column installed from an image): its base, to be checked
+  // against `*checksum`; null: drop the job.
+  std::shared_ptr<const KeyRun> BeginVerify(const Job& job, uint32_t* checksum);
+  // Verify: whether the base matched. A match gives readers the column; a
+  // mismatch drops it (its image is then forgotten: the caller removes
+  // the file) and queues its build. Ends the job.
+  void FinishVerify(const Job& job, bool intact);
   // Wakes NextJob with false; later jobs are dropped.
   void Stop();
   // Waits until no job is queued or running (tests and benchmarks).
   void WaitIdle();
 
   // Images (internal/column_image.h). The store opening, before any
-  // commit: keeps `column`, read from an image as of `image_as_of`.
+  // commit: keeps `column`, read from an image as of `image_as_of`, and
+  // queues the check of its base against `checksum`. Until the check
+  // passes, readers are not given the column (Find gives null) and it is
+  // neither folded nor imaged again, though commits keep it current.
   void Install(std::shared_ptr<const AttributeColumn> column,
-               EntityId image_as_of);
+               EntityId image_as_of, uint32_t checksum);
   // The column thread: the column's image on disk is as of `as_of`.
   void SetImage(IndexOrder order, EntityId attribute, EntityId as_of);
   // The newest version of every column whose image is older (the store
@@ -175,6 +185,9 @@ class ColumnCache {
     bool logging = false;     // its commits go to `log` for the job
     bool too_big = false;
     EntityId image_as_of = 0;  // of its image on disk; 0: none
+    // Installed from an image whose arrays are not checked yet.
+    bool verifying = false;
+    uint32_t image_checksum = 0;  // what the check expects
     // Commits during a build or fold: (group tx, its changes).
     std::vector<std::pair<EntityId, std::shared_ptr<const KeyRun>>> log;
   };

@@ -24,13 +24,31 @@ namespace mentat::storage::internal {
 // Images are hints: a missing or malformed one means the column is built
 // from RocksDB again. Written through a temporary file, synced, then
 // renamed over the old one, so a crash leaves the old image or the new.
+//
+// A byte flipped on disk must not become a wrong answer, so both parts
+// carry a CRC32C: the header's is checked when the image is mapped (it
+// says where to replay the log from); the arrays' (`checksum`) is checked
+// by the column thread before any reader is given the column
+// (ColumnCache::Install), because reading every page of every image would
+// make opening a large store cost seconds.
 struct ColumnImage {
   IndexOrder order = IndexOrder::kAevt;
   EntityId attribute = 0;
   EntityId as_of = 0;  // the keys are the attribute's as of this basis
   // Views into the mapped file (KeyRun::mapping keeps it mapped).
   std::shared_ptr<const KeyRun> keys;
+  // What ColumnImageChecksum(*keys) gives if no byte of the arrays changed
+  // since they were written.
+  uint32_t checksum = 0;
 };
+
+// The CRC32C of a column's arrays (keys, ends, txs and entities), as the
+// image of the run carries it.
+uint32_t ColumnImageChecksum(const KeyRun& keys);
+
+// The image file of (order, attribute) in the store at `store_path`.
+std::string ColumnImagePath(const std::string& store_path, IndexOrder order,
+                            EntityId attribute);
 
 // The image files of the store in `store_path`.
 std::vector<std::string> ListColumnImages(const std::string& store_path);
@@ -42,8 +60,9 @@ absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
                               EntityId attribute, EntityId as_of,
                               const KeyRun& keys);
 
-// Maps the image at `path`. DataLoss if it is not a well-formed image,
-// Unavailable on an I/O error.
+// Maps the image at `path`, checking its header and key offsets (not the
+// arrays' checksum: see ColumnImage). DataLoss if it is not a well-formed
+// image, Unavailable on an I/O error.
 absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path);
 
 }  // namespace mentat::storage::internal

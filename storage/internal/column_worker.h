@@ -24,7 +24,9 @@ struct StoreCore;
 // With StoreOptions::column_images, it also keeps the columns' images
 // (internal/column_image.h): written after each build and, for columns
 // changed since, when the store closes (SaveImages); mapped when the store
-// opens (LoadImages), so that a reopened store has its columns at once.
+// opens (LoadImages) and checked against their checksums before readers
+// use them, so that a reopened store has its columns within moments and
+// a damaged image is never read.
 //
 // Owned by StoreCore; the thread runs from construction until Stop.
 class ColumnWorker {
@@ -54,6 +56,9 @@ class ColumnWorker {
   void Run();
   void Build(ColumnCache::Job job);
   void Fold(ColumnCache::Job job);
+  // Checks a column installed from an image against the image's checksum
+  // before readers are given it (internal/column_image.h).
+  void Verify(ColumnCache::Job job);
 
   StoreCore* core_;
   ColumnCache* cache_;

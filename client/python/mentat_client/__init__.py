@@ -1,15 +1,36 @@
-"""A small Python client for mentatd (see client/python/README.md).
+"""A Python client for mentatd (see client/python/README.md).
 
-    from mentat_client import Client
+    from mentat_client import Client, kw
     with Client("127.0.0.1:7878") as c:
-        c.transact('[{:db/ident :user/email :db/valueType :db.type/string '
-                   ':db/cardinality :db.cardinality/one}]')
+        c.transact([{":db/ident": kw(":user/email"),
+                     ":db/valueType": kw(":db.type/string"),
+                     ":db/cardinality": kw(":db.cardinality/one")}])
+
+mentat_client.aio.Client is the same API on asyncio (grpc.aio).
 """
 
-from .client import (Basis, Client, Datom, Edn, Json, LogTx, MentatError,
-                     QueryStream, TxResult, as_of, history, latest, since)
-from .values import Char, Keyword, Symbol, Tagged
+from .client import Client, QueryStream
+from .errors import (Aborted, AlreadyExists, Cancelled, DeadlineExceeded,
+                     FailedPrecondition, Internal, InvalidArgument,
+                     MentatError, NotFound, OutOfRange, ParseError,
+                     PermissionDenied, ResourceExhausted, Unauthenticated,
+                     Unavailable, Unimplemented)
+from .results import (Attribute, AttributeStats, BackupResult, Basis,
+                      DatabaseInfo, Datom, ImportResult, LogTx, Schema,
+                      Stats, TxResult, as_of, history, latest, since)
+from .tx import tx_edn
+from .values import (Char, Edn, Json, Keyword, LookupRef, Symbol, Tagged,
+                     kw, to_edn)
 
-__all__ = ["Basis", "Char", "Client", "Datom", "Edn", "Json", "Keyword",
-           "LogTx", "MentatError", "QueryStream", "Symbol", "Tagged", "TxResult",
-           "as_of", "history", "latest", "since"]
+__version__ = "0.1.0"
+
+__all__ = [
+    "Aborted", "AlreadyExists", "Attribute", "AttributeStats",
+    "BackupResult", "Basis", "Cancelled", "Char", "Client", "DatabaseInfo",
+    "Datom", "DeadlineExceeded", "Edn", "FailedPrecondition", "ImportResult",
+    "Internal", "InvalidArgument", "Json", "Keyword", "LogTx", "LookupRef",
+    "MentatError", "NotFound", "OutOfRange", "ParseError",
+    "PermissionDenied", "QueryStream", "ResourceExhausted", "Schema",
+    "Stats", "Symbol", "Tagged", "TxResult", "Unauthenticated",
+    "Unavailable", "Unimplemented", "as_of", "history", "kw", "latest",
+    "since", "to_edn", "tx_edn"]

@@ -1,214 +1,100 @@
-"""mentat_client.Client: a small Python client for mentatd over gRPC."""
+"""mentat_client.Client: the blocking Python client for mentatd over gRPC.
+(aio.Client is the same on asyncio.)"""
 
-import collections
-import dataclasses
-import datetime
-import typing
+from typing import (Any, Callable, Iterable, Iterator, List, Optional,
+                    Sequence, Union)
 
 import grpc
 
-from . import _stubs
-from .values import Keyword, datetime_to_micros, micros_to_datetime, \
-    to_python, to_value
-
-pb, pb_grpc = _stubs.load()
-
-# The server accepts messages up to 64 MiB by default; gRPC's client
-# default (4 MiB) would refuse a large pull or batch.
-_MAX_MESSAGE_BYTES = 64 << 20
-
-
-class MentatError(Exception):
-    """A call that failed: `code` is the grpc.StatusCode, `details` the
-    server's message (for EDN errors it names line and column)."""
-
-    def __init__(self, code, details):
-        super().__init__("%s: %s" % (code.name, details))
-        self.code = code
-        self.details = details
+from . import results as R
+from ._pb import mentat_pb2 as pb
+from ._pb import mentat_pb2_grpc as pb_grpc
+from .errors import error_for, from_rpc_error
+from .results import (Basis, BackupResult, Datom, DatabaseInfo, EntityLike,
+                      ImportResult, LogTx, Point, Schema, Stats, TxResult)
+from .tx import TxData, tx_edn
+from .values import to_python
 
 
-def _wrap(e):
-    if isinstance(e, grpc.RpcError) and hasattr(e, "code"):
-        return MentatError(e.code(), e.details())
-    return e
-
-
-class Edn(str):
-    """A query input given as EDN text: Edn('[:user/email "a@b"]')."""
-
-
-class Json(str):
-    """A query input given as JSON text (see the proto's Input mapping)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Basis:
-    """Which database value a read sees: use latest(), as_of(), since(),
-    history(). `point` is a tx id, a t, or a datetime; `db_tx` pins the
-    database value an earlier response reported (0: the latest)."""
-    kind: int = 0
-    point: typing.Any = None
-    db_tx: int = 0
-
-    def to_proto(self, out):
-        out.kind = self.kind
-        if isinstance(self.point, datetime.datetime):
-            out.instant_micros = datetime_to_micros(self.point)
-        elif self.point is not None:
-            out.tx = int(self.point)
-        out.db_tx = self.db_tx
-        return out
-
-
-def latest(db_tx=0):
-    return Basis(pb.Basis.LATEST, None, db_tx)
-
-
-def as_of(point, db_tx=0):
-    return Basis(pb.Basis.AS_OF, point, db_tx)
-
-
-def since(point, db_tx=0):
-    return Basis(pb.Basis.SINCE, point, db_tx)
-
-
-def history(db_tx=0):
-    return Basis(pb.Basis.HISTORY, None, db_tx)
-
-
-Datom = collections.namedtuple("Datom", "e a v tx added")
-
-
-def _datom(d):
-    return Datom(d.e, d.a, to_python(d.v), d.tx, d.added)
-
-
-@dataclasses.dataclass
-class TxResult:
-    """What Transact answered."""
-    tx: int
-    tx_instant: datetime.datetime
-    basis_before: int
-    basis_after: int
-    tempids: typing.Dict[str, int]
-    datom_count: int
-    datoms: typing.List[Datom]
-    replayed: bool
-    tempids_missing: bool
-    # return_datoms was asked for, but the datoms would not fit in one
-    # message: read them with tx_range(tx, tx + 1).
-    datoms_omitted: bool = False
-
-
-@dataclasses.dataclass
-class LogTx:
-    """One transaction of the log (tx_range, subscribe): every datom it
-    wrote, in order (empty with omit_datoms)."""
-    tx: int
-    tx_instant: datetime.datetime
-    datoms: typing.List[Datom]
-
-
-def _whole_transactions(messages):
-    """The transactions of TxRange or Subscribe messages, whole: the server
-    sends a transaction bigger than a message in parts (consecutive entries
-    with the same tx, each but the last with `continued`), joined here."""
-    partial = None
-    for m in messages:
-        for t in m.transactions:
-            if partial is not None and partial.tx != t.tx:
-                yield partial  # a part whose rest never came: as it is
-                partial = None
-            if partial is None:
-                partial = LogTx(t.tx, micros_to_datetime(t.tx_instant_micros),
-                                [])
-            partial.datoms.extend(_datom(d) for d in t.datoms)
-            if not t.continued:
-                yield partial
-                partial = None
-    if partial is not None:
-        yield partial
-
-
-def _entity_ref(x, out):
-    """An entity id (int), an ident (Keyword or "ns/name" string), or a
-    lookup ref (attribute, value)."""
-    if isinstance(x, bool):
-        raise TypeError("mentat_client: a bool is not an entity")
-    if isinstance(x, int):
-        out.id = x
-    elif isinstance(x, str):
-        out.ident = x[1:] if x.startswith(":") else x
-    elif isinstance(x, (tuple, list)) and len(x) == 2:
-        attr = x[0]
-        out.lookup.attribute = attr[1:] if attr.startswith(":") else attr
-        to_value(x[1], out.lookup.value)
-    else:
-        raise TypeError("mentat_client: an entity is an id, an ident or an "
-                        "(attribute, value) lookup ref, not %r" % (x,))
-    return out
-
-
-def _input(x, out):
-    if isinstance(x, Edn):
-        out.edn = str(x)
-    elif isinstance(x, Json):
-        out.json = str(x)
-    else:
-        to_value(x, out.value)
-    return out
+def _resumable(open_call: Callable[[Any], Any], request: Any,
+               retries: int) -> Iterator[Any]:
+    """The messages of a Query or Datoms stream. One that breaks with
+    UNAVAILABLE is sent again with the last message's resume token, up to
+    `retries` times: no row or datom is lost or repeated."""
+    token = b""
+    while True:
+        call = open_call(request)
+        try:
+            for m in call:
+                if m.resume_token:
+                    token = m.resume_token
+                yield m
+            return
+        except grpc.RpcError as e:
+            if (getattr(e, "code", None) is not None and
+                    e.code() == grpc.StatusCode.UNAVAILABLE and token and
+                    retries > 0):
+                retries -= 1
+                request.resume_token = token
+                continue
+            raise from_rpc_error(e) from None
+        finally:
+            call.cancel()
 
 
 class QueryStream:
     """The rows of a query as they arrive, one batch (one message) at a
     time. Iterating yields rows (lists of Python values); batches() yields
     lists of rows. `columns`, `find_kind` and `basis_tx` are known as soon
-    as the stream exists (the first message is read when it is made).
+    as the stream exists (the first message is read when it is made, so a
+    query that does not parse raises there).
 
     A stream that breaks with UNAVAILABLE (a dropped connection, a server
-    restart) is resumed from the last message's resume token, up to
+    restart) resumes from the last message's resume token, up to
     `resume_retries` times: no row is lost or repeated."""
 
-    def __init__(self, client, request, resume_retries):
+    def __init__(self, client: "Client", request: Any,
+                 resume_retries: int) -> None:
         self._client = client
         self._request = request
         self._retries = resume_retries
-        self._call = None
-        self.columns = []
-        self.find_kind = pb.FIND_RELATION
+        self._call: Any = None
+        self.columns: List[str] = []
+        self.find_kind: int = pb.FIND_RELATION
         self.basis_tx = 0
         self.resume_token = b""
         self.rows_so_far = 0
         self.resumed = 0
         self._first = self._next_message()
 
-    def _open(self):
+    def _open(self) -> Any:
         # A resumed call waits for the server to be back (a restart)
         # rather than fail at once; the client's timeout still bounds it.
-        self._call = self._client._stub.Query(
+        call = self._client._stub.Query(
             self._request, metadata=self._client._metadata,
             timeout=self._client._timeout,
             wait_for_ready=bool(self._request.resume_token) or None)
-        self._it = iter(self._call)
+        self._it = iter(call)
+        return call
 
-    def _next_message(self):
+    def _next_message(self) -> Any:
         while True:
             if self._call is None:
-                self._open()
+                self._call = self._open()
             try:
                 m = next(self._it)
             except StopIteration:
                 return None
             except grpc.RpcError as e:
-                if (e.code() == grpc.StatusCode.UNAVAILABLE and
+                if (getattr(e, "code", None) is not None and
+                        e.code() == grpc.StatusCode.UNAVAILABLE and
                         self.resume_token and self._retries > 0):
                     self._retries -= 1
                     self.resumed += 1
                     self._request.resume_token = self.resume_token
                     self._call = None
                     continue
-                raise _wrap(e) from None
+                raise from_rpc_error(e) from None
             if m.columns:
                 self.columns = list(m.columns)
                 self.find_kind = m.find_kind
@@ -218,18 +104,18 @@ class QueryStream:
             self.rows_so_far = m.rows_so_far
             return m
 
-    def batches(self):
+    def batches(self) -> Iterator[List[List[Any]]]:
         m, self._first = self._first, None
         while m is not None:
             if m.rows:
                 yield [[to_python(v) for v in r.values] for r in m.rows]
             m = self._next_message()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[List[Any]]:
         for batch in self.batches():
             yield from batch
 
-    def cancel(self):
+    def cancel(self) -> None:
         if self._call is not None:
             self._call.cancel()
 
@@ -238,7 +124,7 @@ class Client:
     """A connection to mentatd.
 
         c = Client("127.0.0.1:7878", token="s3cret")
-        c.transact('[{:user/email "a@b.c"}]')
+        c.transact([{":user/email": "a@b.c"}])
         for row in c.query('[:find ?e ?m :where [?e :user/email ?m]]'):
             ...
         c.as_of(1005).pull("[*]", (":user/email", "a@b.c"))
@@ -247,157 +133,205 @@ class Client:
     given: PEM bytes or a file path) the channel uses TLS; `server_name`
     overrides the name checked in the server's certificate. `token` is sent
     as "authorization: Bearer <token>" on every call. `timeout` (seconds)
-    is every call's deadline (None: none). Thread-safe; close() when done
-    (or use it as a context manager)."""
+    is every call's deadline (None: none). Failures raise MentatError
+    subclasses (errors.py). Thread-safe; close() when done (or use it as a
+    context manager)."""
 
-    def __init__(self, target="127.0.0.1:7878", database="default", *,
-                 token=None, tls=False, root_certificates=None,
-                 server_name=None, timeout=None, basis=None, options=()):
-        opts = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES)]
-        if server_name:
-            opts.append(("grpc.ssl_target_name_override", server_name))
-        opts.extend(options)
+    def __init__(self, target: str = "127.0.0.1:7878",
+                 database: str = "default", *, token: Optional[str] = None,
+                 tls: bool = False,
+                 root_certificates: Union[None, bytes, str] = None,
+                 server_name: Optional[str] = None,
+                 timeout: Optional[float] = None,
+                 basis: Optional[Basis] = None,
+                 options: Iterable[Any] = ()) -> None:
+        opts = R.channel_options(server_name, options)
         if tls or root_certificates is not None:
-            roots = root_certificates
-            if isinstance(roots, str):
-                with open(roots, "rb") as f:
-                    roots = f.read()
-            creds = grpc.ssl_channel_credentials(root_certificates=roots)
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=R.root_certs(root_certificates))
             self._channel = grpc.secure_channel(target, creds, opts)
         else:
             self._channel = grpc.insecure_channel(target, opts)
         self._owns_channel = True
         self._stub = pb_grpc.MentatStub(self._channel)
-        self._metadata = (("authorization", "Bearer " + token),) if token \
-            else ()
+        self._metadata = R.auth_metadata(token)
         self._timeout = timeout
+        self.target = target
         self.database = database
-        self.basis = basis or latest()
+        self.basis = basis or R.latest()
 
     # --- views -------------------------------------------------------
 
-    def _view(self, **changes):
+    def _view(self, **changes: Any) -> "Client":
         view = object.__new__(Client)
         view.__dict__.update(self.__dict__)
         view._owns_channel = False
         view.__dict__.update(changes)
         return view
 
-    def with_basis(self, basis):
+    def with_basis(self, basis: Basis) -> "Client":
         """The same connection reading at `basis` (a Basis)."""
         return self._view(basis=basis)
 
-    def as_of(self, point):
-        return self.with_basis(as_of(point))
+    def as_of(self, point: Point) -> "Client":
+        return self.with_basis(R.as_of(point))
 
-    def since(self, point):
-        return self.with_basis(since(point))
+    def since(self, point: Point) -> "Client":
+        return self.with_basis(R.since(point))
 
-    def history(self):
-        return self.with_basis(history())
+    def history(self) -> "Client":
+        return self.with_basis(R.history())
 
-    def use(self, database):
+    def use(self, database: str) -> "Client":
         """The same connection on another database."""
         return self._view(database=database)
 
-    def close(self):
+    def close(self) -> None:
         if self._owns_channel:
             self._channel.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _unary(self, method, request):
+    def _unary(self, method: Any, request: Any) -> Any:
         try:
             return method(request, metadata=self._metadata,
                           timeout=self._timeout)
         except grpc.RpcError as e:
-            raise _wrap(e) from None
+            raise from_rpc_error(e) from None
 
     # --- writes ------------------------------------------------------
 
-    def transact(self, tx_data, *, request_id=None, return_datoms=False):
-        """Commits EDN tx-data; returns a TxResult once it is durable.
-        With a request_id, a retry returns the original result (replayed)
-        instead of transacting twice."""
-        req = pb.TransactRequest(database=self.database, tx_data=tx_data,
+    def transact(self, tx_data: TxData, *, request_id: Optional[str] = None,
+                 return_datoms: bool = False) -> TxResult:
+        """Commits tx-data, given as EDN text or as Python data (a list of
+        entity maps and op lists, see tx.py); returns a TxResult once it is
+        durable. With a request_id, a retry returns the original result
+        (replayed) instead of transacting twice."""
+        req = pb.TransactRequest(database=self.database,
+                                 tx_data=tx_edn(tx_data),
                                  request_id=request_id or "",
                                  return_datoms=return_datoms)
-        r = self._unary(self._stub.Transact, req)
-        return TxResult(r.tx, micros_to_datetime(r.tx_instant_micros),
-                        r.basis_before, r.basis_after, dict(r.tempids),
-                        r.datom_count, [_datom(d) for d in r.datoms],
-                        r.replayed, r.tempids_missing, r.datoms_omitted)
+        return R.tx_result(self._unary(self._stub.Transact, req))
+
+    def import_(self, transactions: Iterable[TxData], *,
+                per_message: int = 1000) -> ImportResult:
+        """Bulk load: streams the transactions (each EDN text or Python
+        data, like transact()'s), `per_message` to a message, and returns
+        once all are durable. Not retried: a failure names the
+        transaction's index; those before it stay imported."""
+        def messages() -> Iterator[Any]:
+            batch: List[str] = []
+            sent = False
+            for t in transactions:
+                batch.append(tx_edn(t))
+                if len(batch) >= per_message:
+                    sent = True
+                    yield pb.ImportRequest(database=self.database,
+                                           tx_data=batch)
+                    batch = []
+            if batch or not sent:
+                yield pb.ImportRequest(database=self.database, tx_data=batch)
+        return R.import_result(self._unary(self._stub.Import, messages()))
 
     # --- reads -------------------------------------------------------
 
-    def query(self, query, *inputs, limit=0, timeout_ms=0, batch_rows=0,
-              resume_retries=3):
-        """Runs a Datalog query; returns a QueryStream (iterate it for
-        rows). `inputs` are the :in values after $: Python values, Edn(...)
-        or Json(...) text."""
+    def _query_request(self, query: str, inputs: Sequence[Any], limit: int,
+                       timeout_ms: int, batch_rows: int) -> Any:
         req = pb.QueryRequest(database=self.database, query=query,
                               limit=limit, timeout_ms=timeout_ms,
                               batch_rows=batch_rows)
         for x in inputs:
-            _input(x, req.inputs.add())
+            R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
+        return req
+
+    def query(self, query: str, *inputs: Any, limit: int = 0,
+              timeout_ms: int = 0, batch_rows: int = 0,
+              resume_retries: int = 3) -> QueryStream:
+        """Runs a Datalog query; returns a QueryStream (iterate it for
+        rows). `inputs` are the :in values after $: Python values, Edn(...)
+        or Json(...) text."""
+        req = self._query_request(query, inputs, limit, timeout_ms,
+                                  batch_rows)
         return QueryStream(self, req, resume_retries)
 
-    def q(self, query, *inputs, **kw):
+    def q(self, query: str, *inputs: Any, **kw: Any) -> Any:
         """query(), collected and shaped by the :find spec: a list of rows
         (relation), a list of values (collection), one row or None (tuple),
         one value or None (scalar)."""
         stream = self.query(query, *inputs, **kw)
-        rows = list(stream)
-        if stream.find_kind == pb.FIND_COLLECTION:
-            return [r[0] for r in rows]
-        if stream.find_kind == pb.FIND_TUPLE:
-            return rows[0] if rows else None
-        if stream.find_kind == pb.FIND_SCALAR:
-            return rows[0][0] if rows else None
-        return rows
+        return R.shape(stream.find_kind, list(stream))
 
-    def pull(self, pattern, entity):
+    def pull(self, pattern: str, entity: EntityLike) -> Any:
         """Pulls `pattern` (EDN text) from one entity: a dict keyed by
         Keyword (":user/email" works as a key too)."""
         req = pb.PullRequest(database=self.database, pattern=pattern)
-        _entity_ref(entity, req.entity)
+        R.entity_ref(entity, req.entity)
         self.basis.to_proto(req.basis)
         return to_python(self._unary(self._stub.Pull, req).result)
 
-    def pull_many(self, pattern, entities):
+    def pull_many(self, pattern: str,
+                  entities: Iterable[EntityLike]) -> List[Any]:
         """pull() for many entities, in order (None for one that names no
         entity)."""
         req = pb.PullManyRequest(database=self.database, pattern=pattern)
         for e in entities:
-            _entity_ref(e, req.entities.add())
+            R.entity_ref(e, req.entities.add())
         self.basis.to_proto(req.basis)
         r = self._unary(self._stub.PullMany, req)
         return [to_python(v) for v in r.results]
 
-    def explain(self, query, *inputs, profile=False):
+    def datoms(self, index: Union[str, int], *components: Any,
+               limit: int = 0, batch_size: int = 0,
+               resume_retries: int = 3) -> Iterator[Datom]:
+        """Raw index access: the datoms of `index` ("eavt", "aevt", "avet",
+        "vaet") whose leading components match, in index order. Entities
+        are ids, Keyword idents or (attribute, value) lookup refs; an
+        attribute is a keyword (":user/email"); a value is a Python value.
+        Resumes like query()."""
+        req = pb.DatomsRequest(database=self.database,
+                               index=R.index_of(index), limit=limit,
+                               batch_size=batch_size)
+        for x in components:
+            R.component(x, req.components.add())
+        self.basis.to_proto(req.basis)
+        open_call = (lambda r: self._stub.Datoms(
+            r, metadata=self._metadata, timeout=self._timeout,
+            wait_for_ready=bool(r.resume_token) or None))
+        for m in _resumable(open_call, req, resume_retries):
+            for d in m.datoms:
+                yield R.datom(d)
+
+    def explain(self, query: str, *inputs: Any,
+                profile: bool = False) -> str:
         """The query's plan as text (with profile: run, with actual rows
         and times)."""
         req = pb.ExplainRequest(database=self.database, query=query,
                                 profile=profile)
         for x in inputs:
-            _input(x, req.inputs.add())
+            R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
         return self._unary(self._stub.Explain, req).plan
 
-    # --- the server --------------------------------------------------
+    def schema(self) -> Schema:
+        """The installed attributes and idents."""
+        return R.schema(self._unary(
+            self._stub.Schema, pb.SchemaRequest(database=self.database)))
 
-    def ping(self):
-        """The cheapest call: checks the token and touches no database.
-        Returns the server's version ("mentatd 0.1.0")."""
-        return self._unary(self._stub.Ping, pb.PingRequest()).server_version
+    def stats(self, value_counts: bool = False) -> Stats:
+        """Datoms and distinct values per attribute, the transactor's
+        counters, storage figures."""
+        return R.stats(self._unary(
+            self._stub.Stats, pb.StatsRequest(database=self.database,
+                                              value_counts=value_counts)))
 
-    def tx_range(self, from_tx=0, to_tx=0):
+    # --- the log -----------------------------------------------------
+
+    def tx_range(self, from_tx: int = 0, to_tx: int = 0) -> Iterator[LogTx]:
         """The log between two transactions (from_tx inclusive, to_tx
         exclusive; 0: from the start, up to the latest): yields LogTx,
         oldest first, each whole."""
@@ -405,7 +339,8 @@ class Client:
                                 to_tx=to_tx)
         yield from self._log_stream(self._stub.TxRange, req)
 
-    def subscribe(self, from_tx=0, omit_datoms=False):
+    def subscribe(self, from_tx: int = 0,
+                  omit_datoms: bool = False) -> Iterator[LogTx]:
         """Transactions as they commit (after catching up from from_tx,
         when given): yields LogTx, each whole, until the server ends the
         stream or the generator is closed."""
@@ -413,25 +348,69 @@ class Client:
                                   omit_datoms=omit_datoms)
         yield from self._log_stream(self._stub.Subscribe, req)
 
-    def _log_stream(self, method, request):
+    def _log_stream(self, method: Any, request: Any) -> Iterator[LogTx]:
         call = method(request, metadata=self._metadata, timeout=self._timeout)
         try:
-            yield from _whole_transactions(call)
+            yield from R.whole_transactions(call)
         except grpc.RpcError as e:
-            raise _wrap(e) from None
+            raise from_rpc_error(e) from None
         finally:
             call.cancel()
 
+    # --- the server --------------------------------------------------
+
+    def ping(self) -> str:
+        """The cheapest call: checks the token and touches no database.
+        Returns the server's version ("mentatd 0.1.0")."""
+        return self._unary(self._stub.Ping, pb.PingRequest()).server_version
+
+    def health(self) -> None:
+        """The standard grpc.health.v1 Check (no token needed): returns when
+        the server answers SERVING, raises Unavailable otherwise."""
+        check = self._channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=lambda _: b"",
+            response_deserializer=lambda b: b)
+        status = health_status(self._unary(check, None))
+        if status != 1:
+            raise error_for(grpc.StatusCode.UNAVAILABLE,
+                            "mentatd at %s is not serving (health status "
+                            "%d)" % (self.target, status))
+
+    def backup(self, destination: str) -> BackupResult:
+        """A consistent online backup of this database into `destination`,
+        an absolute path on the server's file system that does not exist
+        yet (within the server's --backup-dir when it has one)."""
+        return R.backup_result(self._unary(
+            self._stub.Backup, pb.BackupRequest(database=self.database,
+                                                destination=destination)))
+
     # --- databases ---------------------------------------------------
 
-    def databases(self):
+    def databases(self) -> List[str]:
+        """The databases' names, sorted."""
         r = self._unary(self._stub.ListDatabases, pb.ListDatabasesRequest())
         return [d.name for d in r.databases]
 
-    def create_database(self, name):
+    def database_infos(self) -> List[DatabaseInfo]:
+        """The databases with their basis and size, sorted by name."""
+        r = self._unary(self._stub.ListDatabases, pb.ListDatabasesRequest())
+        return [R.database_info(d) for d in r.databases]
+
+    def create_database(self, name: str) -> int:
+        """Creates an empty database; returns its basis tx."""
         return self._unary(self._stub.CreateDatabase,
                            pb.CreateDatabaseRequest(name=name)).basis_tx
 
-    def delete_database(self, name):
+    def delete_database(self, name: str) -> None:
         self._unary(self._stub.DeleteDatabase,
                     pb.DeleteDatabaseRequest(name=name))
+
+
+def health_status(response: bytes) -> int:
+    """grpc.health.v1.HealthCheckResponse's status from its bytes (field 1,
+    a varint; SERVING = 1), read without the generated health code."""
+    if len(response) >= 2 and response[0] == 0x08:
+        return response[1]
+    return 0
+

@@ -1,0 +1,395 @@
+"""mentat_client.aio.Client: the client on asyncio (grpc.aio), with the
+blocking Client's methods as coroutines and its streams as async
+iterators.
+
+    from mentat_client import aio, kw
+
+    async def main():
+        async with aio.Client("127.0.0.1:7878") as c:
+            r = await c.transact([{":user/email": "a@x.org"}])
+            async for row in c.query("[:find ?e ?m :where [?e :user/email ?m]]"):
+                ...
+            stream = await c.query("[:find ?m :where [_ :user/email ?m]]")
+            stream.columns                      # read with the first message
+            await c.q("[:find ?e . :in $ ?m :where [?e :user/email ?m]]",
+                      "a@x.org")
+            async for t in c.subscribe():       # transactions as they commit
+                ...
+
+Results, values and exceptions are those of the blocking client. A Client
+belongs to the event loop it was made on (grpc.aio's rule).
+"""
+
+from typing import (Any, AsyncIterator, Callable, Generator, Iterable,
+                    List, Optional, Union)
+
+import grpc
+import grpc.aio
+
+from . import results as R
+from ._pb import mentat_pb2 as pb
+from ._pb import mentat_pb2_grpc as pb_grpc
+from .client import health_status
+from .errors import error_for, from_rpc_error
+from .results import (Basis, BackupResult, Datom, DatabaseInfo, EntityLike,
+                      ImportResult, LogTx, Point, Schema, Stats, TxResult)
+from .tx import TxData, tx_edn
+from .values import to_python
+
+
+def _broken(e: grpc.RpcError) -> bool:
+    return (getattr(e, "code", None) is not None and
+            e.code() == grpc.StatusCode.UNAVAILABLE)
+
+
+async def _resumable(open_call: Callable[[Any], Any], request: Any,
+                     retries: int) -> AsyncIterator[Any]:
+    """As client._resumable: the messages of a Query or Datoms stream,
+    resumed from the last resume token after UNAVAILABLE."""
+    token = b""
+    while True:
+        call = open_call(request)
+        try:
+            async for m in call:
+                if m.resume_token:
+                    token = m.resume_token
+                yield m
+            return
+        except grpc.RpcError as e:
+            if _broken(e) and token and retries > 0:
+                retries -= 1
+                request.resume_token = token
+                continue
+            raise from_rpc_error(e) from None
+        finally:
+            call.cancel()
+
+
+class QueryStream:
+    """A query's rows as they arrive. `async for row in stream` yields rows;
+    `batches()` yields one list of rows per message. Awaiting the stream
+    (`s = await c.query(...)`) reads the first message, after which
+    `columns`, `find_kind` and `basis_tx` are set (and a query that does not
+    parse has raised); iterating without awaiting works too. Resumes like
+    the blocking QueryStream."""
+
+    def __init__(self, client: "Client", request: Any,
+                 resume_retries: int) -> None:
+        self._client = client
+        self._request = request
+        self._retries = resume_retries
+        self._call: Any = None
+        self._started = False
+        self._first: Any = None
+        self.columns: List[str] = []
+        self.find_kind: int = pb.FIND_RELATION
+        self.basis_tx = 0
+        self.resume_token = b""
+        self.rows_so_far = 0
+        self.resumed = 0
+
+    def _open(self) -> Any:
+        return self._client._stub.Query(
+            self._request, metadata=self._client._metadata,
+            timeout=self._client._timeout,
+            wait_for_ready=bool(self._request.resume_token) or None)
+
+    async def _next_message(self) -> Any:
+        while True:
+            if self._call is None:
+                self._call = self._open()
+            try:
+                m = await self._call.read()
+            except grpc.RpcError as e:
+                if _broken(e) and self.resume_token and self._retries > 0:
+                    self._retries -= 1
+                    self.resumed += 1
+                    self._request.resume_token = self.resume_token
+                    self._call = None
+                    continue
+                raise from_rpc_error(e) from None
+            if m is grpc.aio.EOF:
+                return None
+            if m.columns:
+                self.columns = list(m.columns)
+                self.find_kind = m.find_kind
+            self.basis_tx = m.basis_tx
+            if m.resume_token:
+                self.resume_token = m.resume_token
+            self.rows_so_far = m.rows_so_far
+            return m
+
+    async def start(self) -> "QueryStream":
+        """Reads the first message (once); returns the stream."""
+        if not self._started:
+            self._started = True
+            self._first = await self._next_message()
+        return self
+
+    def __await__(self) -> Generator[Any, None, "QueryStream"]:
+        return self.start().__await__()
+
+    async def batches(self) -> AsyncIterator[List[List[Any]]]:
+        await self.start()
+        m, self._first = self._first, None
+        try:
+            while m is not None:
+                if m.rows:
+                    yield [[to_python(v) for v in r.values] for r in m.rows]
+                m = await self._next_message()
+        finally:
+            self.cancel()
+
+    async def _rows(self) -> AsyncIterator[List[Any]]:
+        async for batch in self.batches():
+            for row in batch:
+                yield row
+
+    def __aiter__(self) -> AsyncIterator[List[Any]]:
+        return self._rows()
+
+    def cancel(self) -> None:
+        if self._call is not None:
+            self._call.cancel()
+
+
+class Client:
+    """A connection to mentatd on asyncio; the arguments are the blocking
+    Client's. Use `async with`, or `await close()` when done."""
+
+    def __init__(self, target: str = "127.0.0.1:7878",
+                 database: str = "default", *, token: Optional[str] = None,
+                 tls: bool = False,
+                 root_certificates: Union[None, bytes, str] = None,
+                 server_name: Optional[str] = None,
+                 timeout: Optional[float] = None,
+                 basis: Optional[Basis] = None,
+                 options: Iterable[Any] = ()) -> None:
+        opts = R.channel_options(server_name, options)
+        if tls or root_certificates is not None:
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=R.root_certs(root_certificates))
+            self._channel = grpc.aio.secure_channel(target, creds, opts)
+        else:
+            self._channel = grpc.aio.insecure_channel(target, opts)
+        self._owns_channel = True
+        self._stub = pb_grpc.MentatStub(self._channel)
+        self._metadata = R.auth_metadata(token)
+        self._timeout = timeout
+        self.target = target
+        self.database = database
+        self.basis = basis or R.latest()
+
+    # --- views -------------------------------------------------------
+
+    def _view(self, **changes: Any) -> "Client":
+        view = object.__new__(Client)
+        view.__dict__.update(self.__dict__)
+        view._owns_channel = False
+        view.__dict__.update(changes)
+        return view
+
+    def with_basis(self, basis: Basis) -> "Client":
+        return self._view(basis=basis)
+
+    def as_of(self, point: Point) -> "Client":
+        return self.with_basis(R.as_of(point))
+
+    def since(self, point: Point) -> "Client":
+        return self.with_basis(R.since(point))
+
+    def history(self) -> "Client":
+        return self.with_basis(R.history())
+
+    def use(self, database: str) -> "Client":
+        return self._view(database=database)
+
+    async def close(self) -> None:
+        if self._owns_channel:
+            await self._channel.close()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    async def _unary(self, method: Any, request: Any) -> Any:
+        try:
+            return await method(request, metadata=self._metadata,
+                                timeout=self._timeout)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    # --- writes ------------------------------------------------------
+
+    async def transact(self, tx_data: TxData, *,
+                       request_id: Optional[str] = None,
+                       return_datoms: bool = False) -> TxResult:
+        req = pb.TransactRequest(database=self.database,
+                                 tx_data=tx_edn(tx_data),
+                                 request_id=request_id or "",
+                                 return_datoms=return_datoms)
+        return R.tx_result(await self._unary(self._stub.Transact, req))
+
+    async def import_(self, transactions: Iterable[TxData], *,
+                      per_message: int = 1000) -> ImportResult:
+        messages: List[Any] = []
+        batch: List[str] = []
+        for t in transactions:
+            batch.append(tx_edn(t))
+            if len(batch) >= per_message:
+                messages.append(pb.ImportRequest(database=self.database,
+                                                 tx_data=batch))
+                batch = []
+        if batch or not messages:
+            messages.append(pb.ImportRequest(database=self.database,
+                                             tx_data=batch))
+        return R.import_result(await self._unary(self._stub.Import,
+                                                 iter(messages)))
+
+    # --- reads -------------------------------------------------------
+
+    def query(self, query: str, *inputs: Any, limit: int = 0,
+              timeout_ms: int = 0, batch_rows: int = 0,
+              resume_retries: int = 3) -> QueryStream:
+        """A QueryStream: `async for row in c.query(...)`, or await it
+        first for its columns."""
+        req = pb.QueryRequest(database=self.database, query=query,
+                              limit=limit, timeout_ms=timeout_ms,
+                              batch_rows=batch_rows)
+        for x in inputs:
+            R.input_value(x, req.inputs.add())
+        self.basis.to_proto(req.basis)
+        return QueryStream(self, req, resume_retries)
+
+    async def q(self, query: str, *inputs: Any, **kw: Any) -> Any:
+        stream = await self.query(query, *inputs, **kw)
+        rows = [row async for row in stream]
+        return R.shape(stream.find_kind, rows)
+
+    async def pull(self, pattern: str, entity: EntityLike) -> Any:
+        req = pb.PullRequest(database=self.database, pattern=pattern)
+        R.entity_ref(entity, req.entity)
+        self.basis.to_proto(req.basis)
+        return to_python((await self._unary(self._stub.Pull, req)).result)
+
+    async def pull_many(self, pattern: str,
+                        entities: Iterable[EntityLike]) -> List[Any]:
+        req = pb.PullManyRequest(database=self.database, pattern=pattern)
+        for e in entities:
+            R.entity_ref(e, req.entities.add())
+        self.basis.to_proto(req.basis)
+        r = await self._unary(self._stub.PullMany, req)
+        return [to_python(v) for v in r.results]
+
+    async def datoms(self, index: Union[str, int], *components: Any,
+                     limit: int = 0, batch_size: int = 0,
+                     resume_retries: int = 3) -> AsyncIterator[Datom]:
+        req = pb.DatomsRequest(database=self.database,
+                               index=R.index_of(index), limit=limit,
+                               batch_size=batch_size)
+        for x in components:
+            R.component(x, req.components.add())
+        self.basis.to_proto(req.basis)
+        open_call = (lambda r: self._stub.Datoms(
+            r, metadata=self._metadata, timeout=self._timeout,
+            wait_for_ready=bool(r.resume_token) or None))
+        async for m in _resumable(open_call, req, resume_retries):
+            for d in m.datoms:
+                yield R.datom(d)
+
+    async def explain(self, query: str, *inputs: Any,
+                      profile: bool = False) -> str:
+        req = pb.ExplainRequest(database=self.database, query=query,
+                                profile=profile)
+        for x in inputs:
+            R.input_value(x, req.inputs.add())
+        self.basis.to_proto(req.basis)
+        return (await self._unary(self._stub.Explain, req)).plan
+
+    async def schema(self) -> Schema:
+        return R.schema(await self._unary(
+            self._stub.Schema, pb.SchemaRequest(database=self.database)))
+
+    async def stats(self, value_counts: bool = False) -> Stats:
+        return R.stats(await self._unary(
+            self._stub.Stats, pb.StatsRequest(database=self.database,
+                                              value_counts=value_counts)))
+
+    # --- the log -----------------------------------------------------
+
+    def tx_range(self, from_tx: int = 0,
+                 to_tx: int = 0) -> AsyncIterator[LogTx]:
+        req = pb.TxRangeRequest(database=self.database, from_tx=from_tx,
+                                to_tx=to_tx)
+        return self._log_stream(self._stub.TxRange, req)
+
+    def subscribe(self, from_tx: int = 0,
+                  omit_datoms: bool = False) -> AsyncIterator[LogTx]:
+        """Transactions as they commit; stop with `break` (the call is
+        cancelled) or by cancelling the task."""
+        req = pb.SubscribeRequest(database=self.database, from_tx=from_tx,
+                                  omit_datoms=omit_datoms)
+        return self._log_stream(self._stub.Subscribe, req)
+
+    async def _log_stream(self, method: Any,
+                          request: Any) -> AsyncIterator[LogTx]:
+        call = method(request, metadata=self._metadata, timeout=self._timeout)
+        joiner = R.TxJoiner()
+        try:
+            async for m in call:
+                for t in joiner.feed(m):
+                    yield t
+            for t in joiner.finish():
+                yield t
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        finally:
+            call.cancel()
+
+    # --- the server --------------------------------------------------
+
+    async def ping(self) -> str:
+        return (await self._unary(self._stub.Ping,
+                                  pb.PingRequest())).server_version
+
+    async def health(self) -> None:
+        check = self._channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=lambda _: b"",
+            response_deserializer=lambda b: b)
+        status = health_status(await self._unary(check, None))
+        if status != 1:
+            raise error_for(grpc.StatusCode.UNAVAILABLE,
+                            "mentatd at %s is not serving (health status "
+                            "%d)" % (self.target, status))
+
+    async def backup(self, destination: str) -> BackupResult:
+        return R.backup_result(await self._unary(
+            self._stub.Backup, pb.BackupRequest(database=self.database,
+                                                destination=destination)))
+
+    # --- databases ---------------------------------------------------
+
+    async def databases(self) -> List[str]:
+        r = await self._unary(self._stub.ListDatabases,
+                              pb.ListDatabasesRequest())
+        return [d.name for d in r.databases]
+
+    async def database_infos(self) -> List[DatabaseInfo]:
+        r = await self._unary(self._stub.ListDatabases,
+                              pb.ListDatabasesRequest())
+        return [R.database_info(d) for d in r.databases]
+
+    async def create_database(self, name: str) -> int:
+        return (await self._unary(
+            self._stub.CreateDatabase,
+            pb.CreateDatabaseRequest(name=name))).basis_tx
+
+    async def delete_database(self, name: str) -> None:
+        await self._unary(self._stub.DeleteDatabase,
+                          pb.DeleteDatabaseRequest(name=name))
+
+
+__all__ = ["Client", "QueryStream"]
