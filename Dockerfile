@@ -2,9 +2,16 @@
 # mentat-bench on a slim Debian 12 with only the shared libraries they load.
 #
 #   docker build -t mentatd:0.1.0 .
-#   docker run -d --name mentatd -p 7878:7878 -p 9090:9090 \
+#   head -c 32 /dev/urandom | base64 > mentatd.token
+#   docker run -d --name mentatd -p 7878:7878 -p 7879:7879 \
 #     --ulimit nofile=1048576:1048576 \
+#     -v "$PWD/mentatd.token:/run/secrets/mentatd-token:ro" \
+#     -e MENTATD_AUTH_TOKEN_FILE=/run/secrets/mentatd-token \
 #     -v mentatd-data:/var/lib/mentatd mentatd:0.1.0
+#
+# The container listens on all its interfaces, so mentatd refuses to start
+# without a token or TLS (MENTATD_TLS_CERT and MENTATD_TLS_KEY); set
+# MENTATD_INSECURE_LISTEN=true only on a network you trust.
 #
 # An image cannot set its descriptor limit; give it at `docker run`
 # (--ulimit, as above). mentatd raises its soft limit to the hard one at
@@ -32,7 +39,7 @@ WORKDIR /src
 # The dependency layer depends only on the install script, so source edits
 # rebuild from here on without reinstalling packages.
 COPY deploy/install-deps.sh deploy/install-deps.sh
-RUN bash deploy/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN bash deploy/install-deps.sh run && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE}" \
  && targets="mentatd mentat-cli" \
@@ -76,12 +83,12 @@ COPY --from=build /out/bin/ /usr/local/bin/
 # lists them. The ports listen on all interfaces inside the container.
 ENV MENTATD_DATA_DIR=/var/lib/mentatd \
     MENTATD_LISTEN=0.0.0.0:7878 \
-    MENTATD_HTTP=0.0.0.0:9090 \
+    MENTATD_HTTP=0.0.0.0:7879 \
     MENTAT_ADDR=127.0.0.1:7878
 USER mentatd:mentatd
 WORKDIR /var/lib/mentatd
 VOLUME ["/var/lib/mentatd"]
-EXPOSE 7878 9090
+EXPOSE 7878 7879
 STOPSIGNAL SIGTERM
 # The standard grpc.health.v1 service (needs no token). With TLS on, give
 # the check --tls-ca and an address the certificate names (docs/deploy.md).

@@ -1,27 +1,39 @@
 # The two set-up commands of the README. Both install what is missing
-# (deploy/install-deps.sh), configure and build; `run` then starts mentatd
-# on ./data (gRPC on 127.0.0.1:7878, metrics on 127.0.0.1:9090), `test`
-# runs every test through CTest.
+# (deploy/install-deps.sh), configure and build. `run` installs and builds
+# only what it runs (mentatd and mentat-cli, no test-only packages) and
+# starts mentatd on ./data (gRPC on 127.0.0.1:7878, metrics on
+# 127.0.0.1:7879); `test` builds everything and runs every test through
+# CTest.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= 2
 DATA_DIR ?= ./data
 
-.PHONY: deps configure build run test clean format
+.PHONY: deps deps-run configure build build-run run test clean format
 
+# Everything `make test` needs (deps-run's packages and the test-only ones).
 deps:
-	bash deploy/install-deps.sh
+	bash deploy/install-deps.sh test
 
-configure: deps
+# Only what building mentatd and mentat-cli needs.
+deps-run:
+	bash deploy/install-deps.sh run
+
+configure:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
-build: configure
+build: deps
+	$(MAKE) configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-LISTEN ?= 127.0.0.1:7878
-HTTP ?= 127.0.0.1:9090
+build-run: deps-run
+	$(MAKE) configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target mentatd mentat-cli
 
-run: build
+LISTEN ?= 127.0.0.1:7878
+HTTP ?= 127.0.0.1:7879
+
+run: build-run
 	$(BUILD_DIR)/server/mentatd --data-dir $(DATA_DIR) --listen $(LISTEN) --http $(HTTP)
 
 test: build

@@ -32,10 +32,43 @@
 namespace mentat::bench {
 namespace {
 
+constexpr char kHelp[] =
+    "mentat-bench: the benchmark workload (../shared/workload/WORKLOAD.md)\n"
+    "end to end through mentatd, every answer checked against the truth.\n"
+    "\n"
+    "  mentat-bench gen --scale xs|s|m|l|xl --out DIR [--jobs N]\n"
+    "      write a dataset (transactions, truth.json, meta.json) to DIR\n"
+    "  mentat-bench load --data DIR (--address A | --mentatd BIN\n"
+    "                    --server-data D) [--method import|transact]\n"
+    "                    [--inflight N] [--db NAME]\n"
+    "      load DIR into a running mentatd (A: host:port or unix:/path) or\n"
+    "      one the benchmark starts on data directory D\n"
+    "  mentat-bench run --data DIR --out OUT (--address A | --mentatd BIN\n"
+    "                   --server-data D) [--scenarios a,b,...]\n"
+    "                   [--clients 1,8,32] [--write-clients 1,16,64]\n"
+    "                   [--reps 3] [--min-s 10] [--duration-s 60]\n"
+    "                   [--sustained-clients 128] [--mixed-rates 1000,5000]\n"
+    "                   [--mixed-queries q3,since] [--mixed-writers N]\n"
+    "                   [--server-cpus L] [--client-cpus L]\n"
+    "                   [--server-arg --flag=value]...\n"
+    "      measure scenarios (default: all of them) and write timings.csv,\n"
+    "      checks.txt and env.txt to OUT. Scenarios: bulk_load, ping,\n"
+    "      point_lookup, ref_traversal, aggregate, predicate_scan, pull,\n"
+    "      as_of, since, input_bindings, mixed, write, write_mixed,\n"
+    "      concurrency_sweep, cold_vs_warm, sustained\n"
+    "  mentat-bench report OUT\n"
+    "      summarise a run in OUT/summary.md, with gnuplot plots\n"
+    "  mentat-bench compare OLD NEW [--threshold 10]\n"
+    "      compare two runs' p50s; exit 1 if one got worse by more than\n"
+    "      the threshold (percent)\n"
+    "\n"
+    "Exit status: 0 fine, 1 a wrong answer or a regression, 2 usage or I/O.\n"
+    "bench/README.md explains each scenario and its figures.\n";
+
 int Usage(const char* why) {
   std::fprintf(stderr,
                "mentat-bench: %s\nusage: mentat-bench gen|load|run|report|"
-               "compare ... (see the top of bench/mentat_bench_main.cc)\n",
+               "compare ... (mentat-bench --help for more)\n",
                why);
   return 2;
 }
@@ -153,6 +186,10 @@ absl::StatusOr<Target> Connect(const Flags& f) {
 int Main(int argc, char** argv) {
   if (argc < 2) return Usage("no subcommand");
   const std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
   const Flags f = ParseFlags(argc, argv, 2);
   if (cmd == "gen") {
     WorkloadScale scale;

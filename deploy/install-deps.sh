@@ -2,17 +2,36 @@
 # Installs what building and testing mentatd needs on Debian 12, from
 # Debian's own packages. Idempotent: it installs only what is missing, so
 # `make run` and `make test` can call it every time at almost no cost.
+#
+#   install-deps.sh run    what building mentatd and mentat-cli needs
+#   install-deps.sh test   that, and what the tests need (the default)
 set -euo pipefail
+
+what="${1:-test}"
+case "$what" in
+  run | test) ;;
+  *)
+    echo "usage: $0 [run|test]" >&2
+    exit 2
+    ;;
+esac
 
 packages=(
   build-essential cmake ninja-build pkg-config git
   librocksdb-dev libzstd-dev liblz4-dev libsnappy-dev libbz2-dev zlib1g-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
-  libfmt-dev doctest-dev libnuma-dev libreadline-dev libjemalloc-dev
+  libfmt-dev libnuma-dev libreadline-dev libjemalloc-dev
+  # The top-level CMakeLists.txt finds doctest (header-only, small) even
+  # when only mentatd is built.
+  doctest-dev
   # mentatd checks its TLS files with OpenSSL (gRPC links it too).
   libssl-dev
   python3
+)
+
+# Test-only packages: `make run` never waits for these.
+test_packages=(
   # The Python client's tests (client/python; pip and setuptools install
   # it in a test, mypy checks its type hints) and the metrics scrape test.
   python3-grpcio python3-protobuf python3-pip python3-setuptools mypy
@@ -20,12 +39,13 @@ packages=(
   # Fuzz targets (libFuzzer) are built with clang.
   clang-14 libclang-rt-14-dev
 )
+if [ "$what" = test ]; then packages+=("${test_packages[@]}"); fi
 
 # The Node client's tests (client/node; its own dependencies come from the
 # npm registry through `npm ci`): Debian's node and npm, unless a node is
 # installed already (NodeSource's brings its own npm, which Debian's npm
 # package would conflict with).
-if ! command -v node >/dev/null 2>&1; then
+if [ "$what" = test ] && ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs npm)
 fi
 

@@ -16,6 +16,19 @@ namespace mentat::server {
 
 namespace {
 
+// Whether only this machine can reach `address`: a unix socket, or a
+// loopback host (127.0.0.0/8, ::1, localhost).
+bool IsLocalAddress(std::string_view address) {
+  if (address.starts_with("unix:")) return true;
+  const size_t colon = address.rfind(':');
+  std::string_view host =
+      colon == std::string_view::npos ? address : address.substr(0, colon);
+  if (host.starts_with('[') && host.ends_with(']')) {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
 // One flag: its name (also the config file key, and MENTATD_<NAME> in the
 // environment with '-' as '_'), a help line, and how it sets the config.
 struct Flag {
@@ -211,6 +224,10 @@ const std::vector<Flag>& Flags() {
                  &ServerConfig::auth_token),
       StringFlag("auth-token-file", "FILE", "read the bearer token from FILE",
                  &ServerConfig::auth_token_file),
+      BoolFlag("insecure-listen",
+               "serve gRPC beyond loopback with neither TLS nor a token "
+               "(otherwise such a --listen is refused)",
+               &ServerConfig::insecure_listen),
       StringFlag("log-format", "text|json", "log line format",
                  &ServerConfig::log_format),
       StringFlag("log-level", "LEVEL", "trace, debug, info, warn or error",
@@ -393,6 +410,20 @@ absl::StatusOr<CommandLine> ParseCommandLine(
   if (c.listen.empty()) {
     return absl::InvalidArgumentError("--listen must not be empty");
   }
+  if (c.tls_cert.empty() && c.auth_token.empty() && c.auth_token_file.empty() &&
+      !c.insecure_listen) {
+    for (const std::string& address : ListenAddresses(c)) {
+      if (IsLocalAddress(address)) continue;
+      return absl::InvalidArgumentError(StrCat(
+          "--listen ", address,
+          " serves beyond this machine with neither TLS nor a token: anyone "
+          "who reaches the port could read and write every database. Give "
+          "mentatd a token (--auth-token-file FILE, or MENTATD_AUTH_TOKEN_FILE;"
+          " e.g. `head -c 32 /dev/urandom | base64 > FILE`) or TLS "
+          "(--tls-cert and --tls-key), listen on 127.0.0.1 or a unix: "
+          "socket, or pass --insecure-listen on a network you trust"));
+    }
+  }
   if (c.max_value_bytes > static_cast<size_t>(c.max_message_bytes) / 2) {
     return absl::InvalidArgumentError(StrCat(
         "--max-value-bytes (", c.max_value_bytes,
@@ -400,6 +431,18 @@ absl::StatusOr<CommandLine> ParseCommandLine(
         "), so that every datom fits in a stream message"));
   }
   return cl;
+}
+
+std::vector<std::string> ListenAddresses(const ServerConfig& config) {
+  std::vector<std::string> out;
+  std::stringstream in(config.listen);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
 }
 
 size_t MaxValueBytes(const ServerConfig& config) {

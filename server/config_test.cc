@@ -15,7 +15,7 @@ TEST_CASE("config: defaults, flags, environment, file") {
   REQUIRE(cl.ok());
   CHECK(cl->config.data_dir == "./data");
   CHECK(cl->config.listen == "127.0.0.1:7878");
-  CHECK(cl->config.http == "127.0.0.1:9090");
+  CHECK(cl->config.http == "127.0.0.1:7879");
 
   cl = ParseCommandLine(
       {"--data-dir", "/d", "--listen=unix:/s", "--block-cache", "64M",
@@ -34,7 +34,7 @@ TEST_CASE("config: defaults, flags, environment, file") {
   {
     std::ofstream out(file);
     out << "# comment\n\ndata-dir = /from/file\nhttp = \"\"\n"
-           "slow-query-ms = 50\nlisten = 0.0.0.0:1\n";
+           "slow-query-ms = 50\nlisten = 127.0.0.1:1\n";
   }
   // The file, then the environment, then flags.
   cl = ParseCommandLine(
@@ -55,6 +55,36 @@ TEST_CASE("config: defaults, flags, environment, file") {
   ServerConfig secret;
   secret.auth_token = "hush";
   CHECK(DescribeConfig(secret).find("hush") == std::string::npos);
+}
+
+TEST_CASE("config: beyond loopback only with TLS, a token, or on purpose") {
+  for (const char* local : {"127.0.0.1:7878", "localhost:1", "[::1]:7878",
+                            "unix:/tmp/m.sock", "127.0.0.1:1,unix:/x"}) {
+    CAPTURE(local);
+    CHECK(ParseCommandLine({"--listen", local}, {}).ok());
+  }
+  for (const char* open : {"0.0.0.0:7878", "[::]:7878", "10.0.0.5:7878",
+                           "127.0.0.1:1,0.0.0.0:2", ":7878"}) {
+    CAPTURE(open);
+    auto refused = ParseCommandLine({"--listen", open}, {});
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+    const std::string message(refused.status().message());
+    CHECK(message.find("--auth-token-file") != std::string::npos);
+    CHECK(message.find("--insecure-listen") != std::string::npos);
+    CHECK(ParseCommandLine({"--listen", open, "--auth-token", "t"}, {}).ok());
+    CHECK(ParseCommandLine({"--listen", open, "--insecure-listen"}, {}).ok());
+    CHECK(ParseCommandLine({"--listen", open},
+                           {{"MENTATD_AUTH_TOKEN_FILE", "/etc/token"}})
+              .ok());
+    CHECK(
+        ParseCommandLine(
+            {"--listen", open, "--tls-cert", "c.pem", "--tls-key", "k.pem"}, {})
+            .ok());
+  }
+  ServerConfig spaced;
+  spaced.listen = " a:1 , unix:/b ,";
+  CHECK(ListenAddresses(spaced) == std::vector<std::string>{"a:1", "unix:/b"});
 }
 
 TEST_CASE("config: errors name the flag") {

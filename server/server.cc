@@ -59,16 +59,31 @@ class ServerImpl {
 
 namespace {
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(item);
+// The mentat-cli command line that reaches this server, for the start-up
+// log: the first listening address (a wildcard host as loopback, port 0 as
+// the port gRPC chose), and the flags its TLS and token settings need,
+// naming where the secrets are rather than printing them.
+std::string ConnectHint(const ServerConfig& config, int port) {
+  const std::vector<std::string> listen = ListenAddresses(config);
+  if (listen.empty()) return "(no gRPC address)";
+  std::string address = listen.front();
+  if (!address.starts_with("unix:")) {
+    const size_t colon = address.rfind(':');
+    std::string host = address.substr(0, colon);
+    if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
+    if (host == "[::]") host = "[::1]";
+    address = StrCat(host, ":", port);
   }
-  return out;
+  std::string hint = StrCat("mentat-cli --addr ", address);
+  if (!config.tls_cert.empty()) {
+    hint += " --tls-ca CA_FILE (the CA that signed --tls-cert)";
+  }
+  if (!config.auth_token_file.empty()) {
+    hint += StrCat(" --token \"$(cat ", config.auth_token_file, ")\"");
+  } else if (!config.auth_token.empty()) {
+    hint += " --token TOKEN (the --auth-token)";
+  }
+  return hint;
 }
 
 }  // namespace
@@ -98,7 +113,7 @@ absl::Status ServerImpl::Start() {
   }
   const int64_t fd_limit = RaiseDescriptorLimit();
   GrpcListener::Options listen_options;
-  listen_options.addresses = SplitList(config.listen);
+  listen_options.addresses = ListenAddresses(config);
   listen_options.max_connections = config.max_connections;
   listen_options.reserved_fds = config.reserved_fds;
   auto bound = GrpcListener::Bind(listen_options);
@@ -168,6 +183,7 @@ absl::Status ServerImpl::Start() {
       http ? StrCat("port ", http->port()) : std::string("(off)"),
       readers->threads(), readers->nodes(), readers->pinned() ? ", pinned" : "",
       registry->List().size(), fd_limit);
+  spdlog::info("connect with: {}", ConnectHint(config, port));
   return absl::OkStatus();
 }
 

@@ -157,18 +157,20 @@ fi
 # The image's own environment and user, its entrypoint as PID 1.
 port=$(( 20000 + RANDOM % 20000 ))
 http=$(( port + 1 ))
+# The image listens on all interfaces, where mentatd requires a token.
+token="check-$RANDOM$RANDOM"
 in_image() {
   chroot --userspec=mentatd:mentatd "$root" env -i PATH=/usr/local/bin:/usr/bin:/bin \
     HOME=/var/lib/mentatd MENTATD_DATA_DIR=/var/lib/mentatd \
     MENTATD_LISTEN="0.0.0.0:$port" MENTATD_HTTP="127.0.0.1:$http" \
-    MENTAT_ADDR="127.0.0.1:$port" "$@"
+    MENTAT_ADDR="127.0.0.1:$port" MENTAT_TOKEN="$token" "$@"
 }
 say "mentatd as PID 1 (tini) of a new PID namespace, user mentatd, port $port"
 unshare --pid --fork --mount-proc="$root/proc" \
   chroot --userspec=mentatd:mentatd "$root" env -i \
     PATH=/usr/local/bin:/usr/bin:/bin HOME=/var/lib/mentatd \
     MENTATD_DATA_DIR=/var/lib/mentatd MENTATD_LISTEN="0.0.0.0:$port" \
-    MENTATD_HTTP="127.0.0.1:$http" \
+    MENTATD_HTTP="127.0.0.1:$http" MENTATD_AUTH_TOKEN="$token" \
     /usr/bin/tini -- /usr/local/bin/mentatd > "$work/mentatd.log" 2>&1 &
 server_pid=$!
 healthy=0

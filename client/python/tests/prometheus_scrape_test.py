@@ -28,6 +28,10 @@ import mentatd  # noqa: E402
 from mentat_client import Client  # noqa: E402
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                       "..", "deploy", "prometheus")
+# mentatd's default --http address, which the shipped config scrapes.
+DEFAULT_HTTP = "127.0.0.1:7879"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 
 
@@ -82,15 +86,27 @@ class PrometheusScrapeTest(unittest.TestCase):
         with Client(self.server.addr, timeout=10) as c:
             for _ in range(3):
                 c.transact("[]")
+        # The shipped configuration, with only the target's port (the test's
+        # mentatd listens on a free one) and the intervals (15 s would
+        # make this test slow) changed; its alert rules come along.
+        with open(os.path.join(SHIPPED, "prometheus.yml")) as f:
+            text = f.read()
+        shipped_target = 'targets: ["%s"]' % DEFAULT_HTTP
+        self.assertIn(shipped_target, text)
+        text = text.replace(shipped_target,
+                            'targets: ["%s"]' % self.server.http_addr)
+        self.assertIn("scrape_interval: 15s", text)
+        text = text.replace("scrape_interval: 15s", "scrape_interval: 1s")
+        text = text.replace("evaluation_interval: 15s",
+                            "evaluation_interval: 1s")
         config = os.path.join(self.tmp, "prometheus.yml")
         with open(config, "w") as f:
-            f.write("global:\n"
-                    "  scrape_interval: 1s\n"
-                    "  evaluation_interval: 1s\n"
-                    "scrape_configs:\n"
-                    "  - job_name: mentatd\n"
-                    "    static_configs:\n"
-                    "      - targets: ['%s']\n" % self.server.http_addr)
+            f.write(text)
+        shutil.copy(os.path.join(SHIPPED, "mentatd-alerts.yml"), self.tmp)
+        r = subprocess.run([PROMTOOL, "check", "config", config],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0,
+                         "promtool check config:\n" + r.stdout + r.stderr)
         log = open(os.path.join(self.tmp, "prometheus.log"), "wb")
         self.addCleanup(log.close)
         for _ in range(5):
@@ -134,8 +150,21 @@ class PrometheusScrapeTest(unittest.TestCase):
                   '(mentat_rpc_duration_seconds_bucket{method="Transact"}))')
         self.assertTrue(q, "no latency histogram")
         targets = json.loads(http_get("http://%s/api/v1/targets" % web))
-        health = [t["health"] for t in targets["data"]["activeTargets"]]
+        # The shipped config also scrapes a node exporter, not running here.
+        health = [t["health"] for t in targets["data"]["activeTargets"]
+                  if t["labels"]["job"] == "mentatd"]
         self.assertEqual(health, ["up"])
+
+    def test_0_shipped_config_scrapes_the_default_address(self):
+        # A mentatd started with no --http serves metrics where the shipped
+        # Prometheus config looks for them.
+        r = subprocess.run([mentatd.ARGS.mentatd, "--help"],
+                           capture_output=True, text=True, timeout=60)
+        help_text = r.stdout + r.stderr
+        self.assertRegex(help_text, r"--http[^\n]*\n?[^\n]*" +
+                         DEFAULT_HTTP.replace(".", r"\."))
+        with open(os.path.join(SHIPPED, "prometheus.yml")) as f:
+            self.assertIn('targets: ["%s"]' % DEFAULT_HTTP, f.read())
 
     def wait_for(self, predicate, seconds, stop_if_dead=False):
         deadline = time.time() + seconds

@@ -25,7 +25,9 @@ struct ServerConfig {
   // "unix:/path/to/socket". Several may be given, comma-separated.
   std::string listen = "127.0.0.1:7878";
   // HTTP address for /metrics and /healthz ("host:port"); empty: off.
-  std::string http = "127.0.0.1:9090";
+  // Beside the gRPC port; not 9090, which is Prometheus's own (a
+  // Prometheus on the same machine would not start, or mentatd would not).
+  std::string http = "127.0.0.1:7879";
 
   // Reader threads per NUMA node; 0: one per CPU of the node (at least 2).
   int readers_per_node = 0;
@@ -92,6 +94,10 @@ struct ServerConfig {
   // a file (first line).
   std::string auth_token;
   std::string auth_token_file;
+  // A gRPC address beyond loopback (0.0.0.0, a public or private address)
+  // with neither TLS nor a token is refused unless this is set: anyone who
+  // reaches such a port could read and write every database.
+  bool insecure_listen = false;
 
   // Logging: "text" or "json"; level: trace, debug, info, warn, error.
   std::string log_format = "text";
@@ -130,6 +136,9 @@ struct ServerConfig {
   // the server. Null: RocksDB's default.
   rocksdb::Env* storage_env = nullptr;
 };
+
+// The addresses of config.listen (comma-separated, spaces trimmed).
+std::vector<std::string> ListenAddresses(const ServerConfig& config);
 
 // The value-size limit in effect: config.max_value_bytes, or a quarter of
 // config.max_message_bytes when that is 0.
