@@ -53,6 +53,8 @@ TEST_CASE("StrAppend: appends after what is there") {
   std::string out = "n=";
   StrAppend(&out, 3, ", ok=", true, ", c=", 'z', ", s=", std::string_view("v"));
   CHECK(out == "n=3, ok=true, c=z, s=v");
+  StrAppend(&out);  // nothing to append
+  CHECK(out == "n=3, ok=true, c=z, s=v");
 }
 
 }  // namespace

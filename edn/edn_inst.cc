@@ -92,7 +92,7 @@ class InstantScanner {
     return i_ - start;
   }
 
-  absl::Status Expected(std::string_view what) const {
+  [[nodiscard]] absl::Status Expected(std::string_view what) const {
     if (AtEnd()) {
       return absl::InvalidArgumentError(
           StrCat("expected ", what, " at the end"));
@@ -107,15 +107,15 @@ class InstantScanner {
   size_t i_ = 0;
 };
 
-absl::Status RangeError(std::string_view field, int64_t value,
-                        std::string_view range) {
+[[nodiscard]] absl::Status RangeError(std::string_view field, int64_t value,
+                                      std::string_view range) {
   return absl::InvalidArgumentError(
       StrCat(field, " ", value, " is out of range (", range, ")"));
 }
 
 }  // namespace
 
-absl::StatusOr<int64_t> ParseInstant(std::string_view text) {
+[[nodiscard]] absl::StatusOr<int64_t> ParseInstant(std::string_view text) {
   InstantScanner in(text);
   bool negative_year = false;
   bool signed_year = false;

@@ -648,7 +648,8 @@ class EdnParser {
   absl::Status status_;
 };
 
-absl::Status EdnError(EdnPosition position, std::string_view message) {
+[[nodiscard]] absl::Status EdnError(EdnPosition position,
+                                    std::string_view message) {
   if (position.line == 0)
     return absl::InvalidArgumentError(std::string(message));
   absl::Status status = absl::InvalidArgumentError(StrCat(
@@ -672,8 +673,8 @@ std::optional<EdnPosition> EdnErrorPosition(const absl::Status& status) {
   return pos;
 }
 
-absl::StatusOr<EdnValue> ParseEdn(std::string_view text,
-                                  const EdnReadOptions& options) {
+[[nodiscard]] absl::StatusOr<EdnValue> ParseEdn(std::string_view text,
+                                                const EdnReadOptions& options) {
   EdnParser parser(text, options);
   EdnValue value;
   const int r = parser.Next(&value);
@@ -686,7 +687,7 @@ absl::StatusOr<EdnValue> ParseEdn(std::string_view text,
   return value;
 }
 
-absl::StatusOr<std::vector<EdnValue>> ParseEdnAll(
+[[nodiscard]] absl::StatusOr<std::vector<EdnValue>> ParseEdnAll(
     std::string_view text, const EdnReadOptions& options) {
   EdnParser parser(text, options);
   std::vector<EdnValue> forms;

@@ -45,7 +45,8 @@ class JsonReader {
   JsonReader(std::string_view where, int max_depth)
       : where_(where), max_depth_(max_depth) {}
 
-  absl::StatusOr<EdnValue> Read(simdjson::dom::element e, int depth) {
+  [[nodiscard]] absl::StatusOr<EdnValue> Read(simdjson::dom::element e,
+                                              int depth) {
     if (depth > max_depth_) {
       return Error(StrCat("JSON nested deeper than ", max_depth_, " levels"));
     }
@@ -108,11 +109,11 @@ class JsonReader {
   }
 
  private:
-  absl::Status Error(std::string_view message) const {
+  [[nodiscard]] absl::Status Error(std::string_view message) const {
     return absl::InvalidArgumentError(StrCat(where_, " (JSON): ", message));
   }
 
-  absl::StatusOr<EdnValue> StringValue(std::string_view s) const {
+  [[nodiscard]] absl::StatusOr<EdnValue> StringValue(std::string_view s) const {
     if (s.size() >= 2 && s[0] == ':' && s[1] == ':') {
       return EdnValue::String(std::string(s.substr(1)));
     }
@@ -129,7 +130,8 @@ class JsonReader {
 
   // A keyword or symbol must be one the EDN reader would read back: its
   // rules (edn_tokens.h) and only the characters of EDN tokens.
-  static absl::Status CheckName(std::string_view text, bool keyword) {
+  [[nodiscard]] static absl::Status CheckName(std::string_view text,
+                                              bool keyword) {
     for (char c : text) {
       const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                       (c >= '0' && c <= '9') ||
@@ -145,7 +147,8 @@ class JsonReader {
     return keyword ? CheckEdnKeywordName(text) : CheckEdnSymbolName(text);
   }
 
-  absl::StatusOr<EdnValue> Object(simdjson::dom::object obj, int depth) {
+  [[nodiscard]] absl::StatusOr<EdnValue> Object(simdjson::dom::object obj,
+                                                int depth) {
     if (obj.size() == 1) {
       auto field = *obj.begin();
       std::string_view key = field.key;
@@ -171,8 +174,8 @@ class JsonReader {
     return EdnValue::Map(std::move(items));
   }
 
-  absl::StatusOr<std::string_view> TagString(std::string_view tag,
-                                             simdjson::dom::element v) const {
+  [[nodiscard]] absl::StatusOr<std::string_view> TagString(
+      std::string_view tag, simdjson::dom::element v) const {
     std::string_view s;
     if (v.get_string().get(s) != simdjson::SUCCESS) {
       return Error(StrCat("{\"", tag, "\": ...} takes a string"));
@@ -180,8 +183,9 @@ class JsonReader {
     return s;
   }
 
-  absl::StatusOr<EdnValue> Tagged(std::string_view tag,
-                                  simdjson::dom::element v, int depth) {
+  [[nodiscard]] absl::StatusOr<EdnValue> Tagged(std::string_view tag,
+                                                simdjson::dom::element v,
+                                                int depth) {
     if (tag == "#inst") {
       int64_t micros = 0;
       if (v.get_int64().get(micros) == simdjson::SUCCESS) {
@@ -291,9 +295,9 @@ class JsonReader {
 
 }  // namespace
 
-absl::StatusOr<EdnValue> JsonToEdn(std::string_view json,
-                                   std::string_view where,
-                                   const JsonReadOptions& options) {
+[[nodiscard]] absl::StatusOr<EdnValue> JsonToEdn(
+    std::string_view json, std::string_view where,
+    const JsonReadOptions& options) {
   // A parser per thread: simdjson reuses its buffers between documents.
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;

@@ -60,7 +60,7 @@ class TxDataParser {
  public:
   explicit TxDataParser(TxRequest* request) : ops_(&request->ops) {}
 
-  absl::Status Parse(const EdnValue& tx) {
+  [[nodiscard]] absl::Status Parse(const EdnValue& tx) {
     if (!tx.is_sequential()) {
       form_ = &tx;
       return Error(tx,
@@ -93,7 +93,8 @@ class TxDataParser {
 
  private:
   // "line L, column C: <message> in <current form>".
-  absl::Status Error(const EdnValue& at, std::string_view message) const {
+  [[nodiscard]] absl::Status Error(const EdnValue& at,
+                                   std::string_view message) const {
     std::string text(message);
     if (form_ != nullptr) {
       text += " in ";
@@ -102,7 +103,7 @@ class TxDataParser {
     return edn::EdnError({at.line(), at.column()}, text);
   }
 
-  absl::Status ParseOpForm(const EdnValue& form) {
+  [[nodiscard]] absl::Status ParseOpForm(const EdnValue& form) {
     const std::vector<EdnValue>& items = form.items();
     if (items.empty()) return Error(form, "empty operation");
     const EdnValue& op = items[0];
@@ -163,7 +164,7 @@ class TxDataParser {
     return absl::OkStatus();
   }
 
-  absl::Status ParseMapForm(const EdnValue& map) {
+  [[nodiscard]] absl::Status ParseMapForm(const EdnValue& map) {
     EntityRef entity;
     if (absl::Status s = MapEntity(map, /*nested=*/false, &entity); !s.ok()) {
       return s;
@@ -173,7 +174,8 @@ class TxDataParser {
 
   // The entity a map describes: its :db/id, or a new tempid. Fails if the
   // map has no attribute besides :db/id.
-  absl::Status MapEntity(const EdnValue& map, bool nested, EntityRef* out) {
+  [[nodiscard]] absl::Status MapEntity(const EdnValue& map, bool nested,
+                                       EntityRef* out) {
     const EdnValue* id = nullptr;
     size_t attributes = 0;
     const std::vector<EdnValue>& items = map.items();
@@ -194,7 +196,8 @@ class TxDataParser {
   }
 
   // One kAdd per attribute value of `map`, whose entity is `entity`.
-  absl::Status ExpandMap(const EdnValue& map, const EntityRef& entity) {
+  [[nodiscard]] absl::Status ExpandMap(const EdnValue& map,
+                                       const EntityRef& entity) {
     const std::vector<EdnValue>& items = map.items();
     for (size_t i = 0; i + 1 < items.size(); i += 2) {
       const EdnValue& key = items[i];
@@ -226,8 +229,10 @@ class TxDataParser {
   }
 
   // attr value -> [entity attr value], once per value of a collection.
-  absl::Status AddForward(const EdnValue& key, const EntityRef& attr,
-                          const EdnValue& value, const EntityRef& entity) {
+  [[nodiscard]] absl::Status AddForward(const EdnValue& key,
+                                        const EntityRef& attr,
+                                        const EdnValue& value,
+                                        const EntityRef& entity) {
     if (value.is_collection() && !value.is_map() && !IsLookupRef(value)) {
       for (const EdnValue& item : value.items()) {
         if (item.is_collection() && !item.is_map() && !IsLookupRef(item)) {
@@ -250,9 +255,11 @@ class TxDataParser {
 
   // `whole_value`: `value` is the map's whole value for `key`, not an
   // element of a collection, so [k v] may also be two values (map_pair).
-  absl::Status AddOneForward(const EdnValue& key, const EntityRef& attr,
-                             const EdnValue& value, const EntityRef& entity,
-                             bool whole_value) {
+  [[nodiscard]] absl::Status AddOneForward(const EdnValue& key,
+                                           const EntityRef& attr,
+                                           const EdnValue& value,
+                                           const EntityRef& entity,
+                                           bool whole_value) {
     TxOp op;
     op.kind = TxOp::Kind::kAdd;
     op.e = entity;
@@ -275,8 +282,10 @@ class TxDataParser {
   }
 
   // :ns/_attr value -> [value ns/attr entity], once per entity in value.
-  absl::Status AddReverse(const EdnValue& key, const EntityRef& attr,
-                          const EdnValue& value, const EntityRef& entity) {
+  [[nodiscard]] absl::Status AddReverse(const EdnValue& key,
+                                        const EntityRef& attr,
+                                        const EdnValue& value,
+                                        const EntityRef& entity) {
     if (value.is_collection() && !value.is_map() && !IsLookupRef(value)) {
       for (const EdnValue& item : value.items()) {
         if (absl::Status s = AddOneReverse(key, attr, item, entity); !s.ok()) {
@@ -288,8 +297,10 @@ class TxDataParser {
     return AddOneReverse(key, attr, value, entity);
   }
 
-  absl::Status AddOneReverse(const EdnValue& key, const EntityRef& attr,
-                             const EdnValue& value, const EntityRef& entity) {
+  [[nodiscard]] absl::Status AddOneReverse(const EdnValue& key,
+                                           const EntityRef& attr,
+                                           const EdnValue& value,
+                                           const EntityRef& entity) {
     TxOp op;
     op.kind = TxOp::Kind::kAdd;
     op.a = attr;
@@ -313,7 +324,7 @@ class TxDataParser {
   }
 
   // An entity position: id, ident, tempid or lookup ref.
-  absl::Status ParseEntity(const EdnValue& v, EntityRef* out) {
+  [[nodiscard]] absl::Status ParseEntity(const EdnValue& v, EntityRef* out) {
     switch (v.kind()) {
       case EdnKind::kInt:
         *out = EntityRef::Id(v.as_int());
@@ -340,8 +351,9 @@ class TxDataParser {
   }
 
   // [attr value] or (lookup-ref attr value).
-  absl::Status ParseLookupRef(const EdnValue& v, bool allow_attr_id,
-                              EntityRef* out) {
+  [[nodiscard]] absl::Status ParseLookupRef(const EdnValue& v,
+                                            bool allow_attr_id,
+                                            EntityRef* out) {
     const std::vector<EdnValue>& items = v.items();
     const size_t first = v.is_list() ? 1 : 0;
     if (items.size() != first + 2) {
@@ -368,7 +380,7 @@ class TxDataParser {
                               Described(attr)));
   }
 
-  absl::Status ParseAttribute(const EdnValue& v, EntityRef* out) {
+  [[nodiscard]] absl::Status ParseAttribute(const EdnValue& v, EntityRef* out) {
     if (v.is_keyword()) {
       *out = EntityRef::Ident(v.text());
       return absl::OkStatus();
@@ -383,7 +395,7 @@ class TxDataParser {
   }
 
   // A value in an op form or a map: a scalar or a lookup ref.
-  absl::Status ParseOpValue(const EdnValue& v, TxValue* out) {
+  [[nodiscard]] absl::Status ParseOpValue(const EdnValue& v, TxValue* out) {
     if (v.is_nil()) return Error(v, "nil is not a value; use :db/retract");
     if (IsLookupRef(v)) {
       EntityRef ref;
@@ -409,7 +421,7 @@ class TxDataParser {
     return absl::OkStatus();
   }
 
-  absl::Status ParseScalar(const EdnValue& v, Value* out) {
+  [[nodiscard]] absl::Status ParseScalar(const EdnValue& v, Value* out) {
     switch (v.kind()) {
       case EdnKind::kInt:
         *out = Value::Long(v.as_int());
@@ -464,13 +476,15 @@ bool IsGeneratedTempId(std::string_view tempid) {
          kGeneratedTempIdPrefix;
 }
 
-absl::StatusOr<storage::TxRequest> ParseTxData(std::string_view edn_text) {
+[[nodiscard]] absl::StatusOr<storage::TxRequest> ParseTxData(
+    std::string_view edn_text) {
   absl::StatusOr<EdnValue> tx = edn::ParseEdn(edn_text);
   if (!tx.ok()) return tx.status();
   return ParseTxData(*tx);
 }
 
-absl::StatusOr<storage::TxRequest> ParseTxData(const edn::EdnValue& tx_data) {
+[[nodiscard]] absl::StatusOr<storage::TxRequest> ParseTxData(
+    const edn::EdnValue& tx_data) {
   TxRequest request;
   TxDataParser parser(&request);
   if (absl::Status s = parser.Parse(tx_data); !s.ok()) return s;

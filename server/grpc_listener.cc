@@ -62,7 +62,8 @@ struct HostPort {
   std::string port;
 };
 
-absl::StatusOr<HostPort> SplitHostPort(const std::string& address) {
+[[nodiscard]] absl::StatusOr<HostPort> SplitHostPort(
+    const std::string& address) {
   HostPort hp;
   std::string_view rest = address;
   if (rest.starts_with("[")) {

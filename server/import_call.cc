@@ -47,7 +47,7 @@ constexpr size_t kTransactInFlight = 16;
 // True if the database holds nothing but the bootstrap schema and the
 // server's own schema (attributes in the mentat.tx namespace): reads the
 // first few log entries.
-absl::StatusOr<bool> IsEmpty(Database& database) {
+[[nodiscard]] absl::StatusOr<bool> IsEmpty(Database& database) {
   constexpr int kMaxEntries = 8;
   std::shared_ptr<const storage::Db> db = database.Latest();
   int entries = 0;
@@ -327,7 +327,8 @@ class QueueSource final : public storage::ImportSource {
   QueueSource(ImportState* st, v1::ImportResponse* response)
       : st_(st), response_(response) {}
 
-  absl::StatusOr<bool> Next(storage::TxRequest* request) override {
+  [[nodiscard]] absl::StatusOr<bool> Next(
+      storage::TxRequest* request) override {
     absl::Status error;
     if (PopNext(st_, request, &error)) return true;
     if (!error.ok()) return error;

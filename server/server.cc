@@ -35,7 +35,7 @@ class ServerImpl {
   explicit ServerImpl(const ServerConfig& c) : config(c) {}
   ~ServerImpl() { Shutdown(); }
 
-  absl::Status Start();
+  [[nodiscard]] absl::Status Start();
   void Shutdown();
   HttpServer::Response Http(const std::string& target);
 

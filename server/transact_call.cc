@@ -137,7 +137,7 @@ void AnswerReplay(const std::shared_ptr<TransactState>& st,
 
 // Looks the request id up in the database: the latest transaction that
 // carried it, if within the window.
-absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
+[[nodiscard]] absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
     Database& database, const std::string& id) {
   std::shared_ptr<const storage::Db> db = database.Latest();
   storage::DbView view(db, storage::Basis::Current());

@@ -146,15 +146,17 @@ void EdnToProto(const EdnValue& v, pb::Value* out) {
 
 namespace {
 
-absl::Status CheckUtf8(std::string_view text, std::string_view where,
-                       std::string_view what) {
+[[nodiscard]] absl::Status CheckUtf8(std::string_view text,
+                                     std::string_view where,
+                                     std::string_view what) {
   if (edn::IsValidUtf8(text)) return absl::OkStatus();
   return absl::InvalidArgumentError(
       StrCat(where, ": ", what, " is not valid UTF-8"));
 }
 
-absl::StatusOr<EdnValue> ProtoToEdnAt(const pb::Value& v,
-                                      std::string_view where, int depth) {
+[[nodiscard]] absl::StatusOr<EdnValue> ProtoToEdnAt(const pb::Value& v,
+                                                    std::string_view where,
+                                                    int depth) {
   if (depth > kMaxInputDepth) {
     return absl::InvalidArgumentError(StrCat(
         where, ": value nested deeper than ", kMaxInputDepth, " levels"));

@@ -140,8 +140,8 @@ void CheckDiskFull(const absl::Status& s, const std::string& dir) {
 // itself once a fault clears (its recovery polls every few seconds), so
 // this waits on the real state, within a generous deadline. Numbers
 // refused meanwhile go to *failed.
-absl::StatusOr<TxReport> TransactUntilResumed(Store& s, int64_t* n,
-                                              std::set<int64_t>* failed) {
+[[nodiscard]] absl::StatusOr<TxReport> TransactUntilResumed(
+    Store& s, int64_t* n, std::set<int64_t>* failed) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(90);
   for (;;) {
@@ -472,7 +472,7 @@ TEST_CASE("full disk: a failing compaction; writes and reads go on") {
 class TxSource : public ImportSource {
  public:
   TxSource(int64_t first, int count) : next_(first), end_(first + count) {}
-  absl::StatusOr<bool> Next(TxRequest* request) override {
+  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
     if (next_ == end_) return false;
     *request = TxN(next_++);
     return true;

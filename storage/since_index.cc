@@ -41,7 +41,7 @@ class SinceCursor : public DatomCursor {
   std::string_view key() const override { return key_; }
   void SetKeysOnly(bool keys_only) override { keys_only_ = keys_only; }
   void SetSkipValue(bool skip_value) override { skip_value_ = skip_value; }
-  absl::Status status() const override { return status_; }
+  [[nodiscard]] absl::Status status() const override { return status_; }
 
  private:
   void Position(std::string_view target) {
@@ -84,8 +84,8 @@ class SinceCursor : public DatomCursor {
 
 // `changes` (EAVT, in order) re-encoded in `order` and sorted; VAET
 // keeps the datoms of ref attributes only.
-absl::Status Reorder(const KeyRun& changes, IndexOrder order,
-                     const Schema& schema, KeyRun* out) {
+[[nodiscard]] absl::Status Reorder(const KeyRun& changes, IndexOrder order,
+                                   const Schema& schema, KeyRun* out) {
   // No entity array: an order of the index spans attributes, and
   // RunLowerBound's search by entity holds within one attribute only.
   ChangeListBuilder builder(/*with_entity=*/false);

@@ -16,15 +16,15 @@ using internal::Cf;
 
 namespace {
 
-absl::Status IteratorError(const rocksdb::Iterator& it) {
+[[nodiscard]] absl::Status IteratorError(const rocksdb::Iterator& it) {
   return absl::UnavailableError(
       StrCat("reading the log: ", it.status().ToString()));
 }
 
 }  // namespace
 
-absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
-                       const TxLogVisitor& visit) {
+[[nodiscard]] absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
+                                     const TxLogVisitor& visit) {
   const EntityId last = db.basis_tx();
   // Log keys are tx ids; the basis bounds what this Db may see even if the
   // snapshot holds later commits of a group.
@@ -60,7 +60,8 @@ absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
+[[nodiscard]] absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db,
+                                                                EntityId tx) {
   std::vector<Datom> out;
   bool found = false;
   absl::Status s = ReadTxLog(db, tx, tx + 1,
@@ -76,7 +77,7 @@ absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
   return out;
 }
 
-absl::StatusOr<EntityId> PreviousTx(const Db& db, EntityId tx) {
+[[nodiscard]] absl::StatusOr<EntityId> PreviousTx(const Db& db, EntityId tx) {
   if (tx <= 0) return EntityId{0};
   rocksdb::ReadOptions ro;
   ro.snapshot = db.snapshot();

@@ -24,7 +24,8 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-absl::StatusOr<std::vector<std::string>> ReadLines(const std::string& path) {
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ReadLines(
+    const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(StrCat("cannot read ", path));
   std::vector<std::string> lines;
@@ -36,7 +37,7 @@ absl::StatusOr<std::vector<std::string>> ReadLines(const std::string& path) {
 }
 
 // Transacts `txs` with `inflight` threads; `on_done` sees each response.
-absl::Status TransactAll(
+[[nodiscard]] absl::Status TransactAll(
     client::Client& client, const std::string& database,
     const std::vector<std::string>& txs, int inflight,
     const std::function<void(size_t, const v1::TransactResponse&)>& on_done) {

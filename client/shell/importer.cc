@@ -84,7 +84,7 @@ class TxSource {
       : file_(f), ndjson_(ndjson), per_tx_(per_tx) {}
 
   // The next transaction, nullopt at the end; errors for unreadable JSON.
-  absl::StatusOr<std::optional<TxText>> Next() {
+  [[nodiscard]] absl::StatusOr<std::optional<TxText>> Next() {
     while (ready_.empty()) {
       absl::Status s = ndjson_ ? ReadNdjson() : ReadEdn();
       if (!s.ok()) return s;
@@ -99,7 +99,7 @@ class TxSource {
   int64_t bytes() const { return file_.bytes(); }
 
  private:
-  absl::Status ReadEdn() {
+  [[nodiscard]] absl::Status ReadEdn() {
     std::string buffer;
     uint32_t first_line = 0;
     edn::EdnBalance balance;
@@ -139,7 +139,7 @@ class TxSource {
     return absl::OkStatus();
   }
 
-  absl::Status ReadNdjson() {
+  [[nodiscard]] absl::Status ReadNdjson() {
     TxText tx;
     tx.edn = "[";
     int entities = 0;
@@ -175,8 +175,8 @@ class TxSource {
 };
 
 // The server's error for a transaction, in file coordinates.
-absl::Status InFile(const absl::Status& status, const std::string& path,
-                    const TxText& tx) {
+[[nodiscard]] absl::Status InFile(const absl::Status& status,
+                                  const std::string& path, const TxText& tx) {
   const std::string message(status.message());
   std::optional<MessagePosition> pos = ParseMessagePosition(message);
   std::string where;
@@ -268,7 +268,7 @@ class Pipeline {
   }
 
   // Runs one transaction on the calling thread.
-  absl::Status TransactNow(const TxText& tx) {
+  [[nodiscard]] absl::Status TransactNow(const TxText& tx) {
     absl::StatusOr<v1::TransactResponse> r = Call(tx);
     if (!r.ok()) return r.status();
     Count(*r);
@@ -285,7 +285,7 @@ class Pipeline {
   }
 
  private:
-  absl::StatusOr<v1::TransactResponse> Call(const TxText& tx) {
+  [[nodiscard]] absl::StatusOr<v1::TransactResponse> Call(const TxText& tx) {
     v1::TransactRequest request;
     request.set_database(database_);
     request.set_tx_data(tx.edn);
@@ -415,12 +415,11 @@ std::string FromPosition(const std::string& message) {
 
 // Streams the file through one Import call. Sets *unimplemented (and
 // imports nothing) when the server has no Import.
-absl::Status ImportByStream(client::Client* client, TxSource* source,
-                            const std::string& path,
-                            const ImportOptions& options,
-                            client::Canceller* canceller,
-                            const std::function<void(int64_t)>& tick,
-                            ImportSummary* summary, bool* unimplemented) {
+[[nodiscard]] absl::Status ImportByStream(
+    client::Client* client, TxSource* source, const std::string& path,
+    const ImportOptions& options, client::Canceller* canceller,
+    const std::function<void(int64_t)>& tick, ImportSummary* summary,
+    bool* unimplemented) {
   constexpr size_t kMessageBytes = 1 << 20;
   std::vector<TxPlace> places;
   absl::Status read_error;

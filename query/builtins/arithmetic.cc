@@ -27,11 +27,11 @@ using storage::Value;
 // Bounds on digit work so that absurd bigints cannot stall a query.
 constexpr size_t kMaxDigitWork = 50'000'000;
 
-absl::Status Overflow(std::string_view name) {
+[[nodiscard]] absl::Status Overflow(std::string_view name) {
   return absl::OutOfRangeError(StrCat("integer overflow in ", name));
 }
 
-absl::Status TooLarge(std::string_view name) {
+[[nodiscard]] absl::Status TooLarge(std::string_view name) {
   return absl::OutOfRangeError(StrCat("number too large in ", name));
 }
 

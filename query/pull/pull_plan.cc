@@ -14,7 +14,8 @@ namespace {
 
 using edn::EdnValue;
 
-absl::Status ErrorAt(const PullAttrSpec& spec, std::string_view message) {
+[[nodiscard]] absl::Status ErrorAt(const PullAttrSpec& spec,
+                                   std::string_view message) {
   return edn::EdnError({spec.line, spec.column}, message);
 }
 

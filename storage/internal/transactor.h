@@ -37,8 +37,8 @@ class Transactor {
 
   // Thread-safe. See Store::Import: runs on the transactor thread, between
   // groups, with no other writes.
-  absl::StatusOr<ImportReport> Import(ImportSource* source,
-                                      const ImportOptions& options);
+  [[nodiscard]] absl::StatusOr<ImportReport> Import(
+      ImportSource* source, const ImportOptions& options);
 
   // Thread-safe, lock-free: an atomic load.
   std::shared_ptr<const Db> Latest() const { return latest_.load(); }
@@ -59,8 +59,8 @@ class Transactor {
   void Run();
   void CommitGroup(std::deque<Pending>* group);
   // Bulk import on the transactor thread (transactor_import.cc).
-  absl::StatusOr<ImportReport> ImportOnThread(ImportSource* source,
-                                              const ImportOptions& options);
+  [[nodiscard]] absl::StatusOr<ImportReport> ImportOnThread(
+      ImportSource* source, const ImportOptions& options);
   // Takes a snapshot and publishes the current state as the latest Db.
   void Publish(std::shared_ptr<Statistics> stats);
   // Drops the cached records of every entity the committed transactions
@@ -75,7 +75,7 @@ class Transactor {
   std::shared_ptr<Statistics> stats_;
   // Before a group commits after a failed write: OK once RocksDB takes
   // writes again, else the status that refuses the group.
-  absl::Status ResumeWrites();
+  [[nodiscard]] absl::Status ResumeWrites();
 
   // Set when a commit failed with an I/O error: RocksDB then refuses
   // writes until DB::Resume succeeds (or the store reopens). Transactor

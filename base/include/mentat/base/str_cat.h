@@ -62,7 +62,7 @@ std::string StrCat(const Args&... args) {
 
 // Appends the pieces, in order, to `*out`.
 template <typename... Args>
-void StrAppend(std::string* out, const Args&... args) {
+void StrAppend([[maybe_unused]] std::string* out, const Args&... args) {
   (str_cat_internal::Append(out, args), ...);
 }
 
