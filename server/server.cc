@@ -6,7 +6,6 @@
 #include <rocksdb/statistics.h>
 #include <spdlog/spdlog.h>
 
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -53,8 +52,8 @@ class ServerImpl {
   std::unique_ptr<HttpServer> http;
   int port = 0;
 
-  std::mutex shutdown_mu;
-  bool shut_down = false;
+  absl::Mutex shutdown_mu;
+  bool shut_down ABSL_GUARDED_BY(shutdown_mu) = false;
 };
 
 namespace {
@@ -264,7 +263,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
 }
 
 void ServerImpl::Shutdown() {
-  std::lock_guard<std::mutex> lock(shutdown_mu);
+  absl::MutexLock lock(&shutdown_mu);
   if (shut_down) return;
   shut_down = true;
   if (sc != nullptr) sc->shutting_down.store(true);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/synchronization/mutex.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/store_core.h"
@@ -218,7 +219,7 @@ std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
 }
 
 std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i]->t() != t || slots_[i]->basis() > basis) continue;
     std::shared_ptr<const SinceIndex> found = slots_[i];
@@ -231,7 +232,7 @@ std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {
 }
 
 void SinceCache::Insert(std::shared_ptr<const SinceIndex> index) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i]->t() != index->t()) continue;
     if (slots_[i]->basis() >= index->basis()) return;

@@ -57,6 +57,7 @@ class CompactionPause {
 
 absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
+  AssertOnTransactorThread("ImportOnThread");
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
   internal::ImportBatch batch(core_.get(), options.filter_bytes,

@@ -3,9 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "mentat/base/str_cat.h"
 #include "suite/dataset.h"
 #include "suite/mixed_pool.h"
@@ -42,7 +42,7 @@ double Since(Clock::time_point t0) {
     const std::vector<std::string>& txs, int inflight,
     const std::function<void(size_t, const v1::TransactResponse&)>& on_done) {
   std::atomic<size_t> next{0};
-  std::mutex mu;
+  absl::Mutex mu;
   absl::Status error;
   auto work = [&] {
     for (;;) {
@@ -52,7 +52,7 @@ double Since(Clock::time_point t0) {
       req.set_database(database);
       req.set_tx_data(txs[i]);
       auto resp = client.Transact(req);
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       if (!resp.ok()) {
         if (error.ok()) {
           error = absl::Status(
@@ -92,7 +92,7 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
   LoadRecord record;
   record.method = options.method;
   record.issue_ids.assign(static_cast<size_t>(meta->scale.issues), 0);
-  std::mutex mu;
+  absl::Mutex mu;
   int64_t max_tx = 0;
 
   const auto t0 = Clock::now();

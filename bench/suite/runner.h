@@ -11,13 +11,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "mentat/client/client.h"
 #include "suite/dataset.h"
 #include "suite/mixed_pool.h"
@@ -128,9 +128,10 @@ class Runner {
   std::vector<Point> points_;
   std::vector<std::string> notes_;
 
-  std::mutex mu_;
-  std::map<std::string, int64_t> checks_ok_, checks_failed_;
-  std::vector<std::string> failures_;
+  absl::Mutex mu_;  // Check is called from the scenarios' threads
+  std::map<std::string, int64_t> checks_ok_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> checks_failed_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> failures_ ABSL_GUARDED_BY(mu_);
 
   // Writes: distinct (issue, bench label) pairs.
   std::vector<int64_t> bench_labels_;

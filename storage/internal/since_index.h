@@ -9,6 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "internal/key_run.h"
 #include "mentat/storage/datom_cursor.h"
 #include "mentat/storage/db.h"
@@ -82,7 +83,7 @@ class SinceCache {
 
  private:
   const size_t limit_;
-  std::mutex mu_;
+  absl::Mutex mu_;
   std::vector<std::shared_ptr<const SinceIndex>> slots_
       ABSL_GUARDED_BY(mu_);  // least recently used first
 };

@@ -10,9 +10,10 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "absl/synchronization/mutex.h"
 
 namespace mentat::storage::testing {
 
@@ -41,7 +42,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
   // whenever both filters are empty. Thread-safe.
   void Set(Fault fault, std::string_view only_suffix = "",
            std::string_view only_under = "") {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     suffix_ = only_suffix;
     prefix_ = only_under;
     fault_.store(fault);
@@ -101,7 +102,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
   Fault FaultFor(const std::string& file) {
     const Fault f = fault_.load();
     if (f == Fault::kNone) return f;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!prefix_.empty() && file.compare(0, prefix_.size(), prefix_) != 0) {
       return Fault::kNone;
     }
@@ -220,7 +221,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
   };
 
   bool NoFilter() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return suffix_.empty() && prefix_.empty();
   }
   rocksdb::Status Wrap(const std::string& file, rocksdb::Status s,
@@ -232,9 +233,9 @@ class FaultEnv : public rocksdb::EnvWrapper {
   std::atomic<Fault> fault_{Fault::kNone};
   std::atomic<int> injected_{0};
   std::atomic<int> full_disk_polls_{0};
-  std::mutex mu_;
-  std::string suffix_;
-  std::string prefix_;
+  absl::Mutex mu_;
+  std::string suffix_ ABSL_GUARDED_BY(mu_);
+  std::string prefix_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mentat::storage::testing

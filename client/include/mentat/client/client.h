@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "mentat/v1/mentat.grpc.pb.h"
 
 namespace mentat::client {
@@ -44,11 +44,11 @@ class Canceller {
   void Attach(grpc::ClientContext* context);
   void Detach(grpc::ClientContext* context);
 
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   // The calls in flight (several when one canceller covers concurrent
-  // calls, as an import's). Guarded by mu_.
-  std::vector<grpc::ClientContext*> contexts_;
-  bool cancelled_ = false;  // guarded by mu_
+  // calls, as an import's).
+  std::vector<grpc::ClientContext*> contexts_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Per-call settings.
