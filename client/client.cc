@@ -108,6 +108,24 @@ absl::Status Client::WaitForConnected(std::chrono::milliseconds timeout) {
                                 options_.address);
 }
 
+absl::Status Client::ConnectOnce(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::system_clock::now() + timeout;
+  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE ||
+        state == GRPC_CHANNEL_SHUTDOWN) {
+      return absl::UnavailableError("cannot connect to mentatd at " +
+                                    options_.address);
+    }
+    if (!channel_->WaitForStateChange(state, deadline)) {
+      return absl::UnavailableError("cannot connect to mentatd at " +
+                                    options_.address + " (timed out)");
+    }
+    state = channel_->GetState(/*try_to_connect=*/true);
+  }
+  return absl::OkStatus();
+}
+
 void Client::Prepare(grpc::ClientContext* context,
                      const CallOptions& call) const {
   if (!options_.token.empty()) {

@@ -1,6 +1,7 @@
 #include "metrics.h"
 
 #include "mentat/base/str_cat.h"
+#include "process_metrics.h"
 
 namespace mentat::server {
 
@@ -266,7 +267,76 @@ std::string Metrics::RenderPrometheus(
     StrAppend(&out, "mentat_basis_tx{database=\"", db.name, "\"} ", db.basis_tx,
               "\n");
   }
+  RenderGrpcConventions(&out);
+  AppendProcessMetrics(&out);
   return out;
+}
+
+namespace {
+
+std::string_view GrpcType(Method m) {
+  switch (m) {
+    case Method::kQuery:
+    case Method::kDatoms:
+    case Method::kTxRange:
+    case Method::kSubscribe:
+      return "server_stream";
+    case Method::kImport:
+      return "client_stream";
+    default:
+      return "unary";
+  }
+}
+
+}  // namespace
+
+void Metrics::RenderGrpcConventions(std::string* out) const {
+  Header(out, "grpc_server_handled_total", "counter",
+         "RPCs completed on the server, by method and status code.");
+  for (int m = 0; m < kMethods; ++m) {
+    const auto method = static_cast<Method>(m);
+    for (int c = 0; c < kCodes; ++c) {
+      const uint64_t n = rpc_[m][c].count.load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      StrAppend(out,
+                "grpc_server_handled_total{grpc_service=\"mentat.v1.Mentat\","
+                "grpc_method=\"",
+                MethodName(method), "\",grpc_type=\"", GrpcType(method),
+                "\",grpc_code=\"", StatusCodeName(c), "\"} ", n, "\n");
+    }
+  }
+  Header(out, "grpc_server_handling_seconds", "histogram",
+         "Time from an RPC's start to its last message, by method.");
+  for (int m = 0; m < kMethods; ++m) {
+    const auto method = static_cast<Method>(m);
+    uint64_t count = 0;
+    uint64_t sum_ns = 0;
+    std::array<uint64_t, kBuckets.size()> buckets{};
+    for (int c = 0; c < kCodes; ++c) {
+      const Series& s = rpc_[m][c];
+      count += s.count.load(std::memory_order_relaxed);
+      sum_ns += s.sum_ns.load(std::memory_order_relaxed);
+      for (size_t b = 0; b < kBuckets.size(); ++b) {
+        buckets[b] += s.buckets[b].load(std::memory_order_relaxed);
+      }
+    }
+    if (count == 0) continue;
+    const std::string labels =
+        StrCat("grpc_service=\"mentat.v1.Mentat\",grpc_method=\"",
+               MethodName(method), "\",grpc_type=\"", GrpcType(method), "\"");
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kBuckets.size(); ++b) {
+      cumulative += buckets[b];
+      StrAppend(out, "grpc_server_handling_seconds_bucket{", labels, ",le=\"",
+                FormatDouble(kBuckets[b]), "\"} ", cumulative, "\n");
+    }
+    StrAppend(out, "grpc_server_handling_seconds_bucket{", labels,
+              ",le=\"+Inf\"} ", count, "\n");
+    StrAppend(out, "grpc_server_handling_seconds_sum{", labels, "} ",
+              FormatDouble(static_cast<double>(sum_ns) / 1e9), "\n");
+    StrAppend(out, "grpc_server_handling_seconds_count{", labels, "} ", count,
+              "\n");
+  }
 }
 
 }  // namespace mentat::server

@@ -98,6 +98,11 @@ class Metrics {
                                const ConnectionFigures& connections) const;
 
  private:
+  // The same RPC figures under the grpc-ecosystem names
+  // (grpc_server_handled_total, grpc_server_handling_seconds), which
+  // dashboards made for any gRPC server read.
+  void RenderGrpcConventions(std::string* out) const;
+
   struct Series {
     std::atomic<uint64_t> count{0};
     std::atomic<uint64_t> sum_ns{0};

@@ -1,5 +1,7 @@
 #include "shell/command.h"
 
+#include <algorithm>
+
 namespace mentat::cli {
 namespace {
 
@@ -66,11 +68,24 @@ std::optional<CommandLine> ParseCommandLine(std::string_view input) {
   }
   CommandLine out;
   out.name = std::string(input.substr(name_begin, i - name_begin));
-  // psql's habits: \q quits, \? and \h help.
+  out.typed = std::string(1, lead) + out.name;
+  // psql's habits, as the dot command that does the job.
+  bool toggle = false;
   if (lead == '\\') {
     if (out.name == "q") out.name = "quit";
     if (out.name == "?" || out.name == "h") out.name = "help";
+    if (out.name == "d") out.name = "schema";
+    if (out.name == "l") out.name = "dbs";
+    if (out.name == "c" || out.name == "connect") out.name = "use";
+    if (out.name == "timing") {
+      out.name = "timer";
+      toggle = true;  // psql's \timing with no argument flips it
+    }
   }
+  // sqlite3's.
+  if (out.name == "mode") out.name = "format";
+  if (out.name == "tables") out.name = "schema";
+  if (out.name == "databases") out.name = "dbs";
   if (out.name == "exit") out.name = "quit";
   while (i < input.size() && IsBlank(input[i])) ++i;
   out.args_offset = i;
@@ -78,6 +93,7 @@ std::optional<CommandLine> ParseCommandLine(std::string_view input) {
   while (!out.args.empty() && IsBlank(out.args.back())) {
     out.args.remove_suffix(1);
   }
+  if (toggle && out.args.empty()) out.args = "toggle";
   return out;
 }
 
@@ -101,6 +117,41 @@ std::vector<std::string> SplitWords(std::string_view args) {
     words.push_back(std::move(word));
   }
   return words;
+}
+
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string SuggestCommand(std::string_view name) {
+  if (name.empty()) return "";
+  std::string_view best;
+  size_t best_distance = 3;
+  for (const CommandSpec& spec : AllCommands()) {
+    size_t d = EditDistance(name, spec.name);
+    if (spec.name.size() > name.size() && spec.name.starts_with(name)) d = 1;
+    if (d < best_distance) {
+      best_distance = d;
+      best = spec.name;
+    }
+  }
+  return best.empty() ? "" : "." + std::string(best);
 }
 
 std::string_view TrimEdn(std::string_view text) {

@@ -26,7 +26,8 @@ const CommandSpec* FindCommand(std::string_view name);
 // where the arguments start in the text that was parsed, so error
 // positions reported against the arguments can be marked in the input.
 struct CommandLine {
-  std::string name;  // canonical: "\q" and ".exit" give "quit"
+  std::string name;   // canonical: "\q" and ".exit" give "quit"
+  std::string typed;  // as typed, with its lead: "\\dt", ".tabel"
   std::string_view args;
   size_t args_offset = 0;
 };
@@ -40,6 +41,10 @@ std::optional<CommandLine> ParseCommandLine(std::string_view input);
 // group words and a backslash escapes the next character inside them.
 // Unterminated quotes end at the end of the text.
 std::vector<std::string> SplitWords(std::string_view args);
+
+// The known command (with its dot) closest to `name`, a typo away (an edit
+// distance of at most 2, or a prefix), or "" if none is.
+std::string SuggestCommand(std::string_view name);
 
 // Strips whitespace and commas at both ends.
 std::string_view TrimEdn(std::string_view text);

@@ -78,8 +78,14 @@ Shell::~Shell() {
 
 absl::Status Shell::Connect() {
   absl::Status reachable =
-      client_->WaitForConnected(std::chrono::milliseconds(5000));
-  if (!reachable.ok()) return reachable;
+      client_->ConnectOnce(std::chrono::milliseconds(5000));
+  if (!reachable.ok()) {
+    return absl::UnavailableError(
+        std::string(reachable.message()) +
+        ". Is mentatd running? `make run` in the repository starts one on "
+        "127.0.0.1:7878 (or: mentatd --data-dir DIR); --addr or "
+        "$MENTAT_ADDR names another server");
+  }
   client::CallOptions call;
   call.timeout = std::chrono::milliseconds(10000);
   absl::StatusOr<v1::ListDatabasesResponse> dbs = client_->ListDatabases(call);
@@ -274,6 +280,9 @@ absl::Status Shell::Dispatch(const Statement& statement) {
               : "line 1, column 1: this bracket is never closed");
     }
   }
+  if (cmd && FindCommand(cmd->name) == nullptr) {
+    return UnknownCommand(*cmd);
+  }
   if (cmd) return RunCommand(cmd->name, cmd->args, cmd->args_offset);
   return RunEdn(statement.text);
 }
@@ -333,6 +342,21 @@ absl::Status Shell::RunCommand(const std::string& name, std::string_view args,
                                     " (.help lists them)");
 }
 
+absl::Status Shell::UnknownCommand(const CommandLine& cmd) const {
+  std::string message = "unknown command " + cmd.typed;
+  // A psql command is not a typo of ours: say which of psql's work.
+  const std::string suggestion =
+      cmd.typed.starts_with("\\") ? "" : SuggestCommand(cmd.name);
+  if (!suggestion.empty()) {
+    message += "; did you mean " + suggestion + "?";
+  } else if (cmd.typed.starts_with("\\")) {
+    message +=
+        "; commands start with a dot here (psql's \\d [ATTR], \\l, \\c DB, "
+        "\\timing and \\q work too)";
+  }
+  return absl::InvalidArgumentError(message + " (.help lists every command)");
+}
+
 void Shell::PrintHelp() {
   std::string out;
   size_t width = 0;
@@ -349,7 +373,10 @@ void Shell::PrintHelp() {
       "\nPlain EDN runs too: [:find ...] or {:find ...} is a query (forms "
       "after it are\nits inputs), any other vector is a transaction. Input "
       "continues over lines\nuntil the brackets balance. Ctrl-C cancels a "
-      "running command.\n";
+      "running command.\n"
+      "psql's \\d [ATTR], \\l, \\c DB, \\timing and \\q, and sqlite3's "
+      ".mode, .tables\nand .databases, do what .schema, .dbs, .use, .timer, "
+      ".quit and .format do.\n";
   std::unique_ptr<OutputSink> sink = NewSink();
   sink->Write(out);
   sink->Finish();

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "mentat/client/client.h"
+#include "shell/command.h"
 #include "shell/completion.h"
 #include "shell/output_sink.h"
 #include "shell/result_writer.h"
@@ -73,6 +74,8 @@ class Shell {
   [[nodiscard]] absl::Status Run(const Statement& statement,
                                  const std::string& source);
   [[nodiscard]] absl::Status Dispatch(const Statement& statement);
+  // The error for a command no spec knows, with the closest one.
+  [[nodiscard]] absl::Status UnknownCommand(const CommandLine& cmd) const;
   [[nodiscard]] absl::Status RunCommand(const std::string& name,
                                         std::string_view args,
                                         size_t args_offset);

@@ -476,6 +476,12 @@ absl::Status Shell::RunSetting(const std::string& name, std::string_view args) {
     return absl::OkStatus();
   }
   bool* flag = name == "timer" ? &timer_ : &options_.pager;
+  if (words.size() == 1 && words[0] == "toggle") {  // psql's bare \timing
+    *flag = !*flag;
+    Info(std::string(name == "timer" ? "Timing" : "Pager") + " is " +
+         (*flag ? "on." : "off."));
+    return absl::OkStatus();
+  }
   if (words.empty()) {
     Info(name + " is " + (*flag ? "on." : "off."));
     return absl::OkStatus();

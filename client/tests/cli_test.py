@@ -328,6 +328,29 @@ class CliTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("cannot connect", r.stderr)
+        self.assertIn("make run", r.stderr)
+
+    def test_psql_and_sqlite_habits(self):
+        self.ok("-c", ".create habits")
+        self.assertIn("habits", self.ok("-c", "\\l"))
+        self.assertIn("habits", self.ok("-c", ".databases"))
+        # \c switches, \d describes the schema (one attribute too).
+        out = self.ok("-c", "\\c habits", "-c",
+                    ".t [{:db/ident :h/name :db/valueType :db.type/string "
+                    ":db/cardinality :db.cardinality/one}]",
+                    "-c", "\\d", "-c", "\\d :h/name", "-c", ".tables")
+        self.assertGreaterEqual(out.count(":h/name"), 3)
+        out = self.ok("-c", ".mode json", "-c", ".q [:find ?x :in ?x] 42")
+        self.assertIn("42", out)
+        self.assertEqual(out, self.ok("-c", ".format json", "-c",
+                                      ".q [:find ?x :in ?x] 42"))
+        # A typo of a dot command gets the closest one; a psql command that
+        # has no twin says which do.
+        r = self.fails("-c", ".schem")
+        self.assertIn("did you mean .schema?", r.stderr)
+        r = self.fails("-c", "\\dt")
+        self.assertIn("unknown command \\dt", r.stderr)
+        self.assertIn("\\l", r.stderr)
 
     # --- watch and cancellation ----------------------------------------------
 

@@ -75,6 +75,20 @@ class PrometheusScrapeTest(unittest.TestCase):
             list(c.query("[:find ?e :where [?e :db/ident :db/ident]]"))
         text = self.metrics_text()
         self.assertIn("mentat_rpc_requests_total", text)
+        # The names dashboards for any gRPC server or process look for.
+        self.assertRegex(text, r'grpc_server_handled_total\{grpc_service='
+                         r'"mentat.v1.Mentat",grpc_method="Query",'
+                         r'grpc_type="server_stream",grpc_code="OK"\} [1-9]')
+        self.assertIn('grpc_server_handling_seconds_bucket{grpc_service='
+                      '"mentat.v1.Mentat",grpc_method="Transact",'
+                      'grpc_type="unary",le="+Inf"}', text)
+        for name in ("process_cpu_seconds_total",
+                     "process_resident_memory_bytes",
+                     "process_virtual_memory_bytes", "process_open_fds",
+                     "process_max_fds", "process_start_time_seconds"):
+            self.assertRegex(text, "\n" + name + " [0-9]")
+        self.assertRegex(text, r'mentatd_build_info\{version="[0-9.]+",'
+                         r'compiler="[^"]+"\} 1')
         r = subprocess.run([PROMTOOL, "check", "metrics"], input=text,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0,

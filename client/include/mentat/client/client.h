@@ -82,6 +82,10 @@ class Client {
   // does not.
   [[nodiscard]] absl::Status WaitForConnected(
       std::chrono::milliseconds timeout);
+  // Like WaitForConnected, but gives up at the first failed attempt
+  // (connection refused, no such socket, a TLS handshake that fails)
+  // instead of retrying until `timeout`: for a user waiting at a prompt.
+  [[nodiscard]] absl::Status ConnectOnce(std::chrono::milliseconds timeout);
 
   const ClientOptions& options() const { return options_; }
 
