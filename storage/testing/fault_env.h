@@ -103,6 +103,9 @@ class FaultEnv : public rocksdb::EnvWrapper {
   // Whether `path` is under the only_under filter (or there is none).
   bool UnderPrefix(const std::string& path) {
     std::lock_guard<std::mutex> lock(mu_);
+    return UnderPrefixLocked(path);
+  }
+  bool UnderPrefixLocked(const std::string& path) const {
     return prefix_.empty() || path.compare(0, prefix_.size(), prefix_) == 0;
   }
   // The fault that applies to `file` now, kNone if none does.
@@ -110,9 +113,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
     const Fault f = fault_.load();
     if (f == Fault::kNone) return f;
     std::lock_guard<std::mutex> lock(mu_);
-    if (!prefix_.empty() && file.compare(0, prefix_.size(), prefix_) != 0) {
-      return Fault::kNone;
-    }
+    if (!UnderPrefixLocked(file)) return Fault::kNone;
     if (suffix_.empty()) return f;
     if (file.size() >= suffix_.size() &&
         file.compare(file.size() - suffix_.size(), suffix_.size(), suffix_) ==
