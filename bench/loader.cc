@@ -5,7 +5,7 @@
 #include <fstream>
 #include <future>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::bench {
 namespace {
@@ -102,7 +102,7 @@ class WorkloadSource : public storage::ImportSource {
     result_->issue_ids.resize(static_cast<size_t>(scale.issues));
   }
 
-  absl::StatusOr<bool> Next(TxRequest* request) override {
+  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
     pending_ = phase_;
     switch (phase_) {
       case Phase::kSchema:

@@ -25,23 +25,23 @@ struct LoadResult {
 // Loads the workload at `scale` through Store::Transact: schema, users,
 // labels, issues in transactions of 500 (`inflight` of them queued at
 // once), then the history phase. The store must be empty.
-absl::StatusOr<LoadResult> LoadWorkload(storage::Store* store,
-                                        const WorkloadScale& scale,
-                                        int inflight);
+[[nodiscard]] absl::StatusOr<LoadResult> LoadWorkload(
+    storage::Store* store, const WorkloadScale& scale, int inflight);
 
 // The same load through Store::Import (SST ingestion): the same
 // transactions, so the same datoms, history and statistics.
-absl::StatusOr<LoadResult> ImportWorkload(storage::Store* store,
-                                          const WorkloadScale& scale);
+[[nodiscard]] absl::StatusOr<LoadResult> ImportWorkload(
+    storage::Store* store, const WorkloadScale& scale);
 
 // A loaded store remembers its scale and markers in DIR/bench-meta.txt, so
 // benchmarks can reuse it. ReadLoadMeta: NotFound when DIR holds none;
 // FailedPrecondition for another scale or a store an older benchmark
 // loaded (its t_since means something else): load it again.
-absl::Status SaveLoadMeta(const std::string& dir, const WorkloadScale& scale,
-                          const LoadResult& result);
-absl::StatusOr<LoadResult> ReadLoadMeta(const std::string& dir,
-                                        const WorkloadScale& scale);
+[[nodiscard]] absl::Status SaveLoadMeta(const std::string& dir,
+                                        const WorkloadScale& scale,
+                                        const LoadResult& result);
+[[nodiscard]] absl::StatusOr<LoadResult> ReadLoadMeta(
+    const std::string& dir, const WorkloadScale& scale);
 
 }  // namespace mentat::bench
 

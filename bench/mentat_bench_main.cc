@@ -148,7 +148,7 @@ struct Target {
   std::string description;
 };
 
-absl::StatusOr<Target> Connect(const Flags& f) {
+[[nodiscard]] absl::StatusOr<Target> Connect(const Flags& f) {
   Target t;
   client::ClientOptions options;
   options.address = f.Get("address", "127.0.0.1:7878");

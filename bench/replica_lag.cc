@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/v1/mentat.grpc.pb.h"
 #include "stats_util.h"
 #include "suite/server_process.h"

@@ -138,8 +138,12 @@ int Writes(const Args& args) {
   }
   // 1,000 issues to change.
   WorkloadScale scale{"writes", 100, 1000, 10};
-  store->Transact(TxRequest{UserOps(0, 100)}).get().IgnoreError();
-  store->Transact(TxRequest{LabelOps(0, 10)}).get().IgnoreError();
+  if (!Check(store->Transact(TxRequest{UserOps(0, 100)}).get().status(),
+             "users") ||
+      !Check(store->Transact(TxRequest{LabelOps(0, 10)}).get().status(),
+             "labels")) {
+    return 1;
+  }
   auto r = store->Transact(TxRequest{IssueOps(scale, 0, 1000)}).get();
   if (!Check(r.status(), "issues")) return 1;
   std::vector<storage::EntityId> ids;

@@ -11,6 +11,8 @@
 #include <thread>
 #include <type_traits>
 
+#include "absl/synchronization/mutex.h"
+
 namespace mentat::client {
 
 namespace {
@@ -43,24 +45,24 @@ absl::Status FromGrpc(const grpc::Status& status) {
 }
 
 void Canceller::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   cancelled_ = true;
   for (grpc::ClientContext* context : contexts_) context->TryCancel();
 }
 
 bool Canceller::cancelled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return cancelled_;
 }
 
 void Canceller::Attach(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   contexts_.push_back(context);
   if (cancelled_) context->TryCancel();
 }
 
 void Canceller::Detach(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::erase(contexts_, context);
 }
 

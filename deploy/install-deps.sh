@@ -36,7 +36,8 @@ test_packages=(
   # it in a test, mypy checks its type hints) and the metrics scrape test.
   python3-grpcio python3-protobuf python3-pip python3-setuptools mypy
   prometheus
-  # Fuzz targets (libFuzzer) are built with clang.
+  # Fuzz targets (libFuzzer) are built with clang, and clang checks the
+  # thread-safety annotations (tools/thread_safety_check.sh).
   clang-14 libclang-rt-14-dev
 )
 if [ "$what" = test ]; then packages+=("${test_packages[@]}"); fi

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
-#include "cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::edn {
 namespace {
@@ -92,13 +92,14 @@ class InstantScanner {
     return i_ - start;
   }
 
-  absl::Status Expected(std::string_view what) const {
+  [[nodiscard]] absl::Status Expected(std::string_view what) const {
     if (AtEnd()) {
-      return absl::InvalidArgumentError(Cat("expected ", what, " at the end"));
+      return absl::InvalidArgumentError(
+          StrCat("expected ", what, " at the end"));
     }
-    return absl::InvalidArgumentError(Cat("expected ", what, " at offset ", i_,
-                                          ", found '",
-                                          std::string_view(&s_[i_], 1), "'"));
+    return absl::InvalidArgumentError(
+        StrCat("expected ", what, " at offset ", i_, ", found '",
+               std::string_view(&s_[i_], 1), "'"));
   }
 
  private:
@@ -106,15 +107,15 @@ class InstantScanner {
   size_t i_ = 0;
 };
 
-absl::Status RangeError(std::string_view field, int64_t value,
-                        std::string_view range) {
+[[nodiscard]] absl::Status RangeError(std::string_view field, int64_t value,
+                                      std::string_view range) {
   return absl::InvalidArgumentError(
-      Cat(field, " ", value, " is out of range (", range, ")"));
+      StrCat(field, " ", value, " is out of range (", range, ")"));
 }
 
 }  // namespace
 
-absl::StatusOr<int64_t> ParseInstant(std::string_view text) {
+[[nodiscard]] absl::StatusOr<int64_t> ParseInstant(std::string_view text) {
   InstantScanner in(text);
   bool negative_year = false;
   bool signed_year = false;
@@ -194,7 +195,7 @@ absl::StatusOr<int64_t> ParseInstant(std::string_view text) {
   if (month < 1 || month > 12) return RangeError("month", month, "1-12");
   const int dim = DaysInMonth(year, month);
   if (day < 1 || day > dim) {
-    return RangeError("day", day, Cat("1-", dim));
+    return RangeError("day", day, StrCat("1-", dim));
   }
   if (hour > 23) return RangeError("hour", hour, "0-23");
   if (minute > 59) return RangeError("minute", minute, "0-59");

@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
-#include "cat.h"
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_inst.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_tokens.h"
@@ -93,10 +93,10 @@ int32_t Hex4(const char* p) {
 // A byte quoted for an error message: 'x', or byte 0xNN when unprintable.
 std::string Quoted(char c) {
   const auto b = static_cast<unsigned char>(c);
-  if (b >= 0x20 && b < 0x7F) return Cat("'", std::string(1, c), "'");
+  if (b >= 0x20 && b < 0x7F) return StrCat("'", std::string(1, c), "'");
   static constexpr char kHex[] = "0123456789ABCDEF";
-  return Cat("byte 0x", std::string(1, kHex[b >> 4]),
-             std::string(1, kHex[b & 0xF]));
+  return StrCat("byte 0x", std::string(1, kHex[b >> 4]),
+                std::string(1, kHex[b & 0xF]));
 }
 
 std::string_view CollectionName(EdnKind kind) {
@@ -185,7 +185,8 @@ class EdnParser {
   bool ExpectEnd() {
     if (!SkipSpace(0)) return false;
     if (p_ != end_) {
-      return Fail(p_, Cat("expected one form, found more text: ", Quoted(*p_)));
+      return Fail(p_,
+                  StrCat("expected one form, found more text: ", Quoted(*p_)));
     }
     return true;
   }
@@ -212,7 +213,7 @@ class EdnParser {
 
   bool FailDepth(const EdnValue& at) {
     return FailAt(at.line_, at.column_,
-                  Cat("nesting deeper than ", max_depth_, " levels"));
+                  StrCat("nesting deeper than ", max_depth_, " levels"));
   }
 
   // Skips whitespace, commas, comments and #_ discarded forms.
@@ -278,10 +279,10 @@ class EdnParser {
       case ')':
       case ']':
       case '}':
-        return Fail(p_, Cat("unmatched ", Quoted(c)));
+        return Fail(p_, StrCat("unmatched ", Quoted(c)));
       default:
         if (ClassOf(c) & kToken) return ParseToken(out);
-        return Fail(p_, Cat("unexpected character ", Quoted(c)));
+        return Fail(p_, StrCat("unexpected character ", Quoted(c)));
     }
   }
 
@@ -295,8 +296,8 @@ class EdnParser {
       if (!SkipSpace(depth + 1)) return false;
       if (p_ == end_) {
         return FailAt(out->line_, out->column_,
-                      Cat("unterminated ", CollectionName(kind),
-                          ": no closing '", std::string(1, close), "'"));
+                      StrCat("unterminated ", CollectionName(kind),
+                             ": no closing '", std::string(1, close), "'"));
       }
       const char c = *p_;
       if (c == close) {
@@ -304,10 +305,10 @@ class EdnParser {
         break;
       }
       if (c == ')' || c == ']' || c == '}') {
-        return Fail(p_,
-                    Cat("unmatched ", Quoted(c), ": the ", CollectionName(kind),
-                        " at line ", out->line_, ", column ", out->column_,
-                        " needs '", std::string(1, close), "'"));
+        return Fail(
+            p_, StrCat("unmatched ", Quoted(c), ": the ", CollectionName(kind),
+                       " at line ", out->line_, ", column ", out->column_,
+                       " needs '", std::string(1, close), "'"));
       }
       EdnValue item;
       if (!ParseForm(&item, depth + 1)) return false;
@@ -322,13 +323,14 @@ class EdnParser {
         const EdnValue& key = out->items_.back();
         return FailAt(
             key.line_, key.column_,
-            Cat("map key ", PrintEdnAbbreviated(key, 60), " has no value"));
+            StrCat("map key ", PrintEdnAbbreviated(key, 60), " has no value"));
       }
       const size_t dup = FindDuplicate(out->items_, 2);
       if (dup != std::string::npos) {
         const EdnValue& key = out->items_[dup];
-        return FailAt(key.line_, key.column_,
-                      Cat("duplicate map key ", PrintEdnAbbreviated(key, 60)));
+        return FailAt(
+            key.line_, key.column_,
+            StrCat("duplicate map key ", PrintEdnAbbreviated(key, 60)));
       }
     } else if (kind == EdnKind::kSet) {
       const size_t dup = FindDuplicate(out->items_, 1);
@@ -336,7 +338,7 @@ class EdnParser {
         const EdnValue& item = out->items_[dup];
         return FailAt(
             item.line_, item.column_,
-            Cat("duplicate set element ", PrintEdnAbbreviated(item, 60)));
+            StrCat("duplicate set element ", PrintEdnAbbreviated(item, 60)));
       }
     }
     return true;
@@ -418,8 +420,8 @@ class EdnParser {
       case 'u':
         break;
       default:
-        return Fail(
-            p_, Cat("unsupported escape \\", std::string(1, e), " in string"));
+        return Fail(p_, StrCat("unsupported escape \\", std::string(1, e),
+                               " in string"));
     }
     if (e != 'u') {
       s->push_back(plain);
@@ -452,7 +454,7 @@ class EdnParser {
   // Fails unless p_ is at the end or at a byte that may follow a token.
   bool CheckTokenEnd() {
     if (p_ < end_ && !(ClassOf(*p_) & kDelimiter)) {
-      return Fail(p_, Cat("unexpected character ", Quoted(*p_)));
+      return Fail(p_, StrCat("unexpected character ", Quoted(*p_)));
     }
     return true;
   }
@@ -539,11 +541,11 @@ class EdnParser {
       } else if (tok.size() == 5 && tok[0] == 'u' && Hex4(first + 1) >= 0) {
         cp = static_cast<uint32_t>(Hex4(first + 1));
         if (cp >= 0xD800 && cp <= 0xDFFF) {
-          return Fail(backslash, Cat("character \\", Excerpt(tok),
-                                     " is a surrogate, not a character"));
+          return Fail(backslash, StrCat("character \\", Excerpt(tok),
+                                        " is a surrogate, not a character"));
         }
       } else {
-        return Fail(backslash, Cat("unknown character \\", Excerpt(tok)));
+        return Fail(backslash, StrCat("unknown character \\", Excerpt(tok)));
       }
     }
     if (!CheckTokenEnd()) return false;
@@ -575,13 +577,13 @@ class EdnParser {
       } else if (tok == "NaN") {
         out->d_ = std::numeric_limits<double>::quiet_NaN();
       } else {
-        return Fail(hash, Cat("unknown symbolic value ##", Excerpt(tok),
-                              " (expected ##Inf, ##-Inf or ##NaN)"));
+        return Fail(hash, StrCat("unknown symbolic value ##", Excerpt(tok),
+                                 " (expected ##Inf, ##-Inf or ##NaN)"));
       }
       return true;
     }
     if (!IsAlpha(c)) {
-      return Fail(hash, Cat("unexpected ", Quoted(c), " after '#'"));
+      return Fail(hash, StrCat("unexpected ", Quoted(c), " after '#'"));
     }
     ++p_;
     const char* start = p_;
@@ -595,24 +597,24 @@ class EdnParser {
     if (!SkipSpace(depth + 1)) return false;
     if (p_ == end_) {
       return FailAt(out->line_, out->column_,
-                    Cat("#", Excerpt(tag), " needs a form after it"));
+                    StrCat("#", Excerpt(tag), " needs a form after it"));
     }
     EdnValue child;
     if (!ParseForm(&child, depth + 1)) return false;
     if (tag == "inst" || tag == "uuid") {
       const bool inst = tag == "inst";
       if (!child.is_string()) {
-        return FailAt(
-            child.line_, child.column_,
-            Cat("#", Excerpt(tag), " needs a string, found ",
-                EdnKindName(child.kind_), " ", PrintEdnAbbreviated(child, 40)));
+        return FailAt(child.line_, child.column_,
+                      StrCat("#", Excerpt(tag), " needs a string, found ",
+                             EdnKindName(child.kind_), " ",
+                             PrintEdnAbbreviated(child, 40)));
       }
       if (inst) {
         absl::StatusOr<int64_t> micros = ParseInstant(child.text_);
         if (!micros.ok()) {
           return FailAt(child.line_, child.column_,
-                        Cat("invalid #inst \"", Excerpt(child.text_),
-                            "\": ", ToStd(micros.status().message())));
+                        StrCat("invalid #inst \"", Excerpt(child.text_),
+                               "\": ", ToStd(micros.status().message())));
         }
         out->kind_ = EdnKind::kInst;
         out->i_ = *micros;
@@ -620,8 +622,8 @@ class EdnParser {
         absl::StatusOr<std::string> bytes = ParseUuid(child.text_);
         if (!bytes.ok()) {
           return FailAt(child.line_, child.column_,
-                        Cat("invalid #uuid \"", Excerpt(child.text_),
-                            "\": ", ToStd(bytes.status().message())));
+                        StrCat("invalid #uuid \"", Excerpt(child.text_),
+                               "\": ", ToStd(bytes.status().message())));
         }
         out->kind_ = EdnKind::kUuid;
         out->text_ = std::move(*bytes);
@@ -646,13 +648,14 @@ class EdnParser {
   absl::Status status_;
 };
 
-absl::Status EdnError(EdnPosition position, std::string_view message) {
+[[nodiscard]] absl::Status EdnError(EdnPosition position,
+                                    std::string_view message) {
   if (position.line == 0)
     return absl::InvalidArgumentError(std::string(message));
-  absl::Status status = absl::InvalidArgumentError(
-      Cat("line ", position.line, ", column ", position.column, ": ", message));
+  absl::Status status = absl::InvalidArgumentError(StrCat(
+      "line ", position.line, ", column ", position.column, ": ", message));
   status.SetPayload(kPositionPayloadUrl,
-                    absl::Cord(Cat(position.line, ":", position.column)));
+                    absl::Cord(StrCat(position.line, ":", position.column)));
   return status;
 }
 
@@ -670,8 +673,8 @@ std::optional<EdnPosition> EdnErrorPosition(const absl::Status& status) {
   return pos;
 }
 
-absl::StatusOr<EdnValue> ParseEdn(std::string_view text,
-                                  const EdnReadOptions& options) {
+[[nodiscard]] absl::StatusOr<EdnValue> ParseEdn(std::string_view text,
+                                                const EdnReadOptions& options) {
   EdnParser parser(text, options);
   EdnValue value;
   const int r = parser.Next(&value);
@@ -684,7 +687,7 @@ absl::StatusOr<EdnValue> ParseEdn(std::string_view text,
   return value;
 }
 
-absl::StatusOr<std::vector<EdnValue>> ParseEdnAll(
+[[nodiscard]] absl::StatusOr<std::vector<EdnValue>> ParseEdnAll(
     std::string_view text, const EdnReadOptions& options) {
   EdnParser parser(text, options);
   std::vector<EdnValue> forms;

@@ -12,7 +12,8 @@ namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-absl::Status BadNumber(std::string_view token, std::string_view why) {
+[[nodiscard]] absl::Status BadNumber(std::string_view token,
+                                     std::string_view why) {
   std::string message = "invalid number ";
   message.append(Excerpt(token)).append(": ").append(why);
   return absl::InvalidArgumentError(message);
@@ -85,8 +86,9 @@ const char* BadName(std::string_view text) {
   return why;
 }
 
-absl::Status BadNameError(std::string_view kind, std::string_view text,
-                          std::string_view why) {
+[[nodiscard]] absl::Status BadNameError(std::string_view kind,
+                                        std::string_view text,
+                                        std::string_view why) {
   std::string message = "invalid ";
   message.append(kind).append(Excerpt(text)).append(": ").append(why);
   return absl::InvalidArgumentError(message);
@@ -101,7 +103,8 @@ bool IsEdnNumberToken(std::string_view token) {
          ((c0 == '+' || c0 == '-') && token.size() > 1 && IsDigit(token[1]));
 }
 
-absl::Status ParseEdnNumber(std::string_view token, EdnValue* out) {
+[[nodiscard]] absl::Status ParseEdnNumber(std::string_view token,
+                                          EdnValue* out) {
   if (!IsEdnNumberToken(token)) return BadNumber(token, "not a number");
   const size_t n = token.size();
   size_t i = 0;
@@ -165,14 +168,14 @@ absl::Status ParseEdnNumber(std::string_view token, EdnValue* out) {
   return absl::OkStatus();
 }
 
-absl::Status CheckEdnSymbolName(std::string_view text) {
+[[nodiscard]] absl::Status CheckEdnSymbolName(std::string_view text) {
   if (text == "/") return absl::OkStatus();
   const char* why = BadName(text);
   if (why != nullptr) return BadNameError("symbol ", text, why);
   return absl::OkStatus();
 }
 
-absl::Status CheckEdnKeywordName(std::string_view text) {
+[[nodiscard]] absl::Status CheckEdnKeywordName(std::string_view text) {
   if (text.empty()) {
     return absl::InvalidArgumentError("a keyword needs a name after ':'");
   }

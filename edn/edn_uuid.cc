@@ -20,7 +20,7 @@ bool IsHyphenPosition(size_t i) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ParseUuid(std::string_view text) {
+[[nodiscard]] absl::StatusOr<std::string> ParseUuid(std::string_view text) {
   if (text.size() != 36) {
     return absl::InvalidArgumentError(
         "expected 36 characters: 8-4-4-4-12 hexadecimal digits");

@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_inst.h"
 #include "mentat/edn/edn_tokens.h"
 #include "mentat/edn/edn_uuid.h"
@@ -15,21 +16,6 @@
 namespace mentat::edn {
 
 namespace {
-
-// Message pieces: strings, views and integers. (absl::StrCat does not take
-// std::string_view in this Abseil build.)
-inline void AppendPiece(std::string* s, std::string_view piece) {
-  s->append(piece);
-}
-inline void AppendPiece(std::string* s, int piece) {
-  s->append(std::to_string(piece));
-}
-template <typename... Pieces>
-std::string Cat(const Pieces&... pieces) {
-  std::string s;
-  (AppendPiece(&s, pieces), ...);
-  return s;
-}
 
 inline std::string_view ToStd(absl::string_view s) {
   return std::string_view(s.data(), s.size());
@@ -59,9 +45,10 @@ class JsonReader {
   JsonReader(std::string_view where, int max_depth)
       : where_(where), max_depth_(max_depth) {}
 
-  absl::StatusOr<EdnValue> Read(simdjson::dom::element e, int depth) {
+  [[nodiscard]] absl::StatusOr<EdnValue> Read(simdjson::dom::element e,
+                                              int depth) {
     if (depth > max_depth_) {
-      return Error(Cat("JSON nested deeper than ", max_depth_, " levels"));
+      return Error(StrCat("JSON nested deeper than ", max_depth_, " levels"));
     }
     switch (e.type()) {
       case simdjson::dom::element_type::NULL_VALUE:
@@ -122,19 +109,19 @@ class JsonReader {
   }
 
  private:
-  absl::Status Error(std::string_view message) const {
-    return absl::InvalidArgumentError(Cat(where_, " (JSON): ", message));
+  [[nodiscard]] absl::Status Error(std::string_view message) const {
+    return absl::InvalidArgumentError(StrCat(where_, " (JSON): ", message));
   }
 
-  absl::StatusOr<EdnValue> StringValue(std::string_view s) const {
+  [[nodiscard]] absl::StatusOr<EdnValue> StringValue(std::string_view s) const {
     if (s.size() >= 2 && s[0] == ':' && s[1] == ':') {
       return EdnValue::String(std::string(s.substr(1)));
     }
     if (s.size() >= 2 && s[0] == ':') {
       if (absl::Status bad = CheckName(s.substr(1), true); !bad.ok()) {
-        return Error(Cat(ToStd(bad.message()),
-                         " (write \"::...\" for a string that starts "
-                         "with ':')"));
+        return Error(StrCat(ToStd(bad.message()),
+                            " (write \"::...\" for a string that starts "
+                            "with ':')"));
       }
       return EdnValue::Keyword(std::string(s.substr(1)));
     }
@@ -143,7 +130,8 @@ class JsonReader {
 
   // A keyword or symbol must be one the EDN reader would read back: its
   // rules (edn_tokens.h) and only the characters of EDN tokens.
-  static absl::Status CheckName(std::string_view text, bool keyword) {
+  [[nodiscard]] static absl::Status CheckName(std::string_view text,
+                                              bool keyword) {
     for (char c : text) {
       const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                       (c >= '0' && c <= '9') ||
@@ -151,15 +139,16 @@ class JsonReader {
                       std::string_view(".*+!-_?$%&=<>/:#").find(c) !=
                           std::string_view::npos;
       if (!ok) {
-        return absl::InvalidArgumentError(
-            Cat("invalid ", keyword ? "keyword :" : "symbol ", text,
-                ": EDN names cannot contain '", std::string_view(&c, 1), "'"));
+        return absl::InvalidArgumentError(StrCat(
+            "invalid ", keyword ? "keyword :" : "symbol ", text,
+            ": EDN names cannot contain '", std::string_view(&c, 1), "'"));
       }
     }
     return keyword ? CheckEdnKeywordName(text) : CheckEdnSymbolName(text);
   }
 
-  absl::StatusOr<EdnValue> Object(simdjson::dom::object obj, int depth) {
+  [[nodiscard]] absl::StatusOr<EdnValue> Object(simdjson::dom::object obj,
+                                                int depth) {
     if (obj.size() == 1) {
       auto field = *obj.begin();
       std::string_view key = field.key;
@@ -177,25 +166,26 @@ class JsonReader {
     absl::flat_hash_set<EdnValue, EdnValueHash> keys;
     for (size_t i = 0; i < items.size(); i += 2) {
       if (!keys.insert(items[i]).second) {
-        return Error(Cat("duplicate object key \"",
-                         items[i].is_keyword() ? ":" : "",
-                         Excerpt(items[i].text()), "\""));
+        return Error(StrCat("duplicate object key \"",
+                            items[i].is_keyword() ? ":" : "",
+                            Excerpt(items[i].text()), "\""));
       }
     }
     return EdnValue::Map(std::move(items));
   }
 
-  absl::StatusOr<std::string_view> TagString(std::string_view tag,
-                                             simdjson::dom::element v) const {
+  [[nodiscard]] absl::StatusOr<std::string_view> TagString(
+      std::string_view tag, simdjson::dom::element v) const {
     std::string_view s;
     if (v.get_string().get(s) != simdjson::SUCCESS) {
-      return Error(Cat("{\"", tag, "\": ...} takes a string"));
+      return Error(StrCat("{\"", tag, "\": ...} takes a string"));
     }
     return s;
   }
 
-  absl::StatusOr<EdnValue> Tagged(std::string_view tag,
-                                  simdjson::dom::element v, int depth) {
+  [[nodiscard]] absl::StatusOr<EdnValue> Tagged(std::string_view tag,
+                                                simdjson::dom::element v,
+                                                int depth) {
     if (tag == "#inst") {
       int64_t micros = 0;
       if (v.get_int64().get(micros) == simdjson::SUCCESS) {
@@ -205,8 +195,8 @@ class JsonReader {
       if (!s.ok()) return s.status();
       auto parsed = ParseInstant(*s);
       if (!parsed.ok()) {
-        return Error(Cat("#inst \"", Excerpt(*s),
-                         "\": ", ToStd(parsed.status().message())));
+        return Error(StrCat("#inst \"", Excerpt(*s),
+                            "\": ", ToStd(parsed.status().message())));
       }
       return EdnValue::Inst(*parsed);
     }
@@ -215,8 +205,8 @@ class JsonReader {
       if (!s.ok()) return s.status();
       auto parsed = ParseUuid(*s);
       if (!parsed.ok()) {
-        return Error(Cat("#uuid \"", Excerpt(*s),
-                         "\": ", ToStd(parsed.status().message())));
+        return Error(StrCat("#uuid \"", Excerpt(*s),
+                            "\": ", ToStd(parsed.status().message())));
       }
       return EdnValue::Uuid(*std::move(parsed));
     }
@@ -241,7 +231,7 @@ class JsonReader {
         std::optional<std::string> digits = BigIntDigits(text);
         if (!digits) {
           return Error(
-              Cat(tag, " \"", Excerpt(text), "\": not a whole number"));
+              StrCat(tag, " \"", Excerpt(text), "\": not a whole number"));
         }
         return EdnValue::BigInt(*std::move(digits));
       }
@@ -249,8 +239,9 @@ class JsonReader {
       // literal ("01.5" is not).
       EdnValue dec;
       if (!IsEdnNumberToken(text) ||
-          !ParseEdnNumber(Cat(text, "M"), &dec).ok() || !dec.is_bigdec()) {
-        return Error(Cat(tag, " \"", Excerpt(text), "\": not an EDN decimal"));
+          !ParseEdnNumber(StrCat(text, "M"), &dec).ok() || !dec.is_bigdec()) {
+        return Error(
+            StrCat(tag, " \"", Excerpt(text), "\": not an EDN decimal"));
       }
       return dec;
     }
@@ -278,7 +269,7 @@ class JsonReader {
     if (tag == "#set" || tag == "#list") {
       simdjson::dom::array arr;
       if (v.get_array().get(arr) != simdjson::SUCCESS) {
-        return Error(Cat("{\"", tag, "\": [...]} takes an array"));
+        return Error(StrCat("{\"", tag, "\": [...]} takes an array"));
       }
       std::vector<EdnValue> items;
       for (simdjson::dom::element item : arr) {
@@ -293,9 +284,9 @@ class JsonReader {
       }
       return EdnValue::Set(std::move(items));
     }
-    return Error(Cat("unknown tag \"", Excerpt(tag),
-                     "\" (known: #inst #uuid #ref #bigint #bigdec "
-                     "#keyword #symbol #string #set #list)"));
+    return Error(StrCat("unknown tag \"", Excerpt(tag),
+                        "\" (known: #inst #uuid #ref #bigint #bigdec "
+                        "#keyword #symbol #string #set #list)"));
   }
 
   std::string where_;
@@ -304,9 +295,9 @@ class JsonReader {
 
 }  // namespace
 
-absl::StatusOr<EdnValue> JsonToEdn(std::string_view json,
-                                   std::string_view where,
-                                   const JsonReadOptions& options) {
+[[nodiscard]] absl::StatusOr<EdnValue> JsonToEdn(
+    std::string_view json, std::string_view where,
+    const JsonReadOptions& options) {
   // A parser per thread: simdjson reuses its buffers between documents.
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
@@ -314,7 +305,7 @@ absl::StatusOr<EdnValue> JsonToEdn(std::string_view json,
   auto error = parser.parse(padded).get(root);
   if (error != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
-        Cat(where, " (JSON): ", simdjson::error_message(error)));
+        StrCat(where, " (JSON): ", simdjson::error_message(error)));
   }
   JsonReader reader(where, options.max_depth);
   return reader.Read(root, 0);

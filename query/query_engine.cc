@@ -7,8 +7,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "execution/plan_runner.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/parser.h"
-#include "mentat/storage/str_cat.h"
 #include "planner/explain.h"
 #include "planner/query_planner.h"
 
@@ -81,11 +81,12 @@ bool Fresh(const planner::QueryPlan& plan, const storage::DbView& view) {
 class CollectingSink : public RowSink {
  public:
   explicit CollectingSink(QueryResult* result) : result_(result) {}
-  absl::Status OnColumns(const std::vector<std::string>& columns) override {
+  [[nodiscard]] absl::Status OnColumns(
+      const std::vector<std::string>& columns) override {
     result_->columns = columns;
     return absl::OkStatus();
   }
-  absl::Status OnRows(std::vector<Row>&& rows) override {
+  [[nodiscard]] absl::Status OnRows(std::vector<Row>&& rows) override {
     if (result_->rows.empty()) {
       result_->rows = std::move(rows);
     } else {
@@ -100,10 +101,11 @@ class CollectingSink : public RowSink {
 
 class CountingSink : public RowSink {
  public:
-  absl::Status OnColumns(const std::vector<std::string>&) override {
+  [[nodiscard]] absl::Status OnColumns(
+      const std::vector<std::string>&) override {
     return absl::OkStatus();
   }
-  absl::Status OnRows(std::vector<Row>&& rows) override {
+  [[nodiscard]] absl::Status OnRows(std::vector<Row>&& rows) override {
     rows_ += rows.size();
     return absl::OkStatus();
   }
@@ -265,9 +267,9 @@ struct SplitInputs {
   bool split = false;
 };
 
-absl::StatusOr<SplitInputs> Split(std::optional<int> position,
-                                  std::string_view text,
-                                  const std::vector<EdnValue>& inputs) {
+[[nodiscard]] absl::StatusOr<SplitInputs> Split(
+    std::optional<int> position, std::string_view text,
+    const std::vector<EdnValue>& inputs) {
   if (!position.has_value()) {
     absl::StatusOr<ParsedQuery> parsed = ParseQuery(text);
     if (!parsed.ok()) return parsed.status();

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/storage/value_codec.h"
@@ -26,24 +27,6 @@ using storage::Value;
 // Offending forms are quoted in messages up to this many bytes.
 constexpr size_t kQuotedFormBytes = 100;
 
-// Concatenates strings, string views and integers (absl::StrCat does not
-// take std::string_view in this Abseil build).
-inline void AppendPiece(std::string* s, std::string_view piece) {
-  s->append(piece);
-}
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T> &&
-                                                  !std::is_same_v<T, char> &&
-                                                  !std::is_same_v<T, bool>>>
-inline void AppendPiece(std::string* s, T n) {
-  s->append(std::to_string(n));
-}
-template <typename... Pieces>
-std::string Cat(const Pieces&... pieces) {
-  std::string s;
-  (AppendPiece(&s, pieces), ...);
-  return s;
-}
-
 std::string_view ToStd(absl::string_view s) {
   return std::string_view(s.data(), s.size());
 }
@@ -52,7 +35,8 @@ std::string_view ToStd(absl::string_view s) {
 std::string Described(const EdnValue& v) {
   const std::string_view name = edn::EdnKindName(v.kind());
   const bool vowel = name[0] == 'a' || name[0] == 'i' || name[0] == 'u';
-  return Cat(vowel ? "an " : "a ", name, " ", edn::PrintEdnAbbreviated(v, 40));
+  return StrCat(vowel ? "an " : "a ", name, " ",
+                edn::PrintEdnAbbreviated(v, 40));
 }
 
 // [:attr value] in a value position (Datomic's rule for the ambiguity with
@@ -76,11 +60,12 @@ class TxDataParser {
  public:
   explicit TxDataParser(TxRequest* request) : ops_(&request->ops) {}
 
-  absl::Status Parse(const EdnValue& tx) {
+  [[nodiscard]] absl::Status Parse(const EdnValue& tx) {
     if (!tx.is_sequential()) {
       form_ = &tx;
-      return Error(tx, Cat("tx-data must be a vector or list of forms, found ",
-                           Described(tx)));
+      return Error(tx,
+                   StrCat("tx-data must be a vector or list of forms, found ",
+                          Described(tx)));
     }
     // Usually exact: one op per op form and per top-level map attribute.
     size_t expected_ops = 0;
@@ -97,9 +82,9 @@ class TxDataParser {
         s = ParseMapForm(form);
       } else {
         s = Error(form,
-                  Cat("expected an operation like [:db/add e a v] or a map, "
-                      "found ",
-                      Described(form)));
+                  StrCat("expected an operation like [:db/add e a v] or a map, "
+                         "found ",
+                         Described(form)));
       }
       if (!s.ok()) return s;
     }
@@ -108,7 +93,8 @@ class TxDataParser {
 
  private:
   // "line L, column C: <message> in <current form>".
-  absl::Status Error(const EdnValue& at, std::string_view message) const {
+  [[nodiscard]] absl::Status Error(const EdnValue& at,
+                                   std::string_view message) const {
     std::string text(message);
     if (form_ != nullptr) {
       text += " in ";
@@ -117,20 +103,20 @@ class TxDataParser {
     return edn::EdnError({at.line(), at.column()}, text);
   }
 
-  absl::Status ParseOpForm(const EdnValue& form) {
+  [[nodiscard]] absl::Status ParseOpForm(const EdnValue& form) {
     const std::vector<EdnValue>& items = form.items();
     if (items.empty()) return Error(form, "empty operation");
     const EdnValue& op = items[0];
     if (!op.is_keyword()) {
-      return Error(op, Cat("expected an operation keyword (:db/add, "
-                           ":db/retract, ...), found ",
-                           Described(op)));
+      return Error(op, StrCat("expected an operation keyword (:db/add, "
+                              ":db/retract, ...), found ",
+                              Described(op)));
     }
     const std::string& name = op.text();
     const size_t args = items.size() - 1;
     auto arity = [&](std::string_view expected) {
-      return Error(form, Cat(":", name, " takes ", expected, ", found ", args,
-                             args == 1 ? " argument" : " arguments"));
+      return Error(form, StrCat(":", name, " takes ", expected, ", found ",
+                                args, args == 1 ? " argument" : " arguments"));
     };
     TxOp tx_op;
     tx_op.pos = PosOf(form);
@@ -172,13 +158,13 @@ class TxDataParser {
         return s;
       }
     } else {
-      return Error(op, Cat("unknown operation :", name));
+      return Error(op, StrCat("unknown operation :", name));
     }
     ops_->push_back(std::move(tx_op));
     return absl::OkStatus();
   }
 
-  absl::Status ParseMapForm(const EdnValue& map) {
+  [[nodiscard]] absl::Status ParseMapForm(const EdnValue& map) {
     EntityRef entity;
     if (absl::Status s = MapEntity(map, /*nested=*/false, &entity); !s.ok()) {
       return s;
@@ -188,7 +174,8 @@ class TxDataParser {
 
   // The entity a map describes: its :db/id, or a new tempid. Fails if the
   // map has no attribute besides :db/id.
-  absl::Status MapEntity(const EdnValue& map, bool nested, EntityRef* out) {
+  [[nodiscard]] absl::Status MapEntity(const EdnValue& map, bool nested,
+                                       EntityRef* out) {
     const EdnValue* id = nullptr;
     size_t attributes = 0;
     const std::vector<EdnValue>& items = map.items();
@@ -203,13 +190,14 @@ class TxDataParser {
       return Error(map, "a map needs at least one attribute besides :db/id");
     }
     if (id != nullptr) return ParseEntity(*id, out);
-    *out = EntityRef::TempId(Cat(kGeneratedTempIdPrefix, next_tempid_++));
+    *out = EntityRef::TempId(StrCat(kGeneratedTempIdPrefix, next_tempid_++));
     out->nested = nested;
     return absl::OkStatus();
   }
 
   // One kAdd per attribute value of `map`, whose entity is `entity`.
-  absl::Status ExpandMap(const EdnValue& map, const EntityRef& entity) {
+  [[nodiscard]] absl::Status ExpandMap(const EdnValue& map,
+                                       const EntityRef& entity) {
     const std::vector<EdnValue>& items = map.items();
     for (size_t i = 0; i + 1 < items.size(); i += 2) {
       const EdnValue& key = items[i];
@@ -220,12 +208,13 @@ class TxDataParser {
       if (key.is_keyword() && !key.name().empty() && key.name()[0] == '_') {
         const std::string_view forward = key.name().substr(1);
         if (forward.empty()) {
-          return Error(key,
-                       Cat("invalid reverse attribute :", Excerpt(key.text())));
+          return Error(
+              key, StrCat("invalid reverse attribute :", Excerpt(key.text())));
         }
         reverse = true;
-        attr = key.ns().empty() ? EntityRef::Ident(std::string(forward))
-                                : EntityRef::Ident(Cat(key.ns(), "/", forward));
+        attr = key.ns().empty()
+                   ? EntityRef::Ident(std::string(forward))
+                   : EntityRef::Ident(StrCat(key.ns(), "/", forward));
       } else if (absl::Status s = ParseAttribute(key, &attr); !s.ok()) {
         return s;
       }
@@ -240,13 +229,15 @@ class TxDataParser {
   }
 
   // attr value -> [entity attr value], once per value of a collection.
-  absl::Status AddForward(const EdnValue& key, const EntityRef& attr,
-                          const EdnValue& value, const EntityRef& entity) {
+  [[nodiscard]] absl::Status AddForward(const EdnValue& key,
+                                        const EntityRef& attr,
+                                        const EdnValue& value,
+                                        const EntityRef& entity) {
     if (value.is_collection() && !value.is_map() && !IsLookupRef(value)) {
       for (const EdnValue& item : value.items()) {
         if (item.is_collection() && !item.is_map() && !IsLookupRef(item)) {
-          return Error(item, Cat("a nested collection is not a value: ",
-                                 edn::PrintEdnAbbreviated(item, 40)));
+          return Error(item, StrCat("a nested collection is not a value: ",
+                                    edn::PrintEdnAbbreviated(item, 40)));
         }
         if (item.is_nil()) {
           return Error(item, "nil is not a value; use :db/retract");
@@ -264,9 +255,11 @@ class TxDataParser {
 
   // `whole_value`: `value` is the map's whole value for `key`, not an
   // element of a collection, so [k v] may also be two values (map_pair).
-  absl::Status AddOneForward(const EdnValue& key, const EntityRef& attr,
-                             const EdnValue& value, const EntityRef& entity,
-                             bool whole_value) {
+  [[nodiscard]] absl::Status AddOneForward(const EdnValue& key,
+                                           const EntityRef& attr,
+                                           const EdnValue& value,
+                                           const EntityRef& entity,
+                                           bool whole_value) {
     TxOp op;
     op.kind = TxOp::Kind::kAdd;
     op.e = entity;
@@ -289,8 +282,10 @@ class TxDataParser {
   }
 
   // :ns/_attr value -> [value ns/attr entity], once per entity in value.
-  absl::Status AddReverse(const EdnValue& key, const EntityRef& attr,
-                          const EdnValue& value, const EntityRef& entity) {
+  [[nodiscard]] absl::Status AddReverse(const EdnValue& key,
+                                        const EntityRef& attr,
+                                        const EdnValue& value,
+                                        const EntityRef& entity) {
     if (value.is_collection() && !value.is_map() && !IsLookupRef(value)) {
       for (const EdnValue& item : value.items()) {
         if (absl::Status s = AddOneReverse(key, attr, item, entity); !s.ok()) {
@@ -302,8 +297,10 @@ class TxDataParser {
     return AddOneReverse(key, attr, value, entity);
   }
 
-  absl::Status AddOneReverse(const EdnValue& key, const EntityRef& attr,
-                             const EdnValue& value, const EntityRef& entity) {
+  [[nodiscard]] absl::Status AddOneReverse(const EdnValue& key,
+                                           const EntityRef& attr,
+                                           const EdnValue& value,
+                                           const EntityRef& entity) {
     TxOp op;
     op.kind = TxOp::Kind::kAdd;
     op.a = attr;
@@ -327,7 +324,7 @@ class TxDataParser {
   }
 
   // An entity position: id, ident, tempid or lookup ref.
-  absl::Status ParseEntity(const EdnValue& v, EntityRef* out) {
+  [[nodiscard]] absl::Status ParseEntity(const EdnValue& v, EntityRef* out) {
     switch (v.kind()) {
       case EdnKind::kInt:
         *out = EntityRef::Id(v.as_int());
@@ -348,18 +345,20 @@ class TxDataParser {
       default:
         break;
     }
-    return Error(v, Cat("expected an entity (id, ident, tempid or lookup "
-                        "ref), found ",
-                        Described(v)));
+    return Error(v, StrCat("expected an entity (id, ident, tempid or lookup "
+                           "ref), found ",
+                           Described(v)));
   }
 
   // [attr value] or (lookup-ref attr value).
-  absl::Status ParseLookupRef(const EdnValue& v, bool allow_attr_id,
-                              EntityRef* out) {
+  [[nodiscard]] absl::Status ParseLookupRef(const EdnValue& v,
+                                            bool allow_attr_id,
+                                            EntityRef* out) {
     const std::vector<EdnValue>& items = v.items();
     const size_t first = v.is_list() ? 1 : 0;
     if (items.size() != first + 2) {
-      return Error(v, Cat("a lookup ref has an attribute and a value, found ",
+      return Error(v,
+                   StrCat("a lookup ref has an attribute and a value, found ",
                           Described(v)));
     }
     const EdnValue& attr = items[first];
@@ -376,12 +375,12 @@ class TxDataParser {
       out->lookup_attr_id = attr.as_int();
       return absl::OkStatus();
     }
-    return Error(attr, Cat("a lookup ref attribute must be a keyword or an "
-                           "entity id, found ",
-                           Described(attr)));
+    return Error(attr, StrCat("a lookup ref attribute must be a keyword or an "
+                              "entity id, found ",
+                              Described(attr)));
   }
 
-  absl::Status ParseAttribute(const EdnValue& v, EntityRef* out) {
+  [[nodiscard]] absl::Status ParseAttribute(const EdnValue& v, EntityRef* out) {
     if (v.is_keyword()) {
       *out = EntityRef::Ident(v.text());
       return absl::OkStatus();
@@ -390,12 +389,13 @@ class TxDataParser {
       *out = EntityRef::Id(v.as_int());
       return absl::OkStatus();
     }
-    return Error(v, Cat("expected an attribute (keyword or entity id), found ",
+    return Error(v,
+                 StrCat("expected an attribute (keyword or entity id), found ",
                         Described(v)));
   }
 
   // A value in an op form or a map: a scalar or a lookup ref.
-  absl::Status ParseOpValue(const EdnValue& v, TxValue* out) {
+  [[nodiscard]] absl::Status ParseOpValue(const EdnValue& v, TxValue* out) {
     if (v.is_nil()) return Error(v, "nil is not a value; use :db/retract");
     if (IsLookupRef(v)) {
       EntityRef ref;
@@ -412,8 +412,8 @@ class TxDataParser {
                    "forms)");
     }
     if (v.is_collection()) {
-      return Error(v, Cat("a collection is not a value here: ",
-                          edn::PrintEdnAbbreviated(v, 40)));
+      return Error(v, StrCat("a collection is not a value here: ",
+                             edn::PrintEdnAbbreviated(v, 40)));
     }
     Value scalar;
     if (absl::Status s = ParseScalar(v, &scalar); !s.ok()) return s;
@@ -421,7 +421,7 @@ class TxDataParser {
     return absl::OkStatus();
   }
 
-  absl::Status ParseScalar(const EdnValue& v, Value* out) {
+  [[nodiscard]] absl::Status ParseScalar(const EdnValue& v, Value* out) {
     switch (v.kind()) {
       case EdnKind::kInt:
         *out = Value::Long(v.as_int());
@@ -456,11 +456,12 @@ class TxDataParser {
       case EdnKind::kNil:
         return Error(v, "nil is not a value; use :db/retract");
       case EdnKind::kTagged:
-        return Error(v, Cat("unsupported tagged value #", Excerpt(v.text())));
+        return Error(v,
+                     StrCat("unsupported tagged value #", Excerpt(v.text())));
       default:
         break;
     }
-    return Error(v, Cat(Described(v), " is not a value"));
+    return Error(v, StrCat(Described(v), " is not a value"));
   }
 
   const EdnValue* form_ = nullptr;  // the top-level form being expanded
@@ -475,13 +476,15 @@ bool IsGeneratedTempId(std::string_view tempid) {
          kGeneratedTempIdPrefix;
 }
 
-absl::StatusOr<storage::TxRequest> ParseTxData(std::string_view edn_text) {
+[[nodiscard]] absl::StatusOr<storage::TxRequest> ParseTxData(
+    std::string_view edn_text) {
   absl::StatusOr<EdnValue> tx = edn::ParseEdn(edn_text);
   if (!tx.ok()) return tx.status();
   return ParseTxData(*tx);
 }
 
-absl::StatusOr<storage::TxRequest> ParseTxData(const edn::EdnValue& tx_data) {
+[[nodiscard]] absl::StatusOr<storage::TxRequest> ParseTxData(
+    const edn::EdnValue& tx_data) {
   TxRequest request;
   TxDataParser parser(&request);
   if (absl::Status s = parser.Parse(tx_data); !s.ok()) return s;

@@ -17,8 +17,8 @@ using storage::EntityId;
 using storage::Value;
 using testing::StoreFixture;
 
-absl::StatusOr<storage::TxReport> TransactEdn(StoreFixture& f,
-                                              std::string_view edn) {
+[[nodiscard]] absl::StatusOr<storage::TxReport> TransactEdn(
+    StoreFixture& f, std::string_view edn) {
   auto request = ParseTxData(edn);
   if (!request.ok()) return request.status();
   return f.store().Transact(std::move(*request)).get();

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "call.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "service.h"
 #include "value_convert.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "call.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "service.h"
 
 namespace mentat::server {
@@ -38,8 +38,8 @@ bool IsUnder(const fs::path& path, const fs::path& dir) {
 
 // The destination, resolved (symbolic links of its existing part followed),
 // or the status that refuses it.
-absl::StatusOr<fs::path> CheckDestination(const ServerConfig& config,
-                                          const std::string& destination) {
+[[nodiscard]] absl::StatusOr<fs::path> CheckDestination(
+    const ServerConfig& config, const std::string& destination) {
   if (destination.empty()) {
     return absl::InvalidArgumentError("destination: a directory is required");
   }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::server {
 
@@ -13,7 +13,8 @@ using storage::EntityId;
 namespace {
 
 // The tx a basis point names, on `db`.
-absl::StatusOr<EntityId> PointTx(const storage::Db& db, const v1::Basis& b) {
+[[nodiscard]] absl::StatusOr<EntityId> PointTx(const storage::Db& db,
+                                               const v1::Basis& b) {
   switch (b.point_case()) {
     case v1::Basis::kTx: {
       auto t = storage::Db::ResolveT(b.tx());

@@ -25,9 +25,9 @@ struct ResolvedView {
 // and AS_OF, the latest read as of it. Errors: InvalidArgument (a point
 // missing or not a tx, a db_tx later than the latest), FailedPrecondition
 // (before the retention horizon; SINCE/HISTORY on a value no longer kept).
-absl::StatusOr<ResolvedView> ResolveBasis(Database& database,
-                                          const v1::Basis& basis,
-                                          storage::EntityId pinned_db_tx = 0);
+[[nodiscard]] absl::StatusOr<ResolvedView> ResolveBasis(
+    Database& database, const v1::Basis& basis,
+    storage::EntityId pinned_db_tx = 0);
 
 }  // namespace mentat::server
 

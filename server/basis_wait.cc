@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 

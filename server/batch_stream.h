@@ -21,8 +21,8 @@ class BatchStream : public StreamReactor {
   // Makes the next message into *out (leaving *has_message false if there
   // is none this time). Returns whether more may follow. Runs on a reader
   // thread, one call at a time.
-  virtual absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
-                                       bool* has_message) = 0;
+  [[nodiscard]] virtual absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
+                                                     bool* has_message) = 0;
 
   void OnRoom() override { Schedule(); }
 

@@ -8,7 +8,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "mentat/base/excerpt.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "tsan_handoff.h"
 
 namespace mentat::server {

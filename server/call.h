@@ -39,17 +39,17 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // OK if the call may proceed: the bearer token matches (when one is
 // configured) and the server is not shutting down. UNAUTHENTICATED or
 // UNAVAILABLE otherwise.
-absl::Status Admit(const ServiceContext& sc,
-                   const grpc::CallbackServerContext* ctx);
+[[nodiscard]] absl::Status Admit(const ServiceContext& sc,
+                                 const grpc::CallbackServerContext* ctx);
 
 // Parses a request; InvalidArgument naming the message (and, for invalid
 // UTF-8, the field) if it does not parse.
-absl::Status ParseRequest(const grpc::ByteBuffer& buffer,
-                          google::protobuf::Message* message);
+[[nodiscard]] absl::Status ParseRequest(const grpc::ByteBuffer& buffer,
+                                        google::protobuf::Message* message);
 
 // Serializes a response into `buffer`.
-absl::Status SerializeResponse(const google::protobuf::Message& message,
-                               grpc::ByteBuffer* buffer);
+[[nodiscard]] absl::Status SerializeResponse(
+    const google::protobuf::Message& message, grpc::ByteBuffer* buffer);
 
 // The call's deadline on the steady clock (time_point::max() if none).
 std::chrono::steady_clock::time_point SteadyDeadline(
@@ -73,8 +73,8 @@ class UnaryCall {
   std::chrono::steady_clock::time_point start() const { return start_; }
 
   // Admit + ParseRequest; on error the caller Finishes with it.
-  absl::Status Begin(const grpc::ByteBuffer* request,
-                     google::protobuf::Message* message) const;
+  [[nodiscard]] absl::Status Begin(const grpc::ByteBuffer* request,
+                                   google::protobuf::Message* message) const;
 
   // Serializes `response` (when `status` is OK), records the call's
   // metrics, logs errors, finishes the reactor.
@@ -87,7 +87,7 @@ class UnaryCall {
 
   // OK unless the client cancelled or the deadline passed (then
   // Cancelled / DeadlineExceeded), for work that was queued.
-  absl::Status StillWanted() const;
+  [[nodiscard]] absl::Status StillWanted() const;
 
   // Set when the client cancels, for work that polls (the query engine's
   // QueryOptions::cancelled). Valid until Finish.

@@ -1,10 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "test_support.h"
 
 namespace mentat::server::testing {
@@ -83,7 +83,7 @@ TEST_CASE("server: shutdown while a load runs answers every call") {
   Transact(t, kPeopleSchema);
   Transact(t, People(0, 2000));
   std::atomic<bool> stop{false};
-  std::mutex mu;
+  absl::Mutex mu;
   std::set<int64_t> acknowledged;
   std::atomic<int> calls{0};
   std::atomic<int> unexpected{0};
@@ -111,7 +111,7 @@ TEST_CASE("server: shutdown while a load runs answers every call") {
         grpc::Status s = stub->Transact(ctx.get(), req, &resp);
         calls++;
         if (s.ok()) {
-          std::lock_guard<std::mutex> lock(mu);
+          absl::MutexLock lock(&mu);
           acknowledged.insert(resp.tx());
         } else {
           ok_or_closing(s);

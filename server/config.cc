@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 extern char** environ;
 
@@ -39,8 +39,9 @@ struct Flag {
   std::function<std::string(const ServerConfig&)> get;
 };
 
-absl::Status ParseInt(std::string_view name, std::string_view text, int64_t min,
-                      int64_t max, int64_t* out) {
+[[nodiscard]] absl::Status ParseInt(std::string_view name,
+                                    std::string_view text, int64_t min,
+                                    int64_t max, int64_t* out) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || p != text.data() + text.size() || v < min ||
@@ -54,8 +55,8 @@ absl::Status ParseInt(std::string_view name, std::string_view text, int64_t min,
 }
 
 // "512M", "1G", "4096" (bytes) -> bytes.
-absl::Status ParseSize(std::string_view name, std::string_view text,
-                       size_t* out) {
+[[nodiscard]] absl::Status ParseSize(std::string_view name,
+                                     std::string_view text, size_t* out) {
   uint64_t mult = 1;
   std::string_view digits = text;
   if (!digits.empty()) {
@@ -88,8 +89,8 @@ absl::Status ParseSize(std::string_view name, std::string_view text,
   return absl::OkStatus();
 }
 
-absl::Status ParseBool(std::string_view name, std::string_view text,
-                       bool* out) {
+[[nodiscard]] absl::Status ParseBool(std::string_view name,
+                                     std::string_view text, bool* out) {
   if (text == "true" || text == "1" || text == "yes" || text == "on") {
     *out = true;
   } else if (text == "false" || text == "0" || text == "no" || text == "off") {
@@ -304,7 +305,8 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-absl::Status ApplyConfigFile(const std::string& path, ServerConfig* config) {
+[[nodiscard]] absl::Status ApplyConfigFile(const std::string& path,
+                                           ServerConfig* config) {
   std::ifstream in(path);
   if (!in) {
     return absl::InvalidArgumentError(StrCat("--config: cannot read ", path));

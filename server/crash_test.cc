@@ -17,13 +17,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <random>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "test_support.h"
 #include "testing/mentatd_process.h"
 
@@ -232,7 +232,7 @@ TEST_CASE("mentatd: kill -9 under a transact load, restart, verify") {
     if (i == iterations) break;
 
     // The load: four writers on their own connections, until the kill.
-    std::mutex mu;
+    absl::Mutex mu;
     std::atomic<int64_t> counter{next};
     std::vector<std::thread> writers;
     for (int w = 0; w < 4; ++w) {
@@ -243,7 +243,7 @@ TEST_CASE("mentatd: kill -9 under a transact load, restart, verify") {
           const int64_t n = counter.fetch_add(1);
           pb::TransactResponse resp;
           grpc::Status s = TransactN(*own, n, &resp);
-          std::lock_guard<std::mutex> lock(mu);
+          absl::MutexLock lock(&mu);
           if (s.ok()) {
             acknowledged[n] = resp.tx();
             total_acks++;

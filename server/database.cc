@@ -3,8 +3,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/query/tx_data_parser.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::server {
 

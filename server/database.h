@@ -57,7 +57,7 @@ class Database {
   // Opens the store in `path` (creating it if `create`), and installs the
   // server's schema (:mentat.tx/request-id and request-digest) if it is
   // missing.
-  static absl::StatusOr<std::shared_ptr<Database>> Open(
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<Database>> Open(
       std::string name, std::string path, const DatabaseOptions& options,
       bool create);
 
@@ -113,7 +113,7 @@ class Database {
   // NotFound ("database NAME was deleted") once the database is deleted,
   // else OK. Streams check it between messages, so that they end with
   // NOT_FOUND. Any thread; an atomic load.
-  absl::Status CheckLive() const;
+  [[nodiscard]] absl::Status CheckLive() const;
 
   // Bulk imports run one at a time per database: BeginImport is true if
   // no import was running (the caller now runs one and calls EndImport),

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 
@@ -24,7 +24,8 @@ std::string MarkerPath(const std::string& data_dir, std::string_view name) {
   return (fs::path(data_dir) / StrCat(name, kDeletedSuffix)).string();
 }
 
-absl::Status Errno(std::string_view what, const std::string& path) {
+[[nodiscard]] absl::Status Errno(std::string_view what,
+                                 const std::string& path) {
   const int e = errno;
   return absl::UnavailableError(
       StrCat("cannot ", what, " ", path, ": ", std::strerror(e)));
@@ -32,7 +33,7 @@ absl::Status Errno(std::string_view what, const std::string& path) {
 
 // fsync of a directory: makes the creation or removal of its entries
 // durable.
-absl::Status SyncDirectory(const std::string& dir) {
+[[nodiscard]] absl::Status SyncDirectory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Errno("open the directory", dir);
   const int r = ::fsync(fd);
@@ -44,7 +45,8 @@ absl::Status SyncDirectory(const std::string& dir) {
 // Creates the empty file `path` and makes it durable (the file and its
 // directory synced). Empty, so that it needs no data block: deleting a
 // database is how an operator frees a full disk.
-absl::Status CreateDurably(const std::string& path, const std::string& dir) {
+[[nodiscard]] absl::Status CreateDurably(const std::string& path,
+                                         const std::string& dir) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("create", path);
   const int r = ::fsync(fd);

@@ -34,7 +34,8 @@ class DatabaseRegistry {
 
   // The database `name` ("" is "default"). NotFound if there is none;
   // InvalidArgument for a malformed name.
-  absl::StatusOr<std::shared_ptr<Database>> Get(std::string_view name) const;
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> Get(
+      std::string_view name) const;
 
   // Opens the database whose files are already at <data_dir>/<name> (a
   // replica's bootstrap put them there) and adds it. AlreadyExists if a
@@ -47,7 +48,8 @@ class DatabaseRegistry {
 
   // AlreadyExists, FailedPrecondition (still being deleted),
   // InvalidArgument (bad name), or the store's error.
-  absl::StatusOr<std::shared_ptr<Database>> Create(std::string_view name);
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> Create(
+      std::string_view name);
 
   // Deletes `name`: durably (a marker file <data_dir>/<name>.deleted,
   // fsynced with its directory) before it returns OK, so a crash after the
@@ -71,13 +73,12 @@ class DatabaseRegistry {
 
   // OK if `name` is a valid database name: 1-64 of [A-Za-z0-9_-], not
   // starting with '-'.
-  static absl::Status CheckName(std::string_view name);
+  [[nodiscard]] static absl::Status CheckName(std::string_view name);
 
  private:
   using Map = std::map<std::string, std::shared_ptr<Database>, std::less<>>;
-  absl::StatusOr<std::shared_ptr<Database>> OpenLocked(const std::string& name,
-                                                       bool create)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> OpenLocked(
+      const std::string& name, bool create) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes what is left of a deleted database's files, then its marker
   // (the marker goes last: a crash midway leaves it for the next start).
   // OK if there was nothing to finish.

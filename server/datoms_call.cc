@@ -8,10 +8,10 @@
 #include "batch_stream.h"
 #include "call.h"
 #include "fingerprint.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_resolution.h"
 #include "mentat/storage/index_range.h"
 #include "mentat/storage/keys.h"
-#include "mentat/storage/str_cat.h"
 #include "message_size.h"
 #include "service.h"
 #include "value_convert.h"
@@ -25,9 +25,8 @@ using storage::IndexOrder;
 
 // An entity position: an id, an ident keyword, or a lookup ref
 // [keyword value].
-absl::StatusOr<EntityId> EntityComponent(const v1::Value& v,
-                                         const storage::DbView& view,
-                                         std::string_view where) {
+[[nodiscard]] absl::StatusOr<EntityId> EntityComponent(
+    const v1::Value& v, const storage::DbView& view, std::string_view where) {
   if (v.has_long_value()) return v.long_value();
   if (v.has_ref()) return v.ref();
   if (v.has_keyword()) {
@@ -47,7 +46,7 @@ absl::StatusOr<EntityId> EntityComponent(const v1::Value& v,
       StrCat(where, ": an entity is an id, an ident keyword or a lookup ref"));
 }
 
-absl::StatusOr<const storage::Attribute*> AttributeComponent(
+[[nodiscard]] absl::StatusOr<const storage::Attribute*> AttributeComponent(
     const v1::Value& v, const storage::Schema& schema, std::string_view where) {
   if (v.has_keyword()) {
     return storage::AttributeOfIdent(schema, v.keyword(), where);
@@ -63,7 +62,7 @@ absl::StatusOr<const storage::Attribute*> AttributeComponent(
 // The key prefix the components select in `order`: decodes each component
 // as its slot of the key asks (storage::SlotOf), then storage builds the
 // range.
-absl::StatusOr<std::string> PrefixFor(
+[[nodiscard]] absl::StatusOr<std::string> PrefixFor(
     IndexOrder order,
     const google::protobuf::RepeatedPtrField<v1::Value>& comps,
     const storage::DbView& view) {
@@ -132,8 +131,8 @@ class DatomsStream : public BatchStream {
   }
 
  protected:
-  absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
-                               bool* has_message) override {
+  [[nodiscard]] absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
+                                             bool* has_message) override {
     // A deleted database ends its streams (NOT_FOUND), as the proto says.
     absl::Status live = database_->CheckLive();
     if (!live.ok()) return live;
@@ -208,7 +207,7 @@ class DatomsStream : public BatchStream {
   }
 
  private:
-  absl::Status Setup() {
+  [[nodiscard]] absl::Status Setup() {
     digest_ = RequestDigest(request_);
     EntityId pinned = 0;
     if (!request_.resume_token().empty()) {

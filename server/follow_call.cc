@@ -7,7 +7,7 @@
 
 #include "call.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
 #include "replication_service.h"

@@ -20,12 +20,12 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
-#include "mentat/storage/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 
@@ -62,7 +62,8 @@ struct HostPort {
   std::string port;
 };
 
-absl::StatusOr<HostPort> SplitHostPort(const std::string& address) {
+[[nodiscard]] absl::StatusOr<HostPort> SplitHostPort(
+    const std::string& address) {
   HostPort hp;
   std::string_view rest = address;
   if (rest.starts_with("[")) {
@@ -177,7 +178,7 @@ class GrpcListener::Loop {
     c.accepted = accepted_.load(std::memory_order_relaxed);
     c.refused = refused_.load(std::memory_order_relaxed);
     c.fd_limit = fd_limit_;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     SweepLocked();
     c.open = static_cast<int64_t>(open_.size());
     return c;
@@ -286,7 +287,7 @@ class GrpcListener::Loop {
     }
     const int max = owner_->options_.max_connections;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (max > 0 && static_cast<int64_t>(open_.size()) >= max) SweepLocked();
       if (max > 0 && static_cast<int64_t>(open_.size()) >= max) {
         Refuse(fd);
@@ -320,7 +321,7 @@ class GrpcListener::Loop {
 
   // Forgets connections gRPC has closed: a descriptor that no longer names
   // the socket it named when accepted (closed, or reused for another file).
-  void SweepLocked() {
+  void SweepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (auto it = open_.begin(); it != open_.end();) {
       struct stat st;
       if (::fstat(it->first, &st) != 0 || !S_ISSOCK(st.st_mode) ||
@@ -359,8 +360,8 @@ class GrpcListener::Loop {
   int64_t notes_skipped_ = 0;
   std::atomic<int64_t> accepted_{0};
   std::atomic<int64_t> refused_{0};
-  std::mutex mu_;
-  absl::flat_hash_map<int, ino_t> open_;  // guarded by mu_: fd -> inode
+  absl::Mutex mu_;
+  absl::flat_hash_map<int, ino_t> open_ ABSL_GUARDED_BY(mu_);  // fd -> inode
 };
 
 absl::StatusOr<std::unique_ptr<GrpcListener>> GrpcListener::Bind(

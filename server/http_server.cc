@@ -8,7 +8,7 @@
 #include <boost/beast/http.hpp>
 #include <charconv>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 

@@ -26,7 +26,7 @@ class HttpServer {
   using Handler = std::function<Response(const std::string& target)>;
 
   // Binds "host:port" (port 0: any free port) and starts serving.
-  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& address, Handler handler);
   // Stop()s.
   ~HttpServer();

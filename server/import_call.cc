@@ -18,17 +18,16 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "call.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/tx_data_parser.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "service.h"
 #include "tsan_handoff.h"
@@ -47,7 +46,7 @@ constexpr size_t kTransactInFlight = 16;
 // True if the database holds nothing but the bootstrap schema and the
 // server's own schema (attributes in the mentat.tx namespace): reads the
 // first few log entries.
-absl::StatusOr<bool> IsEmpty(Database& database) {
+[[nodiscard]] absl::StatusOr<bool> IsEmpty(Database& database) {
   constexpr int kMaxEntries = 8;
   std::shared_ptr<const storage::Db> db = database.Latest();
   int entries = 0;
@@ -80,18 +79,20 @@ struct ImportState {
   Ctx* ctx = nullptr;
   Clock::time_point start;
 
-  std::mutex mu;
-  std::condition_variable changed;
-  ImportReactor* reactor = nullptr;  // null once finished
-  std::deque<storage::TxRequest> queue;
-  int64_t parsed = 0;         // transactions parsed (the index of the next)
-  bool reading = false;       // a read is outstanding
-  bool read_blocked = false;  // the queue was full when a read was due
-  bool end_of_input = false;  // the client half-closed
+  absl::Mutex mu;
+  absl::CondVar changed;
+  ImportReactor* reactor ABSL_GUARDED_BY(mu) = nullptr;  // null once finished
+  std::deque<storage::TxRequest> queue ABSL_GUARDED_BY(mu);
+  // Transactions parsed (the index of the next).
+  int64_t parsed ABSL_GUARDED_BY(mu) = 0;
+  bool reading ABSL_GUARDED_BY(mu) = false;  // a read is outstanding
+  // The queue was full when a read was due.
+  bool read_blocked ABSL_GUARDED_BY(mu) = false;
+  bool end_of_input ABSL_GUARDED_BY(mu) = false;  // the client half-closed
   // Stops the import after the transactions queued before it.
-  absl::Status parse_error;
+  absl::Status parse_error ABSL_GUARDED_BY(mu);
   // Stops the import at once (cancellation, the call finished).
-  absl::Status abort;
+  absl::Status abort ABSL_GUARDED_BY(mu);
 
   // Set once, from the first message (before the import thread starts).
   std::shared_ptr<Database> database;
@@ -115,7 +116,7 @@ class ImportReactor final : public Reader {
       FinishWith(state_, s, nullptr);
       return;
     }
-    std::lock_guard<std::mutex> lock(state_->mu);
+    absl::MutexLock lock(&state_->mu);
     state_->reading = true;
     HandOffRelease(handoff());
     StartRead(&state_->buffer);
@@ -132,11 +133,11 @@ class ImportReactor final : public Reader {
   void OnCancel() override {
     HandOffAcquire(handoff());
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      absl::MutexLock lock(&state_->mu);
       if (state_->abort.ok()) {
         state_->abort = absl::CancelledError("the client cancelled the import");
       }
-      state_->changed.notify_all();
+      state_->changed.SignalAll();
     }
     HandOffRelease(handoff());
   }
@@ -156,7 +157,7 @@ class ImportReactor final : public Reader {
 
   // Starts the next read if one is due and the queue has room. Call with
   // st->mu held.
-  static void MaybeRead(ImportState* st);
+  static void MaybeRead(ImportState* st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(st->mu);
 
  private:
   void ReadDone(bool ok);
@@ -173,7 +174,7 @@ void ImportReactor::FinishWith(const std::shared_ptr<ImportState>& st,
   ImportReactor* reactor;
   absl::Status final_status = status;
   {
-    std::lock_guard<std::mutex> lock(st->mu);
+    absl::MutexLock lock(&st->mu);
     if (st->reactor == nullptr) return;
     reactor = st->reactor;
     st->reactor = nullptr;
@@ -185,7 +186,7 @@ void ImportReactor::FinishWith(const std::shared_ptr<ImportState>& st,
                       ? absl::CancelledError("the import call finished")
                       : final_status;
     }
-    st->changed.notify_all();
+    st->changed.SignalAll();
   }
   const double seconds =
       std::chrono::duration<double>(Clock::now() - st->start).count();
@@ -237,22 +238,22 @@ void ParseAndQueue(const std::shared_ptr<ImportState>& st,
     }
     parsed.push_back(*std::move(tx));
   }
-  std::lock_guard<std::mutex> lock(st->mu);
+  absl::MutexLock lock(&st->mu);
   for (storage::TxRequest& tx : parsed) st->queue.push_back(std::move(tx));
   if (!error.ok() && st->parse_error.ok()) st->parse_error = error;
   st->read_blocked = true;
   ImportReactor::MaybeRead(st.get());
-  st->changed.notify_all();
+  st->changed.SignalAll();
 }
 
 void ImportReactor::ReadDone(bool ok) {
   std::shared_ptr<ImportState> st = state_;
   if (!ok) {
     {
-      std::lock_guard<std::mutex> lock(st->mu);
+      absl::MutexLock lock(&st->mu);
       st->reading = false;
       st->end_of_input = true;
-      st->changed.notify_all();
+      st->changed.SignalAll();
     }
     if (first_) {
       // An import of nothing: no database was even named.
@@ -270,7 +271,7 @@ void ImportReactor::ReadDone(bool ok) {
   st->buffer.Clear();
   if (!s.ok()) {
     {
-      std::lock_guard<std::mutex> lock(st->mu);
+      absl::MutexLock lock(&st->mu);
       st->reading = false;
     }
     FinishWith(st, s, nullptr);
@@ -283,7 +284,7 @@ void ImportReactor::ReadDone(bool ok) {
   }
   int64_t first_index;
   {
-    std::lock_guard<std::mutex> lock(st->mu);
+    absl::MutexLock lock(&st->mu);
     st->reading = false;
     first_index = st->parsed;
     st->parsed += request.tx_data_size();
@@ -302,11 +303,11 @@ struct Outcome {
 // Pops the next transaction (blocking); false at the end of the input or
 // on an error (then *error says which).
 bool PopNext(ImportState* st, storage::TxRequest* out, absl::Status* error) {
-  std::unique_lock<std::mutex> lock(st->mu);
-  st->changed.wait(lock, [&] {
-    return !st->queue.empty() || !st->parse_error.ok() || !st->abort.ok() ||
-           st->end_of_input;
-  });
+  absl::MutexLock lock(&st->mu);
+  while (st->queue.empty() && st->parse_error.ok() && st->abort.ok() &&
+         !st->end_of_input) {
+    st->changed.Wait(&st->mu);
+  }
   if (!st->abort.ok()) {
     *error = st->abort;
     return false;
@@ -328,7 +329,8 @@ class QueueSource final : public storage::ImportSource {
   QueueSource(ImportState* st, v1::ImportResponse* response)
       : st_(st), response_(response) {}
 
-  absl::StatusOr<bool> Next(storage::TxRequest* request) override {
+  [[nodiscard]] absl::StatusOr<bool> Next(
+      storage::TxRequest* request) override {
     absl::Status error;
     if (PopNext(st_, request, &error)) return true;
     if (!error.ok()) return error;
@@ -367,37 +369,38 @@ Outcome RunTransact(ImportState* st) {
   out.response.set_method("transact");
   // The outcomes of the transactions in flight, by index.
   struct Flight {
-    std::mutex mu;
-    std::condition_variable done;
-    size_t in_flight = 0;
-    int64_t first_failed = -1;
-    absl::Status failure;
-    std::vector<int64_t> committed_after_failure;
-    int64_t transactions = 0;
-    int64_t datoms = 0;
-    storage::EntityId first_tx = 0;
-    storage::EntityId last_tx = 0;
+    absl::Mutex mu;
+    absl::CondVar done;
+    size_t in_flight ABSL_GUARDED_BY(mu) = 0;
+    int64_t first_failed ABSL_GUARDED_BY(mu) = -1;
+    absl::Status failure ABSL_GUARDED_BY(mu);
+    std::vector<int64_t> committed_after_failure ABSL_GUARDED_BY(mu);
+    int64_t transactions ABSL_GUARDED_BY(mu) = 0;
+    int64_t datoms ABSL_GUARDED_BY(mu) = 0;
+    storage::EntityId first_tx ABSL_GUARDED_BY(mu) = 0;
+    storage::EntityId last_tx ABSL_GUARDED_BY(mu) = 0;
   };
   auto flight = std::make_shared<Flight>();
   int64_t index = 0;
   absl::Status input_error;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(flight->mu);
-      flight->done.wait(lock,
-                        [&] { return flight->in_flight < kTransactInFlight; });
+      absl::MutexLock lock(&flight->mu);
+      while (flight->in_flight >= kTransactInFlight) {
+        flight->done.Wait(&flight->mu);
+      }
       if (flight->first_failed >= 0) break;
     }
     storage::TxRequest tx;
     if (!PopNext(st, &tx, &input_error)) break;
     {
-      std::lock_guard<std::mutex> lock(flight->mu);
+      absl::MutexLock lock(&flight->mu);
       flight->in_flight++;
     }
     const int64_t i = index++;
     st->database->Transact(
         std::move(tx), [flight, i](absl::StatusOr<storage::TxReport> report) {
-          std::lock_guard<std::mutex> lock(flight->mu);
+          absl::MutexLock lock(&flight->mu);
           flight->in_flight--;
           if (report.ok()) {
             if (flight->first_failed >= 0 && i > flight->first_failed) {
@@ -411,11 +414,11 @@ Outcome RunTransact(ImportState* st) {
             flight->first_failed = i;
             flight->failure = report.status();
           }
-          flight->done.notify_all();
+          flight->done.SignalAll();
         });
   }
-  std::unique_lock<std::mutex> lock(flight->mu);
-  flight->done.wait(lock, [&] { return flight->in_flight == 0; });
+  absl::MutexLock lock(&flight->mu);
+  while (flight->in_flight != 0) flight->done.Wait(&flight->mu);
   if (flight->first_failed >= 0) {
     std::string after;
     if (!flight->committed_after_failure.empty()) {
@@ -446,7 +449,7 @@ Outcome RunTransact(ImportState* st) {
 void ImportReactor::OnFirstMessage(v1::ImportRequest request) {
   std::shared_ptr<ImportState> st = state_;
   {
-    std::lock_guard<std::mutex> lock(st->mu);
+    absl::MutexLock lock(&st->mu);
     st->reading = false;
   }
   auto database = st->sc->registry.Get(request.database());
@@ -470,7 +473,7 @@ void ImportReactor::OnFirstMessage(v1::ImportRequest request) {
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(st->mu);
+    absl::MutexLock lock(&st->mu);
     st->parsed = request.tx_data_size();
   }
   const bool ingest = *empty;

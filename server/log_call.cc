@@ -5,8 +5,8 @@
 
 #include "batch_stream.h"
 #include "call.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
 #include "service.h"
@@ -25,7 +25,7 @@ using storage::EntityId;
 constexpr size_t kBatchDatoms = 1000;
 constexpr int kBatchTransactions = 256;
 
-absl::StatusOr<EntityId> TxArg(int64_t v, std::string_view name) {
+[[nodiscard]] absl::StatusOr<EntityId> TxArg(int64_t v, std::string_view name) {
   if (v == 0) return EntityId{0};
   auto t = storage::Db::ResolveT(v);
   if (!t.ok()) {
@@ -47,9 +47,10 @@ struct LogPosition {
 
 // Moves datoms from `datoms` (from *index on) into `t` while the message
 // stays within `target` bytes (*bytes so far), at least one.
-absl::Status AddPart(const std::vector<storage::Datom>& datoms, size_t* index,
-                     size_t* bytes, const ServerConfig& config,
-                     v1::Transaction* t) {
+[[nodiscard]] absl::Status AddPart(const std::vector<storage::Datom>& datoms,
+                                   size_t* index, size_t* bytes,
+                                   const ServerConfig& config,
+                                   v1::Transaction* t) {
   const size_t target = TargetMessageBytes(config);
   const size_t max_item = MaxItemBytes(config);
   bool first = true;
@@ -70,7 +71,7 @@ absl::Status AddPart(const std::vector<storage::Datom>& datoms, size_t* index,
 
 // Reads transactions from `pos` (advancing it) up to `to` (0: the basis),
 // one message's worth. Returns whether the log had more.
-absl::StatusOr<bool> ReadBatch(
+[[nodiscard]] absl::StatusOr<bool> ReadBatch(
     const storage::Db& db, LogPosition* pos, EntityId to, bool omit_datoms,
     const ServerConfig& config,
     google::protobuf::RepeatedPtrField<v1::Transaction>* out) {
@@ -158,8 +159,8 @@ class TxRangeStream : public BatchStream {
   }
 
  protected:
-  absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
-                               bool* has_message) override {
+  [[nodiscard]] absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
+                                             bool* has_message) override {
     // A deleted database ends its streams (NOT_FOUND), as the proto says.
     absl::Status live = database_->CheckLive();
     if (!live.ok()) return live;

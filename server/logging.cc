@@ -5,8 +5,8 @@
 
 #include <ctime>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/server/server.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::server {
 

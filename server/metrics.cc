@@ -1,6 +1,6 @@
 #include "metrics.h"
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "process_metrics.h"
 
 namespace mentat::server {

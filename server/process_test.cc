@@ -7,12 +7,12 @@
 #include <sys/wait.h>
 
 #include <fstream>
-#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "test_support.h"
 #include "testing/mentatd_process.h"
 
@@ -120,7 +120,7 @@ TEST_CASE("mentatd: kill -9 loses no acknowledged transaction") {
       auto stub = StubFor(address);
       REQUIRE(TransactVia(*stub, kPeopleSchema, &resp).ok());
     }
-    std::mutex mu;
+    absl::Mutex mu;
     std::atomic<bool> stop{false};
     std::vector<std::thread> writers;
     for (int w = 0; w < 4; ++w) {
@@ -129,7 +129,7 @@ TEST_CASE("mentatd: kill -9 loses no acknowledged transaction") {
         for (int i = 0; !stop.load(); ++i) {
           pb::TransactResponse r;
           if (TransactVia(*stub, People(w * 1000000 + i, 1), &r).ok()) {
-            std::lock_guard<std::mutex> lock(mu);
+            absl::MutexLock lock(&mu);
             acknowledged.insert(r.tx());
           }
         }
@@ -141,7 +141,7 @@ TEST_CASE("mentatd: kill -9 loses no acknowledged transaction") {
         std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < give_up) {
       {
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         if (acknowledged.size() >= 50) break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -6,10 +6,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "basis.h"
 #include "call.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/query/pull.h"
 #include "mentat/storage/entity_resolution.h"
-#include "mentat/storage/str_cat.h"
 #include "query_limits.h"
 #include "service.h"
 #include "value_convert.h"
@@ -21,8 +21,8 @@ namespace mentat::server {
 namespace {
 
 // Parsed pull patterns, per reader thread (no shared lock).
-absl::StatusOr<std::shared_ptr<const query::PullPattern>> PatternOf(
-    const std::string& text) {
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const query::PullPattern>>
+PatternOf(const std::string& text) {
   thread_local absl::flat_hash_map<std::string,
                                    std::shared_ptr<const query::PullPattern>>
       cache;
@@ -44,9 +44,9 @@ absl::StatusOr<std::shared_ptr<const query::PullPattern>> PatternOf(
 }
 
 // The entity an EntityRef names at `view`; NotFound if none.
-absl::StatusOr<storage::EntityId> ResolveEntity(const v1::EntityRef& ref,
-                                                const storage::DbView& view,
-                                                std::string_view where) {
+[[nodiscard]] absl::StatusOr<storage::EntityId> ResolveEntity(
+    const v1::EntityRef& ref, const storage::DbView& view,
+    std::string_view where) {
   switch (ref.kind_case()) {
     case v1::EntityRef::kId:
       return storage::EntityOfId(ref.id(), where);
@@ -75,11 +75,9 @@ constexpr uint64_t kInlinePullScan = 4096;
 
 // One run of a Pull. `inline_attempt`: on the gRPC thread, where it gives
 // up past kInlinePullScan datoms and sets `*too_big_inline`.
-absl::StatusOr<grpc::ByteBuffer> RunPull(const UnaryCall& call,
-                                         const v1::PullRequest& request,
-                                         Database& database,
-                                         bool inline_attempt,
-                                         bool* too_big_inline) {
+[[nodiscard]] absl::StatusOr<grpc::ByteBuffer> RunPull(
+    const UnaryCall& call, const v1::PullRequest& request, Database& database,
+    bool inline_attempt, bool* too_big_inline) {
   *too_big_inline = false;
   auto resolved = ResolveBasis(database, request.basis());
   if (!resolved.ok()) return resolved.status();

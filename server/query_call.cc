@@ -29,7 +29,7 @@
 #include "call.h"
 #include "fingerprint.h"
 #include "mentat/base/excerpt.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "message_size.h"
 #include "query_limits.h"
 #include "service.h"
@@ -57,7 +57,7 @@ v1::FindKind ToProto(query::FindSpec::Kind kind) {
 }
 
 // The inputs as EDN, every one after the query's sources in :in order.
-absl::StatusOr<std::vector<edn::EdnValue>> ConvertInputs(
+[[nodiscard]] absl::StatusOr<std::vector<edn::EdnValue>> ConvertInputs(
     const google::protobuf::RepeatedPtrField<v1::Input>& inputs) {
   std::vector<edn::EdnValue> values;
   values.reserve(inputs.size());
@@ -111,18 +111,19 @@ class StreamSink : public query::RowSink {
              const v1::ResumeToken* resume, size_t batch_rows,
              bool inline_attempt);
 
-  absl::Status OnColumns(const std::vector<std::string>& columns) override;
-  absl::Status OnRows(std::vector<query::Row>&& rows) override;
+  [[nodiscard]] absl::Status OnColumns(
+      const std::vector<std::string>& columns) override;
+  [[nodiscard]] absl::Status OnRows(std::vector<query::Row>&& rows) override;
   // Sends what is pending and checks a resume that ended while skipping.
-  absl::Status Finish();
+  [[nodiscard]] absl::Status Finish();
 
   bool limit_reached() const { return limit_reached_; }
   bool too_big_inline() const { return too_big_inline_; }
   int64_t rows_sent() const { return sent_; }
 
  private:
-  absl::Status Flush(bool final);
-  absl::Status CheckSkipped();
+  [[nodiscard]] absl::Status Flush(bool final);
+  [[nodiscard]] absl::Status CheckSkipped();
 
   QueryReactor* reactor_;
   const v1::QueryRequest& request_;
@@ -180,7 +181,7 @@ class QueryReactor : public StreamReactor {
 
   // Sends a serialized message; the `last` one also ends the stream with
   // OK.
-  absl::Status Send(grpc::ByteBuffer buffer, bool last) {
+  [[nodiscard]] absl::Status Send(grpc::ByteBuffer buffer, bool last) {
     // A deleted database ends its streams (NOT_FOUND), as the proto says.
     absl::Status s = database_->CheckLive();
     if (!s.ok()) return s;
@@ -201,7 +202,7 @@ class QueryReactor : public StreamReactor {
   // One run of the query. `inline_attempt`: on the gRPC thread, where it
   // gives up (sets `*too_big_inline`, sends nothing) when the plan expects
   // many rows, past kInlineScan datoms and rows, or past one message.
-  absl::Status Run(bool inline_attempt, bool* too_big_inline);
+  [[nodiscard]] absl::Status Run(bool inline_attempt, bool* too_big_inline);
 
   v1::QueryRequest request_;
   std::shared_ptr<Database> database_;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 
@@ -80,7 +80,8 @@ absl::Status QueryLimits::Outcome(const absl::Status& status) const {
       StrCat("the ", what_, "'s deadline passed"));
 }
 
-absl::Status TakeQuerySlot(const ServerConfig& config, Metrics& metrics) {
+[[nodiscard]] absl::Status TakeQuerySlot(const ServerConfig& config,
+                                         Metrics& metrics) {
   const int64_t running =
       metrics.running_queries.fetch_add(1, std::memory_order_relaxed);
   if (running < config.max_concurrent_queries) return absl::OkStatus();

@@ -45,7 +45,7 @@ class QueryLimits {
   // client did not cancel, is DeadlineExceeded; a DeadlineExceeded of the
   // server's own time limit names the flag to change. Other statuses are
   // returned as they are.
-  absl::Status Outcome(const absl::Status& status) const;
+  [[nodiscard]] absl::Status Outcome(const absl::Status& status) const;
 
  private:
   // Who set the deadline.

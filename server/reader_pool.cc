@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "absl/synchronization/mutex.h"
+
 namespace mentat::server {
 
 namespace {
@@ -64,7 +66,7 @@ ReaderPool::ReaderPool(const Options& options)
     node->pool = this;
     node->target_threads = n;
     {
-      std::lock_guard<std::mutex> lock(node->mu);
+      absl::MutexLock lock(&node->mu);
       for (int i = 0; i < n; ++i) AddThreadLocked(node.get(), false);
     }
     nodes_.push_back(std::move(node));
@@ -101,7 +103,7 @@ void ReaderPool::RunSpare(Node* node) {
     const size_t ran = node->context.run_one_for(spare_idle_);
     if (node->context.stopped()) return;
     if (ran > 0) continue;
-    std::lock_guard<std::mutex> lock(node->mu);
+    absl::MutexLock lock(&node->mu);
     const int runnable = static_cast<int>(node->threads.size()) - node->parked;
     if (runnable <= node->target_threads || stopped_.load()) continue;
     // Not needed: leave, handing this thread's handle to whoever joins.
@@ -120,7 +122,7 @@ void ReaderPool::RunSpare(Node* node) {
 
 ReaderPool::Parked::Parked() : node_(current_node_) {
   if (node_ == nullptr) return;
-  std::lock_guard<std::mutex> lock(node_->mu);
+  absl::MutexLock lock(&node_->mu);
   node_->parked++;
   const int runnable = static_cast<int>(node_->threads.size()) - node_->parked;
   if (runnable < node_->target_threads && !node_->pool->stopped_.load()) {
@@ -130,7 +132,7 @@ ReaderPool::Parked::Parked() : node_(current_node_) {
 
 ReaderPool::Parked::~Parked() {
   if (node_ == nullptr) return;
-  std::lock_guard<std::mutex> lock(node_->mu);
+  absl::MutexLock lock(&node_->mu);
   node_->parked--;
 }
 
@@ -144,7 +146,7 @@ void ReaderPool::Stop() {
     for (;;) {
       std::vector<std::thread> threads;
       {
-        std::lock_guard<std::mutex> lock(node->mu);
+        absl::MutexLock lock(&node->mu);
         threads.swap(node->threads);
         for (std::thread& t : node->finished) threads.push_back(std::move(t));
         node->finished.clear();

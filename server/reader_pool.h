@@ -7,10 +7,11 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "absl/synchronization/mutex.h"
 
 namespace mentat::server {
 
@@ -91,20 +92,22 @@ class ReaderPool {
   struct Node {
     ReaderPool* pool = nullptr;
     int target_threads = 0;
-    std::mutex mu;
-    int parked = 0;  // guarded by mu
+    absl::Mutex mu;
+    int parked ABSL_GUARDED_BY(mu) = 0;
     boost::asio::io_context context;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
         guard{context.get_executor()};
     std::vector<int> cpus;
-    std::vector<std::thread> threads;   // guarded by mu: live threads
-    std::vector<std::thread> finished;  // guarded by mu: spares that exited
+    std::vector<std::thread> threads ABSL_GUARDED_BY(mu);  // live threads
+    // Spares that exited.
+    std::vector<std::thread> finished ABSL_GUARDED_BY(mu);
   };
   // The node whose pool runs the calling thread; null off the pool.
   static thread_local Node* current_node_;
   // Starts one more thread on `node`; node->mu held. A `spare` thread
   // exits when idle (Options::spare_idle).
-  void AddThreadLocked(Node* node, bool spare);
+  void AddThreadLocked(Node* node, bool spare)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(node->mu);
   // A spare thread's loop: runs tasks until idle while not needed.
   void RunSpare(Node* node);
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "snapshot_receiver.h"
 
 namespace mentat::server {

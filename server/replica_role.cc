@@ -1,7 +1,7 @@
 // What a read replica refuses, and the min_basis_tx wait every read makes
 // (service_context.h).
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "service_context.h"
 
 namespace mentat::server {

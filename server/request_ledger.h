@@ -59,7 +59,7 @@ class RequestLedger {
   // Loads the side file (results within the window as of `now_micros`) and
   // rewrites it without the expired ones. A torn last record (a crash while
   // appending) is dropped.
-  absl::Status Load(int64_t now_micros);
+  [[nodiscard]] absl::Status Load(int64_t now_micros);
 
   enum class Begin { kRecorded, kWaiting, kOwner };
   // Starts a request with `id` at `now_micros`:

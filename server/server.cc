@@ -6,7 +6,6 @@
 #include <rocksdb/statistics.h>
 #include <spdlog/spdlog.h>
 
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -15,8 +14,8 @@
 #include "database_registry.h"
 #include "grpc_listener.h"
 #include "http_server.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/query_engine.h"
-#include "mentat/storage/str_cat.h"
 #include "metrics.h"
 #include "reader_pool.h"
 #include "replica.h"
@@ -38,7 +37,7 @@ class ServerImpl {
   explicit ServerImpl(const ServerConfig& c) : config(c) {}
   ~ServerImpl() { Shutdown(); }
 
-  absl::Status Start();
+  [[nodiscard]] absl::Status Start();
   void Shutdown();
   HttpServer::Response Http(const std::string& target);
 
@@ -60,8 +59,8 @@ class ServerImpl {
   std::unique_ptr<HttpServer> http;
   int port = 0;
 
-  std::mutex shutdown_mu;
-  bool shut_down = false;
+  absl::Mutex shutdown_mu;
+  bool shut_down ABSL_GUARDED_BY(shutdown_mu) = false;
 };
 
 namespace {
@@ -298,7 +297,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
 }
 
 void ServerImpl::Shutdown() {
-  std::lock_guard<std::mutex> lock(shutdown_mu);
+  absl::MutexLock lock(&shutdown_mu);
   if (shut_down) return;
   shut_down = true;
   if (sc != nullptr) sc->shutting_down.store(true);

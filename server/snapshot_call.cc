@@ -16,7 +16,7 @@
 
 #include "batch_stream.h"
 #include "call.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "message_size.h"
 #include "replication_service.h"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 

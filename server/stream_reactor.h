@@ -39,7 +39,7 @@ class StreamReactor : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Queues `message`; parks while `max_queued` messages wait. Cancelled
   // (the client went away) or DeadlineExceeded (the call's deadline passed
   // while parked) when the message cannot be sent.
-  absl::Status PushBlocking(grpc::ByteBuffer message);
+  [[nodiscard]] absl::Status PushBlocking(grpc::ByteBuffer message);
   // Queues `message` without waiting (batch producers send one at a time).
   // With `last`, the stream then ends with OK (as Done(OkStatus())).
   void Push(grpc::ByteBuffer message, bool last = false);

@@ -14,7 +14,7 @@
 #include <memory>
 #include <sstream>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 
@@ -33,8 +33,8 @@ using Bio = std::unique_ptr<BIO, BioFree>;
 using Cert = std::unique_ptr<X509, X509Free>;
 using Key = std::unique_ptr<EVP_PKEY, KeyFree>;
 
-absl::StatusOr<std::string> ReadWhole(const std::string& path,
-                                      std::string_view flag) {
+[[nodiscard]] absl::StatusOr<std::string> ReadWhole(const std::string& path,
+                                                    std::string_view flag) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return absl::InvalidArgumentError(
@@ -90,8 +90,8 @@ std::string Asn1TimeText(const ASN1_TIME* t) {
 
 }  // namespace
 
-absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& cert_path,
-                                      const std::string& key_path) {
+[[nodiscard]] absl::StatusOr<TlsFiles> LoadTlsFiles(
+    const std::string& cert_path, const std::string& key_path) {
   TlsFiles files;
   auto cert_pem = ReadWhole(cert_path, "--tls-cert");
   if (!cert_pem.ok()) return cert_pem.status();

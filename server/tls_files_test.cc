@@ -66,9 +66,9 @@ void Write(const std::string& path, const std::string& text) {
 }
 
 // The start's failure (OK when it started).
-absl::Status StartWith(const std::string& data, const std::string& cert,
-                       const std::string& key,
-                       const std::string& listen = "127.0.0.1:0") {
+[[nodiscard]] absl::Status StartWith(
+    const std::string& data, const std::string& cert, const std::string& key,
+    const std::string& listen = "127.0.0.1:0") {
   ServerConfig c = TestConfig(data);
   c.http = "";
   c.listen = listen;

@@ -8,10 +8,10 @@
 
 #include "call.h"
 #include "fingerprint.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/entity_resolution.h"
 #include "mentat/storage/index_range.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
 #include "service.h"
@@ -137,7 +137,7 @@ void AnswerReplay(const std::shared_ptr<TransactState>& st,
 
 // Looks the request id up in the database: the latest transaction that
 // carried it, if within the window.
-absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
+[[nodiscard]] absl::StatusOr<std::optional<RecordedTx>> LookUpRequestId(
     Database& database, const std::string& id) {
   std::shared_ptr<const storage::Db> db = database.Latest();
   storage::DbView view(db, storage::Basis::Current());

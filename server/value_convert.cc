@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "absl/strings/escaping.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/edn/edn_uuid.h"
 #include "mentat/edn/json_edn.h"
 #include "mentat/edn/utf8.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::server {
@@ -146,15 +146,17 @@ void EdnToProto(const EdnValue& v, pb::Value* out) {
 
 namespace {
 
-absl::Status CheckUtf8(std::string_view text, std::string_view where,
-                       std::string_view what) {
+[[nodiscard]] absl::Status CheckUtf8(std::string_view text,
+                                     std::string_view where,
+                                     std::string_view what) {
   if (edn::IsValidUtf8(text)) return absl::OkStatus();
   return absl::InvalidArgumentError(
       StrCat(where, ": ", what, " is not valid UTF-8"));
 }
 
-absl::StatusOr<EdnValue> ProtoToEdnAt(const pb::Value& v,
-                                      std::string_view where, int depth) {
+[[nodiscard]] absl::StatusOr<EdnValue> ProtoToEdnAt(const pb::Value& v,
+                                                    std::string_view where,
+                                                    int depth) {
   if (depth > kMaxInputDepth) {
     return absl::InvalidArgumentError(StrCat(
         where, ": value nested deeper than ", kMaxInputDepth, " levels"));

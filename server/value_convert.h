@@ -35,17 +35,17 @@ void EdnToProto(const edn::EdnValue& v, pb::Value* out);
 // value, invalid UTF-8, a malformed uuid, bigint or bigdec, or nesting
 // deeper than kMaxInputDepth. `where` names the value in messages
 // ("input 2").
-absl::StatusOr<edn::EdnValue> ProtoToEdn(const pb::Value& v,
-                                         std::string_view where);
+[[nodiscard]] absl::StatusOr<edn::EdnValue> ProtoToEdn(const pb::Value& v,
+                                                       std::string_view where);
 
 // A query input (EDN text, typed value or JSON) as EDN.
-absl::StatusOr<edn::EdnValue> InputToEdn(const pb::Input& input,
-                                         std::string_view where);
+[[nodiscard]] absl::StatusOr<edn::EdnValue> InputToEdn(const pb::Input& input,
+                                                       std::string_view where);
 
 // A wire value as a storage value of attribute `attr`'s type: a long is
 // accepted for double, ref, bigint and bigdec; a keyword for a ref is an
 // ident (NotFound if unknown). InvalidArgument on other mismatches.
-absl::StatusOr<storage::Value> ProtoToAttributeValue(
+[[nodiscard]] absl::StatusOr<storage::Value> ProtoToAttributeValue(
     const pb::Value& v, const storage::Attribute& attr,
     const storage::Schema& schema, std::string_view where);
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 
@@ -60,8 +60,8 @@ std::string Oversized(const storage::TxValue& v, size_t max_bytes,
 
 }  // namespace
 
-absl::Status CheckValueSizes(const storage::TxRequest& request,
-                             size_t max_bytes) {
+[[nodiscard]] absl::Status CheckValueSizes(const storage::TxRequest& request,
+                                           size_t max_bytes) {
   for (const storage::TxOp& op : request.ops) {
     size_t bytes = 0;
     std::string what = Oversized(op.e, max_bytes, &bytes);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::server {
 
@@ -52,8 +52,8 @@ Nesting Measure(const EdnValue& v, int room) {
 
 }  // namespace
 
-absl::Status CheckWireNesting(const EdnValue& v, int enclosing,
-                              std::string_view what) {
+[[nodiscard]] absl::Status CheckWireNesting(const EdnValue& v, int enclosing,
+                                            std::string_view what) {
   if (!v.is_collection() && !v.is_tagged()) return absl::OkStatus();
   const int room = kMaxWireNesting - enclosing;
   if (Measure(v, room).messages <= room) return absl::OkStatus();

@@ -9,7 +9,7 @@
 #include "internal/cursors.h"
 #include "internal/layered_cursor.h"
 #include "internal/record_cache.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {

@@ -12,8 +12,8 @@
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 namespace {
@@ -25,8 +25,9 @@ namespace fs = std::filesystem;
 // log. (A flush is per column family and cheap when they are small.)
 constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
 
-absl::Status FromRocks(const rocksdb::Status& s, std::string_view what,
-                       std::string_view dir = "") {
+[[nodiscard]] absl::Status FromRocks(const rocksdb::Status& s,
+                                     std::string_view what,
+                                     std::string_view dir = "") {
   if (s.ok()) return absl::OkStatus();
   // A full disk where the copy goes: ResourceExhausted, naming it.
   if (!dir.empty() && internal::IsDiskFull(s)) {
@@ -43,7 +44,7 @@ absl::Status FromRocks(const rocksdb::Status& s, std::string_view what,
 // bulk import had ingested a chunk but not yet recorded its basis; Open
 // repairs the counters the same way). Opens `dir` read-only: the WAL is
 // replayed in memory and nothing in `dir` changes.
-absl::StatusOr<EntityId> ReadBasis(const std::string& dir) {
+[[nodiscard]] absl::StatusOr<EntityId> ReadBasis(const std::string& dir) {
   rocksdb::DBOptions db_options;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   std::vector<std::string> names;

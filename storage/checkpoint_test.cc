@@ -7,10 +7,10 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "mentat/storage/store.h"
 #include "mentat/storage/tx_log.h"
 #include "test_support.h"
@@ -64,7 +64,7 @@ TEST_CASE("checkpoint: writes continue; the copy holds exactly its basis") {
   std::atomic<bool> stop{false};
   std::atomic<int64_t> next{0};
   std::atomic<int> failures{0};
-  std::mutex mu;
+  absl::Mutex mu;
   std::map<EntityId, int64_t> committed;  // tx -> n, guarded by mu
   std::vector<std::thread> writers;
   for (int w = 0; w < 4; ++w) {
@@ -77,7 +77,7 @@ TEST_CASE("checkpoint: writes continue; the copy holds exactly its basis") {
           ++failures;
           continue;
         }
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         committed[r->tx] = n;
       }
     });

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/synchronization/mutex.h"
+
 namespace mentat::storage::internal {
 
 ColumnCache::ColumnCache(const ColumnCacheOptions& options)
@@ -10,7 +12,7 @@ ColumnCache::ColumnCache(const ColumnCacheOptions& options)
 std::shared_ptr<const AttributeColumn> ColumnCache::Find(IndexOrder order,
                                                          EntityId attribute,
                                                          EntityId t) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = slots_.find(SlotKey(order, attribute));
   if (it == slots_.end() || it->second.verifying) return nullptr;
   Slot& slot = it->second;
@@ -30,7 +32,7 @@ std::shared_ptr<const AttributeColumn> ColumnCache::Find(IndexOrder order,
 
 void ColumnCache::CountScanned(IndexOrder order, EntityId attribute,
                                uint64_t rows) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(order, attribute)];
   slot.scanned += rows;
   if (slot.scanned >= options_.build_after_rows) {
@@ -39,7 +41,7 @@ void ColumnCache::CountScanned(IndexOrder order, EntityId attribute,
 }
 
 void ColumnCache::RequestBuild(IndexOrder order, EntityId attribute) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   QueueLocked(slots_[SlotKey(order, attribute)], JobKind::kBuild, order,
               attribute);
 }
@@ -52,7 +54,7 @@ void ColumnCache::QueueLocked(Slot& slot, JobKind kind, IndexOrder order,
   }
   slot.queued = true;
   jobs_.push_back(Job{kind, order, attribute, slot.generation});
-  jobs_cv_.notify_one();
+  jobs_cv_.Signal();
 }
 
 bool ColumnCache::FoldDueLocked(const AttributeColumn& column) const {
@@ -71,7 +73,7 @@ void ColumnCache::Commit(EntityId tx, const std::vector<const Datom*>& datoms) {
   };
   absl::flat_hash_map<uint64_t, Changes> changes;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [key, slot] : slots_) {
       if (!slot.versions.empty() || slot.logging) {
         changes.emplace(key, Changes{ChangeListBuilder((key & 1) == 0)});
@@ -92,7 +94,7 @@ void ColumnCache::Commit(EntityId tx, const std::vector<const Datom*>& datoms) {
       }
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (auto& [slot_key, slot_changes] : changes) {
     ChangeListBuilder& builder = slot_changes.builder;
     if (builder.empty()) continue;
@@ -156,7 +158,7 @@ void ColumnCache::EndJobLocked(Slot& slot) {
   slot.logging = false;
   slot.log.clear();
   --running_;
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void ColumnCache::EvictLocked() {
@@ -174,14 +176,14 @@ void ColumnCache::EvictLocked() {
 }
 
 void ColumnCache::TouchAll(EntityId tx) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   floor_ = std::max(floor_, tx);
   for (auto& [key, slot] : slots_) DropLocked(slot);
 }
 
 bool ColumnCache::NextJob(Job* job) {
-  std::unique_lock<std::mutex> lock(mu_);
-  jobs_cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+  absl::MutexLock lock(&mu_);
+  while (!stopping_ && jobs_.empty()) jobs_cv_.Wait(&mu_);
   if (stopping_) return false;
   *job = jobs_.front();
   jobs_.pop_front();
@@ -190,7 +192,7 @@ bool ColumnCache::NextJob(Job* job) {
 }
 
 bool ColumnCache::BeginBuild(Job* job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job->order, job->attribute)];
   if (stopping_ || !slot.versions.empty() || slot.too_big) {
     EndJobLocked(slot);
@@ -213,7 +215,7 @@ ColumnDelta ColumnCache::ReplayLog(const Slot& slot, EntityId after,
 
 bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
                               EntityId base_at, bool too_big) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job.order, job.attribute)];
   // A bulk import since the build began, or one the snapshot is older
   // than: what it read may be gone.
@@ -254,7 +256,7 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
 }
 
 std::shared_ptr<const AttributeColumn> ColumnCache::BeginFold(Job* job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job->order, job->attribute)];
   if (stopping_ || slot.versions.empty() ||
       slot.generation != job->generation) {
@@ -267,7 +269,7 @@ std::shared_ptr<const AttributeColumn> ColumnCache::BeginFold(Job* job) {
 }
 
 void ColumnCache::FinishFold(const Job& job, std::shared_ptr<KeyRun> base) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job.order, job.attribute)];
   if (base == nullptr || stopping_ || slot.versions.empty() ||
       slot.generation != job.generation) {
@@ -298,24 +300,24 @@ void ColumnCache::FinishFold(const Job& job, std::shared_ptr<KeyRun> base) {
 }
 
 void ColumnCache::Stop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   stopping_ = true;
   for (const Job& job : jobs_) {
     slots_[SlotKey(job.order, job.attribute)].queued = false;
   }
   jobs_.clear();
-  jobs_cv_.notify_all();
-  idle_cv_.notify_all();
+  jobs_cv_.SignalAll();
+  idle_cv_.SignalAll();
 }
 
 void ColumnCache::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return jobs_.empty() && running_ == 0; });
+  absl::MutexLock lock(&mu_);
+  while (!jobs_.empty() || running_ != 0) idle_cv_.Wait(&mu_);
 }
 
 void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,
                           EntityId image_as_of, uint32_t checksum) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(column->order, column->attribute)];
   slot.image_as_of = image_as_of;
   if (!slot.versions.empty() || slot.queued ||
@@ -334,7 +336,7 @@ void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,
 
 std::shared_ptr<const KeyRun> ColumnCache::BeginVerify(const Job& job,
                                                        uint32_t* checksum) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job.order, job.attribute)];
   if (stopping_ || !slot.verifying || slot.generation != job.generation) {
     EndJobLocked(slot);
@@ -347,7 +349,7 @@ std::shared_ptr<const KeyRun> ColumnCache::BeginVerify(const Job& job,
 }
 
 void ColumnCache::FinishVerify(const Job& job, bool intact) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job.order, job.attribute)];
   if (!slot.verifying || slot.generation != job.generation) {
     EndJobLocked(slot);
@@ -368,13 +370,13 @@ void ColumnCache::FinishVerify(const Job& job, bool intact) {
 
 void ColumnCache::SetImage(IndexOrder order, EntityId attribute,
                            EntityId as_of) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   slots_[SlotKey(order, attribute)].image_as_of = as_of;
 }
 
 std::vector<std::shared_ptr<const AttributeColumn>> ColumnCache::StaleImages()
     const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<const AttributeColumn>> out;
   for (const auto& [key, slot] : slots_) {
     // An unchecked column is not written again: a flipped byte in its
@@ -388,7 +390,7 @@ std::vector<std::shared_ptr<const AttributeColumn>> ColumnCache::StaleImages()
 }
 
 CacheCounters ColumnCache::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   CacheCounters c;
   c.hits = hits_.load(std::memory_order_relaxed);
   c.misses = builds_;

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 #include "test_support.h"
 
 namespace mentat::storage {
@@ -331,10 +331,10 @@ TEST_CASE("readers racing a writer see a consistent attribute") {
     entities.push_back(created->tempids.at(StrCat("e", i)));
   }
   const EntityId one = store->Latest()->schema().FindAttribute("c/one")->id;
-  std::mutex mu;
+  absl::Mutex mu;
   std::map<EntityId, std::map<EntityId, int64_t>> state_at;  // tx -> e -> v
   auto record = [&](EntityId tx) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     for (int i = 0; i < kEntities; ++i) {
       state_at[tx][entities[i]] = amounts[i];
     }
@@ -366,7 +366,7 @@ TEST_CASE("readers racing a writer see a consistent attribute") {
       // The writer records a commit after it is published: wait for it.
       std::map<EntityId, int64_t> expected;
       for (bool found = false; !found;) {
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         auto it = state_at.find(db->basis_tx());
         if (it != state_at.end()) {
           expected = it->second;

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "rocksdb/file_checksum.h"
 
 namespace mentat::storage::internal {
@@ -82,13 +82,14 @@ Layout LayoutOf(uint64_t count, uint64_t key_bytes, bool with_entities) {
   return l;
 }
 
-absl::Status Errno(std::string_view what, const std::string& path) {
+[[nodiscard]] absl::Status Errno(std::string_view what,
+                                 const std::string& path) {
   return absl::UnavailableError(
       StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
-absl::Status WriteAll(int fd, const void* data, size_t size,
-                      const std::string& path) {
+[[nodiscard]] absl::Status WriteAll(int fd, const void* data, size_t size,
+                                    const std::string& path) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = ::write(fd, p, size);

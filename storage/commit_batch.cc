@@ -1,7 +1,7 @@
 #include "internal/commit_batch.h"
 
 #include "internal/coding.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 

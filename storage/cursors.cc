@@ -3,7 +3,7 @@
 #include <string>
 
 #include "internal/coding.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {
@@ -49,7 +49,7 @@ class FamilyStream {
   std::string_view key() const { return key_; }
   EntityId asserted() const { return asserted_; }
   EntityId retracted() const { return retracted_; }
-  absl::Status status() const { return status_; }
+  [[nodiscard]] absl::Status status() const { return status_; }
 
  private:
   void Load() {
@@ -104,7 +104,7 @@ class CursorBase : public DatomCursor {
   explicit CursorBase(IndexOrder order) : order_(order) {}
   const Datom& datom() const override { return datom_; }
   std::string_view key() const override { return key_; }
-  absl::Status status() const override { return status_; }
+  [[nodiscard]] absl::Status status() const override { return status_; }
   void SetKeysOnly(bool keys_only) override { keys_only_ = keys_only; }
 
  protected:

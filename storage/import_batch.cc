@@ -7,7 +7,7 @@
 #include "internal/coding.h"
 #include "internal/rocks_status.h"
 #include "internal/sst_run.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {

@@ -85,7 +85,7 @@ std::vector<TxRequest> Transactions() {
 class VectorSource : public ImportSource {
  public:
   explicit VectorSource(std::vector<TxRequest> txs) : txs_(std::move(txs)) {}
-  absl::StatusOr<bool> Next(TxRequest* request) override {
+  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
     if (next_ == txs_.size()) return false;
     *request = txs_[next_++];
     return true;
@@ -210,7 +210,7 @@ TEST_CASE("an import of fresh entities puts entity and log files below L0") {
   class CheckingSource : public VectorSource {
    public:
     using VectorSource::VectorSource;
-    absl::StatusOr<bool> Next(TxRequest* request) override {
+    [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
       absl::StatusOr<bool> more = VectorSource::Next(request);
       if (more.ok() && !*more) last();
       return more;

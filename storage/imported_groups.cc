@@ -5,7 +5,7 @@
 
 #include "internal/coding.h"
 #include "internal/import_index.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {

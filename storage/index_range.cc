@@ -1,6 +1,6 @@
 #include "mentat/storage/index_range.h"
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage {
 

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+
 namespace mentat::storage::internal {
 
 InfoLog::InfoLog(rocksdb::Env* env, std::string path,
@@ -16,7 +18,7 @@ InfoLog::InfoLog(rocksdb::Env* env, std::string path,
 InfoLog::~InfoLog() { CloseImpl().PermitUncheckedError(); }
 
 rocksdb::Status InfoLog::CloseImpl() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (file_ == nullptr) return rocksdb::Status::OK();
   rocksdb::Status s = file_->Close();
   file_.reset();
@@ -52,7 +54,7 @@ void InfoLog::Logv(const char* format, va_list ap) {
   }
   if (line.empty() || line.back() != '\n') line.push_back('\n');
 
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (file_ == nullptr) {
     // Appends (creating the file if needed); on failure the line is lost.
     if (!env_->ReopenWritableFile(path_, &file_, rocksdb::EnvOptions()).ok()) {

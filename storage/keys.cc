@@ -7,7 +7,7 @@
 namespace mentat::storage {
 namespace {
 
-absl::Status BadKey(IndexOrder order, absl::string_view why) {
+[[nodiscard]] absl::Status BadKey(IndexOrder order, absl::string_view why) {
   std::string_view name = IndexOrderName(order);
   return absl::DataLossError(
       absl::StrCat("malformed ", absl::string_view(name.data(), name.size()),

@@ -1,7 +1,7 @@
 #include "internal/log_codec.h"
 
 #include "internal/coding.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "absl/synchronization/mutex.h"
+
 namespace mentat::storage::internal {
 
 boost::intrusive_ptr<IndexRecord> IndexRecord::Make(
@@ -50,7 +52,7 @@ RecordCache::Shard& RecordCache::ShardOf(uint64_t hash) {
 RecordRef RecordCache::Find(std::string_view prefix) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  absl::MutexLock lock(&shard.mu);
   auto it = shard.map.find(hash);
   if (it == shard.map.end() || it->second.record->prefix() != prefix) {
     misses_.fetch_add(1, std::memory_order_relaxed);
@@ -64,7 +66,7 @@ RecordRef RecordCache::Find(std::string_view prefix) {
 void RecordCache::Prefetch(std::string_view prefix, int step) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  absl::MutexLock lock(&shard.mu);
   if (step == 0) {
     shard.map.prefetch(hash);
     return;
@@ -111,7 +113,7 @@ void RecordCache::Insert(EntityId read_at, RecordRef record) {
   if (charge > shard_capacity_ || charge > UINT32_MAX) return;
   const uint64_t hash = HashOf(record->prefix());
   Shard& shard = ShardOf(hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  absl::MutexLock lock(&shard.mu);
   // A commit after read_at may have changed the prefix: what was read is
   // stale for readers of later bases.
   if (read_at < shard.floor) return;
@@ -129,7 +131,7 @@ void RecordCache::Insert(EntityId read_at, RecordRef record) {
 void RecordCache::Invalidate(std::string_view prefix, EntityId tx) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  absl::MutexLock lock(&shard.mu);
   // Whatever prefix holds the slot goes: at worst another one with the
   // same hash is read again.
   EraseLocked(shard, hash);
@@ -138,7 +140,7 @@ void RecordCache::Invalidate(std::string_view prefix, EntityId tx) {
 
 void RecordCache::InvalidateAll(EntityId tx) {
   for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    absl::MutexLock lock(&shard.mu);
     shard.map.clear();
     shard.ring.clear();
     shard.hand = 0;
@@ -152,7 +154,7 @@ CacheCounters RecordCache::counters() const {
   c.hits = hits_.load(std::memory_order_relaxed);
   c.misses = misses_.load(std::memory_order_relaxed);
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    absl::MutexLock lock(&shard.mu);
     c.bytes += shard.bytes;
     c.entries += shard.map.size();
   }

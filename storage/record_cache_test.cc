@@ -8,13 +8,13 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 #include "test_support.h"
 
 namespace mentat::storage {
@@ -274,7 +274,7 @@ TEST_CASE("readers racing a writer always see the value of their basis") {
   auto store = *Store::Open(dir.path(), StoreOptions());
   REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
   const EntityId e = NewEntity(*store, 0);
-  std::mutex mu;
+  absl::Mutex mu;
   std::map<EntityId, int64_t> value_at;  // tx -> the value it wrote
   value_at[store->Latest()->basis_tx()] = 0;
   std::atomic<bool> stop{false};
@@ -286,7 +286,7 @@ TEST_CASE("readers racing a writer always see the value of their basis") {
       // The writer records a tx after the commit is published: wait for it.
       int64_t expected = -1;
       for (;;) {
-        std::lock_guard<std::mutex> lock(mu);
+        absl::MutexLock lock(&mu);
         auto it = value_at.upper_bound(db->basis_tx());
         if (it != value_at.end() ||
             value_at.rbegin()->first == db->basis_tx()) {
@@ -303,7 +303,7 @@ TEST_CASE("readers racing a writer always see the value of their basis") {
   for (int64_t v = 1; v <= 300; ++v) {
     auto r = store->Transact(Tx({Add(E(e), "m/one", Value::Long(v))})).get();
     REQUIRE(r.ok());
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     value_at[r->tx] = v;
   }
   stop = true;

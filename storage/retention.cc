@@ -8,8 +8,8 @@
 #include "internal/meta_keys.h"
 #include "internal/store_core.h"
 #include "internal/transactor.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 namespace internal {

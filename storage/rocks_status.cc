@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 
@@ -18,8 +18,9 @@ bool IsDiskFull(const rocksdb::Status& s) {
          s.ToString().find(std::strerror(ENOSPC)) != std::string::npos;
 }
 
-absl::Status WriteFailure(const rocksdb::Status& s, std::string_view what,
-                          std::string_view dir) {
+[[nodiscard]] absl::Status WriteFailure(const rocksdb::Status& s,
+                                        std::string_view what,
+                                        std::string_view dir) {
   if (s.ok()) return absl::OkStatus();
   if (IsDiskFull(s)) {
     return absl::ResourceExhaustedError(
@@ -32,8 +33,9 @@ absl::Status WriteFailure(const rocksdb::Status& s, std::string_view what,
   return absl::UnavailableError(StrCat(what, " failed: ", s.ToString()));
 }
 
-absl::Status ImportFailure(const rocksdb::Status& s, std::string_view what,
-                           std::string_view dir) {
+[[nodiscard]] absl::Status ImportFailure(const rocksdb::Status& s,
+                                         std::string_view what,
+                                         std::string_view dir) {
   if (s.ok()) return absl::OkStatus();
   if (IsDiskFull(s)) return WriteFailure(s, what, dir);
   return absl::UnavailableError(StrCat(what, ": ", s.ToString()));

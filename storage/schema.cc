@@ -2,8 +2,8 @@
 
 #include <map>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage {
 namespace {

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 
+#include "absl/synchronization/mutex.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/store_core.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {
@@ -41,7 +42,7 @@ class SinceCursor : public DatomCursor {
   std::string_view key() const override { return key_; }
   void SetKeysOnly(bool keys_only) override { keys_only_ = keys_only; }
   void SetSkipValue(bool skip_value) override { skip_value_ = skip_value; }
-  absl::Status status() const override { return status_; }
+  [[nodiscard]] absl::Status status() const override { return status_; }
 
  private:
   void Position(std::string_view target) {
@@ -84,8 +85,8 @@ class SinceCursor : public DatomCursor {
 
 // `changes` (EAVT, in order) re-encoded in `order` and sorted; VAET
 // keeps the datoms of ref attributes only.
-absl::Status Reorder(const KeyRun& changes, IndexOrder order,
-                     const Schema& schema, KeyRun* out) {
+[[nodiscard]] absl::Status Reorder(const KeyRun& changes, IndexOrder order,
+                                   const Schema& schema, KeyRun* out) {
   // No entity array: an order of the index spans attributes, and
   // RunLowerBound's search by entity holds within one attribute only.
   ChangeListBuilder builder(/*with_entity=*/false);
@@ -218,7 +219,7 @@ std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
 }
 
 std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i]->t() != t || slots_[i]->basis() > basis) continue;
     std::shared_ptr<const SinceIndex> found = slots_[i];
@@ -231,7 +232,7 @@ std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {
 }
 
 void SinceCache::Insert(std::shared_ptr<const SinceIndex> index) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i]->t() != index->t()) continue;
     if (slots_[i]->basis() >= index->basis()) return;

@@ -11,8 +11,8 @@
 
 #include "internal/cursors.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 #include "test_support.h"
 
 namespace mentat::storage {

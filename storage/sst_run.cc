@@ -4,8 +4,8 @@
 
 #include "internal/coding.h"
 #include "internal/rocks_status.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::storage::internal {
 

@@ -1,7 +1,7 @@
 #include "internal/coding.h"
 #include "internal/meta_keys.h"
 #include "internal/tx_state.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 

@@ -11,8 +11,8 @@
 #include "internal/store_core.h"
 #include "internal/transactor.h"
 #include "internal/tx_state.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/tx_log.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/filter_policy.h"
@@ -70,8 +70,9 @@ StoreCore::~StoreCore() {
 
 namespace {
 
-absl::Status FromRocks(const rocksdb::Status& s, std::string_view what,
-                       std::string_view dir = "") {
+[[nodiscard]] absl::Status FromRocks(const rocksdb::Status& s,
+                                     std::string_view what,
+                                     std::string_view dir = "") {
   if (s.ok()) return absl::OkStatus();
   if (!dir.empty() && internal::IsDiskFull(s)) {
     return internal::WriteFailure(s, what, dir);
@@ -128,7 +129,8 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
 }
 
 // Writes the bootstrap schema as the first transaction of a new store.
-absl::Status Bootstrap(internal::StoreCore* core, const StoreOptions& options) {
+[[nodiscard]] absl::Status Bootstrap(internal::StoreCore* core,
+                                     const StoreOptions& options) {
   const EntityId tx = kFirstTxId;
   std::vector<Datom> datoms = Schema::BootstrapDatoms(tx);
   datoms.push_back(Datom{tx, ids::kDbTxInstant, Value::Instant(0), tx, true});
@@ -187,8 +189,8 @@ absl::Status Bootstrap(internal::StoreCore* core, const StoreOptions& options) {
                    core->path);
 }
 
-absl::StatusOr<uint64_t> ReadMetaU64(internal::StoreCore* core,
-                                     const std::string& key) {
+[[nodiscard]] absl::StatusOr<uint64_t> ReadMetaU64(internal::StoreCore* core,
+                                                   const std::string& key) {
   std::string value;
   rocksdb::Status s =
       core->db->Get(rocksdb::ReadOptions(), core->cf(Cf::kMeta), key, &value);
@@ -199,7 +201,7 @@ absl::StatusOr<uint64_t> ReadMetaU64(internal::StoreCore* core,
   return DecodeFixed64BE(value);
 }
 
-absl::StatusOr<std::shared_ptr<const Schema>> LoadSchema(
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const Schema>> LoadSchema(
     internal::StoreCore* core) {
   const rocksdb::ReadOptions ro = internal::TotalOrderReadOptions();
   std::unique_ptr<rocksdb::Iterator> avet(
@@ -235,8 +237,8 @@ absl::StatusOr<std::shared_ptr<const Schema>> LoadSchema(
 // between the two leaves data past the counters. A few seeks find the
 // highest tx in the log and the highest id of each partition in EAVT, so
 // the counters never hand out an id that is in use.
-absl::Status RepairCounters(internal::StoreCore* core,
-                            internal::TxState* state) {
+[[nodiscard]] absl::Status RepairCounters(internal::StoreCore* core,
+                                          internal::TxState* state) {
   const rocksdb::ReadOptions ro = internal::TotalOrderReadOptions();
   std::unique_ptr<rocksdb::Iterator> log(
       core->db->NewIterator(ro, core->cf(Cf::kLog)));

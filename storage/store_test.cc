@@ -34,7 +34,7 @@ TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
   return *r;
 }
 
-absl::Status TransactStatus(Store& store, std::vector<TxOp> ops) {
+[[nodiscard]] absl::Status TransactStatus(Store& store, std::vector<TxOp> ops) {
   return store.Transact(Tx(std::move(ops))).get().status();
 }
 

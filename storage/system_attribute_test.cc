@@ -23,7 +23,7 @@ std::vector<TxOp> AsSystem(std::vector<TxOp> ops) {
   return ops;
 }
 
-absl::Status Run(Store& store, std::vector<TxOp> ops) {
+[[nodiscard]] absl::Status Run(Store& store, std::vector<TxOp> ops) {
   return store.Transact(Tx(std::move(ops))).get().status();
 }
 

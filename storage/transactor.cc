@@ -1,14 +1,18 @@
 #include "internal/transactor.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <future>
+#include <thread>
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "internal/coding.h"
 #include "internal/commit_batch.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage {
 
@@ -46,7 +50,7 @@ void Transactor::SubmitReplicated(internal::ReplicatedEntry entry,
 void Transactor::Enqueue(Pending p) {
   absl::Status refused;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) {
       refused = absl::UnavailableError("the store is closing");
     } else if (queue_.size() >= core_->options.queue_capacity) {
@@ -62,11 +66,12 @@ void Transactor::Enqueue(Pending p) {
     p.done(refused);
     return;
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void Transactor::InvalidateCached(
     const std::vector<absl::StatusOr<TxReport>>& results) {
+  AssertOnTransactorThread("InvalidateCached");
   internal::RecordCache* entities = core_->entity_cache.get();
   internal::RecordCache* values = core_->value_cache.get();
   // Before the write and the publish: no reader of the new basis can find
@@ -94,6 +99,7 @@ void Transactor::InvalidateCached(
 
 void Transactor::UpdateColumns(
     const std::vector<absl::StatusOr<TxReport>>& results) {
+  AssertOnTransactorThread("UpdateColumns");
   internal::ColumnCache* columns = core_->column_cache.get();
   if (columns == nullptr) return;
   std::vector<const Datom*> datoms;
@@ -105,6 +111,7 @@ void Transactor::UpdateColumns(
 }
 
 void Transactor::Publish(std::shared_ptr<Statistics> stats) {
+  AssertOnTransactorThread("Publish");
   // A bulk import ingests files under every entity it touches: drop
   // everything cached before the state that holds them is published.
   if (importing_) {
@@ -130,12 +137,13 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
   auto future = done.get_future();
   absl::Status refused;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) {
       refused = absl::UnavailableError("the store is closing");
     } else {
       Pending job;
       job.exclusive = [&] {
+        AssertOnTransactorThread("Import's job");
         importing_ = true;
         absl::StatusOr<ImportReport> report = ImportOnThread(source, options);
         importing_ = false;
@@ -157,7 +165,7 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
     }
   }
   if (!refused.ok()) return refused;
-  cv_.notify_one();
+  cv_.Signal();
   return future.get();
 }
 
@@ -169,34 +177,50 @@ Store::TransactorCounters Transactor::counters() const {
   c.datoms = datoms_.load(std::memory_order_relaxed);
   c.largest_group = largest_group_.load(std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     c.queue_depth = queue_.size();
   }
   return c;
 }
 
 void Transactor::Stop() {
+  absl::MutexLock stop(&stop_mu_);
+  if (!thread_.joinable()) return;  // stopped before
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  cv_.Signal();
+  thread_.join();
+}
+
+void Transactor::AssertOnTransactorThread(const char* what) const {
+#ifndef NDEBUG
+  if (std::this_thread::get_id() != thread_id_.load()) {
+    std::fprintf(stderr,
+                 "mentat: Transactor::%s runs on a thread that is not the "
+                 "transactor's (its state has no lock)\n",
+                 what);
+    std::abort();
+  }
+#else
+  (void)what;  // Release: no check
+#endif
 }
 
 void Transactor::Run() {
+  thread_id_.store(std::this_thread::get_id());
   const StoreOptions& options = core_->options;
   for (;;) {
     std::deque<Pending> group;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      absl::ReleasableMutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping, and everything answered
       if (queue_.front().exclusive) {
         Pending job = std::move(queue_.front());
         queue_.pop_front();
-        lock.unlock();
+        lock.Release();
         job.exclusive();
         continue;
       }
@@ -219,6 +243,7 @@ void Transactor::Run() {
 }
 
 absl::Status Transactor::ResumeWrites() {
+  AssertOnTransactorThread("ResumeWrites");
   // RocksDB stops writes after a failed WAL write or sync, and resumes
   // from some errors by itself (a full disk once space is back: its
   // SstFileManager polls) and not from others; then nothing commits until
@@ -251,6 +276,7 @@ absl::Status Transactor::ResumeWrites() {
 }
 
 void Transactor::CommitGroup(std::deque<Pending>* group) {
+  AssertOnTransactorThread("CommitGroup");
   if (!write_error_.ok()) {
     const absl::Status refused = ResumeWrites();
     if (!refused.ok()) {

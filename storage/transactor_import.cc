@@ -10,7 +10,7 @@
 #include "internal/rocks_status.h"
 #include "internal/transactor.h"
 #include "internal/tx_applier.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::storage {
 
@@ -57,6 +57,7 @@ class CompactionPause {
 
 absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
+  AssertOnTransactorThread("ImportOnThread");
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
   internal::ImportBatch batch(core_.get(), options.filter_bytes,

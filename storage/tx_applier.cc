@@ -8,8 +8,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {

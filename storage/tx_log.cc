@@ -6,8 +6,8 @@
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "rocksdb/db.h"
 
 namespace mentat::storage {
@@ -16,15 +16,15 @@ using internal::Cf;
 
 namespace {
 
-absl::Status IteratorError(const rocksdb::Iterator& it) {
+[[nodiscard]] absl::Status IteratorError(const rocksdb::Iterator& it) {
   return absl::UnavailableError(
       StrCat("reading the log: ", it.status().ToString()));
 }
 
 }  // namespace
 
-absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
-                       const TxLogVisitor& visit) {
+[[nodiscard]] absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
+                                     const TxLogVisitor& visit) {
   const EntityId last = db.basis_tx();
   // Log keys are tx ids; the basis bounds what this Db may see even if the
   // snapshot holds later commits of a group.
@@ -102,7 +102,7 @@ absl::StatusOr<std::vector<Datom>> DecodeTxLogEntry(EntityId tx,
   return out;
 }
 
-absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
+[[nodiscard]] absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
   std::vector<Datom> out;
   bool found = false;
   absl::Status s = ReadTxLog(db, tx, tx + 1,
@@ -118,7 +118,7 @@ absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
   return out;
 }
 
-absl::StatusOr<EntityId> PreviousTx(const Db& db, EntityId tx) {
+[[nodiscard]] absl::StatusOr<EntityId> PreviousTx(const Db& db, EntityId tx) {
   if (tx <= 0) return EntityId{0};
   rocksdb::ReadOptions ro;
   ro.snapshot = db.snapshot();

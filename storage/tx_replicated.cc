@@ -8,7 +8,7 @@
 
 #include "internal/tx_applier.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/tx_log.h"
 
 namespace mentat::storage::internal {

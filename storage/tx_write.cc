@@ -5,8 +5,8 @@
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/tx_applier.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage::internal {

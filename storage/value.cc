@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "mentat/base/excerpt.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::storage {

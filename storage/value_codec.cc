@@ -64,7 +64,7 @@ uint64_t DoubleKeyBits(double d) {
   return (bits & kSignBit) ? ~bits : (bits | kSignBit);
 }
 
-absl::Status Corrupt(absl::string_view what) {
+[[nodiscard]] absl::Status Corrupt(absl::string_view what) {
   return absl::DataLossError(absl::StrCat("malformed encoded value: ", what));
 }
 
@@ -135,7 +135,8 @@ void EncodeDecimal(const DecimalParts& p, std::string* out) {
   }
 }
 
-absl::Status DecodeDecimal(std::string_view* in, DecimalParts* p) {
+[[nodiscard]] absl::Status DecodeDecimal(std::string_view* in,
+                                         DecimalParts* p) {
   if (in->empty()) return Corrupt("truncated big number");
   uint8_t cls = static_cast<uint8_t>((*in)[0]);
   in->remove_prefix(1);
@@ -200,7 +201,7 @@ std::string DecimalText(const DecimalParts& p) {
 }
 
 // Decodes an escaped text body into `text`, or (null) only checks it.
-absl::Status DecodeText(std::string_view* in, std::string* text) {
+[[nodiscard]] absl::Status DecodeText(std::string_view* in, std::string* text) {
   if (text != nullptr) text->clear();
   size_t i = 0;
   while (true) {
@@ -225,8 +226,9 @@ absl::Status DecodeText(std::string_view* in, std::string* text) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-absl::Status BadNumber(absl::string_view kind, std::string_view text,
-                       absl::string_view why) {
+[[nodiscard]] absl::Status BadNumber(absl::string_view kind,
+                                     std::string_view text,
+                                     absl::string_view why) {
   const std::string_view shown = ExcerptPrefix(text);
   const std::string marker = ExcerptMarker(text);
   return absl::InvalidArgumentError(absl::StrCat(
@@ -237,9 +239,10 @@ absl::Status BadNumber(absl::string_view kind, std::string_view text,
 
 // Parses [+-]digits[.digits][(e|E)[+-]digits][suffix] into parts. Without
 // `allow_fraction` only [+-]digits[suffix] is accepted.
-absl::Status ParseDecimal(std::string_view text, bool allow_fraction,
-                          char suffix, absl::string_view kind,
-                          DecimalParts* out) {
+[[nodiscard]] absl::Status ParseDecimal(std::string_view text,
+                                        bool allow_fraction, char suffix,
+                                        absl::string_view kind,
+                                        DecimalParts* out) {
   std::string_view s = text;
   if (!s.empty() && s.back() == suffix) s.remove_suffix(1);
   DecimalParts p;

@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "truth.h"
 
 namespace mentat::bench {
@@ -39,7 +39,8 @@ struct FileStats {
   int64_t datoms = 0;
 };
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
+[[nodiscard]] absl::Status WriteFile(const std::string& path,
+                                     const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
@@ -148,9 +149,10 @@ std::string IssuesText(const WorkloadScale& scale, int64_t begin, int64_t end,
 // History: state changes in issue order, in transactions of 500 with a
 // boundary where the final quarter starts. `before_since` gets the number
 // of transactions before that boundary.
-absl::Status WriteHistory(const WorkloadScale& scale, const std::string& path,
-                          FileStats* stats, int64_t* changes,
-                          int64_t* before_since) {
+[[nodiscard]] absl::Status WriteHistory(const WorkloadScale& scale,
+                                        const std::string& path,
+                                        FileStats* stats, int64_t* changes,
+                                        int64_t* before_since) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   const int64_t total = CountHistoryChanges(scale);
   const int64_t before = HistoryChangesBeforeSince(total);

@@ -45,13 +45,15 @@ struct DatasetTruth {
 
 // Writes the dataset for `scale` into `dir` with `jobs` threads. The
 // output does not depend on `jobs`; issues are streamed shard by shard.
-absl::Status GenerateDataset(const WorkloadScale& scale, const std::string& dir,
-                             int jobs);
+[[nodiscard]] absl::Status GenerateDataset(const WorkloadScale& scale,
+                                           const std::string& dir, int jobs);
 
 // Read meta.json and truth.json. FailedPrecondition for a dataset an older
 // mentat-bench generated (another format): it must be generated again.
-absl::StatusOr<DatasetMeta> ReadDatasetMeta(const std::string& dir);
-absl::StatusOr<DatasetTruth> ReadDatasetTruth(const std::string& dir);
+[[nodiscard]] absl::StatusOr<DatasetMeta> ReadDatasetMeta(
+    const std::string& dir);
+[[nodiscard]] absl::StatusOr<DatasetTruth> ReadDatasetTruth(
+    const std::string& dir);
 
 // The probe users whose assigned issues truth.json lists.
 std::vector<int64_t> ProbeUsers(const WorkloadScale& scale);

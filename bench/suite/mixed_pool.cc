@@ -5,7 +5,7 @@
 #include <fstream>
 #include <set>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::bench {
 namespace {

@@ -36,18 +36,17 @@ class MixedPool {
   // DATA/mixed-<database>.state recorded, or as generated when there is
   // none. FailedPrecondition if an earlier mixed run did not finish (the
   // database may hold writes the file does not know): load again.
-  static absl::StatusOr<MixedPool> Open(const std::string& data,
-                                        const std::string& database,
-                                        const WorkloadScale& scale,
-                                        const std::vector<int64_t>& probes,
-                                        const std::vector<int64_t>& issue_ids);
+  [[nodiscard]] static absl::StatusOr<MixedPool> Open(
+      const std::string& data, const std::string& database,
+      const WorkloadScale& scale, const std::vector<int64_t>& probes,
+      const std::vector<int64_t>& issue_ids);
 
   // Removes DATA/mixed-<database>.state (a fresh load).
   static void Forget(const std::string& data, const std::string& database);
 
   // Writes the state file. `unfinished` marks writes in progress (or of
   // unknown outcome): a later Open refuses the file.
-  absl::Status Save(bool unfinished) const;
+  [[nodiscard]] absl::Status Save(bool unfinished) const;
 
   // True if issue `idx` is in the pool (pull skips it).
   bool Contains(int64_t idx) const {

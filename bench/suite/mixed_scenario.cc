@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <utility>
 
-#include "mentat/storage/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/mixed_writer.h"
 #include "suite/runner.h"
@@ -40,8 +40,8 @@ constexpr MixedQuery kMixedQueries[] = {{"q1", "point_lookup"},
 // since(t_since) answers kept for checking once the writer has stopped
 // (then its record holds every commit an answer can have seen).
 struct SinceAnswers {
-  std::mutex mu;
-  std::vector<std::pair<int64_t, int64_t>> basis_and_rows;
+  absl::Mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> basis_and_rows ABSL_GUARDED_BY(mu);
 };
 
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
@@ -118,7 +118,7 @@ absl::Status Runner::Mixed() {
       int64_t rows = 0, basis_tx = 0;
       std::string failure = SinceRows(&rows, &basis_tx);
       if (failure.empty()) {
-        std::lock_guard<std::mutex> lock(since.mu);
+        absl::MutexLock lock(&since.mu);
         since.basis_and_rows.emplace_back(basis_tx, rows);
       }
       return failure;
@@ -162,7 +162,10 @@ absl::Status Runner::Mixed() {
     double write_seconds = 0;
     for (const MixedQuery& q : queries) {
       const std::string name = StrCat(q.op, "@", rate);
-      since.basis_and_rows.clear();
+      {
+        absl::MutexLock lock(&since.mu);
+        since.basis_and_rows.clear();
+      }
       writer.Start(rate, writers);
       std::this_thread::sleep_for(std::chrono::duration<double>(ramp_s));
       std::vector<Sample> reps;
@@ -172,7 +175,12 @@ absl::Status Runner::Mixed() {
       }
       const WriterFigures w = writer.Stop();
       int64_t since_wrong = 0;
-      for (const auto& [basis_tx, rows] : since.basis_and_rows) {
+      std::vector<std::pair<int64_t, int64_t>> since_answers;
+      {
+        absl::MutexLock lock(&since.mu);
+        since_answers.swap(since.basis_and_rows);
+      }
+      for (const auto& [basis_tx, rows] : since_answers) {
         const int64_t want =
             truth_.changed_after_since + writer.ChangedAfterSinceAt(basis_tx);
         const bool right = rows == want;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::bench {
 namespace {

@@ -3,10 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "mentat/base/str_cat.h"
 #include "suite/dataset.h"
 #include "suite/mixed_pool.h"
 #include "suite/suite.h"
@@ -24,7 +24,8 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-absl::StatusOr<std::vector<std::string>> ReadLines(const std::string& path) {
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ReadLines(
+    const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(StrCat("cannot read ", path));
   std::vector<std::string> lines;
@@ -36,12 +37,12 @@ absl::StatusOr<std::vector<std::string>> ReadLines(const std::string& path) {
 }
 
 // Transacts `txs` with `inflight` threads; `on_done` sees each response.
-absl::Status TransactAll(
+[[nodiscard]] absl::Status TransactAll(
     client::Client& client, const std::string& database,
     const std::vector<std::string>& txs, int inflight,
     const std::function<void(size_t, const v1::TransactResponse&)>& on_done) {
   std::atomic<size_t> next{0};
-  std::mutex mu;
+  absl::Mutex mu;
   absl::Status error;
   auto work = [&] {
     for (;;) {
@@ -51,7 +52,7 @@ absl::Status TransactAll(
       req.set_database(database);
       req.set_tx_data(txs[i]);
       auto resp = client.Transact(req);
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       if (!resp.ok()) {
         if (error.ok()) {
           error = absl::Status(
@@ -91,7 +92,7 @@ absl::Status RunLoad(client::Client& client, const LoadOptions& options) {
   LoadRecord record;
   record.method = options.method;
   record.issue_ids.assign(static_cast<size_t>(meta->scale.issues), 0);
-  std::mutex mu;
+  absl::Mutex mu;
   int64_t max_tx = 0;
 
   const auto t0 = Clock::now();

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "suite/suite.h"
 
 namespace mentat::bench {
@@ -19,7 +19,8 @@ struct Row {
   double p50 = 0, p95 = 0, p99 = 0, max = 0, throughput = 0;
 };
 
-absl::StatusOr<std::vector<Row>> ReadTimings(const std::string& dir) {
+[[nodiscard]] absl::StatusOr<std::vector<Row>> ReadTimings(
+    const std::string& dir) {
   std::ifstream in(dir + "/timings.csv");
   if (!in)
     return absl::NotFoundError(StrCat("cannot read ", dir, "/timings.csv"));

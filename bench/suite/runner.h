@@ -11,13 +11,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "mentat/client/client.h"
 #include "suite/dataset.h"
 #include "suite/mixed_pool.h"
@@ -57,7 +57,7 @@ class Runner {
 
   // Runs the scenarios and writes timings.csv, checks.txt, env.txt (and
   // sustained.csv, mixed.csv). FailedPrecondition if any answer was wrong.
-  absl::Status Run();
+  [[nodiscard]] absl::Status Run();
 
  private:
   // Runs `op` on `clients` threads for `seconds` (and at least 30
@@ -79,10 +79,9 @@ class Runner {
   void Check(const std::string& what, const std::string& failure);
 
   // Runs a query; the rows, and the basis it read into *basis_tx if set.
-  absl::StatusOr<Rows> Query(const std::string& q,
-                             const std::vector<std::string>& inputs,
-                             const v1::Basis* basis = nullptr,
-                             int64_t* basis_tx = nullptr);
+  [[nodiscard]] absl::StatusOr<Rows> Query(
+      const std::string& q, const std::vector<std::string>& inputs,
+      const v1::Basis* basis = nullptr, int64_t* basis_tx = nullptr);
 
   static std::string Quote(const std::string& s) { return "\"" + s + "\""; }
   static int64_t IssueIndex(const std::string& title) {
@@ -106,15 +105,15 @@ class Runner {
   std::string ReadMix(std::mt19937_64& rng);
   std::string Write();
 
-  absl::Status SetUpWrites();
-  absl::Status CheckWrites();
-  absl::Status ColdVsWarm();  // sustained_scenario.cc
-  absl::Status Sustained();   // sustained_scenario.cc
-  absl::Status Mixed();       // mixed_scenario.cc
+  [[nodiscard]] absl::Status SetUpWrites();
+  [[nodiscard]] absl::Status CheckWrites();
+  [[nodiscard]] absl::Status ColdVsWarm();  // sustained_scenario.cc
+  [[nodiscard]] absl::Status Sustained();   // sustained_scenario.cc
+  [[nodiscard]] absl::Status Mixed();       // mixed_scenario.cc
   // The pool members' state and priority in the database equal the
   // recorded ones (check `what`).
-  absl::Status CheckPool(const std::string& what);
-  absl::Status WriteEnv();
+  [[nodiscard]] absl::Status CheckPool(const std::string& what);
+  [[nodiscard]] absl::Status WriteEnv();
   int64_t ServerRss();
 
   bool Wanted(const std::string& s) const;
@@ -129,9 +128,10 @@ class Runner {
   std::vector<Point> points_;
   std::vector<std::string> notes_;
 
-  std::mutex mu_;
-  std::map<std::string, int64_t> checks_ok_, checks_failed_;
-  std::vector<std::string> failures_;
+  absl::Mutex mu_;  // Check is called from the scenarios' threads
+  std::map<std::string, int64_t> checks_ok_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> checks_failed_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> failures_ ABSL_GUARDED_BY(mu_);
 
   // Writes: distinct (issue, bench label) pairs.
   std::vector<int64_t> bench_labels_;

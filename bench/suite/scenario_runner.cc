@@ -12,13 +12,13 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/dataset.h"
 #include "suite/runner.h"
@@ -61,7 +61,7 @@ bool Runner::Wanted(const std::string& s) const {
 }
 
 void Runner::Check(const std::string& what, const std::string& failure) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (failure.empty()) {
     checks_ok_[what]++;
   } else if (checks_failed_[what]++ < 5) {
@@ -559,17 +559,21 @@ absl::Status Runner::Run() {
   }
   std::ofstream checks(options_.out + "/checks.txt", std::ios::trunc);
   int64_t failed = 0;
-  std::set<std::string> names;
-  for (const auto& [k, v] : checks_ok_) names.insert(k);
-  for (const auto& [k, v] : checks_failed_) names.insert(k);
-  for (const std::string& k : names) {
-    const int64_t bad = checks_failed_.count(k) ? checks_failed_[k] : 0;
-    const int64_t good = checks_ok_.count(k) ? checks_ok_[k] : 0;
-    failed += bad;
-    checks << (bad == 0 ? "PASS " : "FAIL ") << k << ": " << good
-           << " answers right, " << bad << " wrong\n";
+  {
+    // Uncontended (the scenarios' threads have ended).
+    absl::MutexLock lock(&mu_);
+    std::set<std::string> names;
+    for (const auto& [k, v] : checks_ok_) names.insert(k);
+    for (const auto& [k, v] : checks_failed_) names.insert(k);
+    for (const std::string& k : names) {
+      const int64_t bad = checks_failed_.count(k) ? checks_failed_[k] : 0;
+      const int64_t good = checks_ok_.count(k) ? checks_ok_[k] : 0;
+      failed += bad;
+      checks << (bad == 0 ? "PASS " : "FAIL ") << k << ": " << good
+             << " answers right, " << bad << " wrong\n";
+    }
+    for (const std::string& f : failures_) checks << "  " << f << "\n";
   }
-  for (const std::string& f : failures_) checks << "  " << f << "\n";
   for (const std::string& n : notes_) checks << "note: " << n << "\n";
   absl::Status s = WriteEnv();
   if (!s.ok()) return s;

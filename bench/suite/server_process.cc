@@ -10,8 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/client/client.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::bench {
 

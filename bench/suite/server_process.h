@@ -20,7 +20,7 @@ class ServerProcess {
   ~ServerProcess();
 
   // Starts mentatd and waits until the socket accepts calls.
-  absl::Status Start();
+  [[nodiscard]] absl::Status Start();
   // SIGTERM and wait (graceful shutdown).
   void Stop();
 
@@ -42,7 +42,7 @@ class ServerProcess {
 // Parses "0,2-3" into CPU numbers.
 std::vector<int> ParseCpuList(const std::string& list);
 // Pins the calling process (every later thread) to `cpus`; no-op if empty.
-absl::Status PinProcess(const std::string& cpus);
+[[nodiscard]] absl::Status PinProcess(const std::string& cpus);
 
 }  // namespace mentat::bench
 

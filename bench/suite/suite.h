@@ -35,12 +35,12 @@ struct LoadOptions {
   int inflight = 8;
 };
 
-absl::Status RunLoad(client::Client& client, const LoadOptions& options);
+[[nodiscard]] absl::Status RunLoad(client::Client& client,
+                                   const LoadOptions& options);
 // FailedPrecondition for a record an older mentat-bench load wrote (its
 // t_since means something else): regenerate and load again.
-absl::StatusOr<LoadRecord> ReadLoadRecord(const std::string& data,
-                                          const std::string& database,
-                                          size_t issues);
+[[nodiscard]] absl::StatusOr<LoadRecord> ReadLoadRecord(
+    const std::string& data, const std::string& database, size_t issues);
 
 struct RunOptions {
   std::string data;
@@ -67,16 +67,17 @@ struct RunOptions {
 
 // Runs the scenarios; writes timings.csv, checks.txt, env.txt (and
 // sustained.csv) into options.out. A failed check is an error.
-absl::Status RunScenarios(client::Client& client, const RunOptions& options);
+[[nodiscard]] absl::Status RunScenarios(client::Client& client,
+                                        const RunOptions& options);
 
 // summary.md and plots of a run directory.
-absl::Status WriteReport(const std::string& dir);
+[[nodiscard]] absl::Status WriteReport(const std::string& dir);
 
 // Compares two run directories; the number of regressions beyond
 // `threshold_percent`, printed to stdout.
-absl::StatusOr<int> CompareRuns(const std::string& old_dir,
-                                const std::string& new_dir,
-                                double threshold_percent);
+[[nodiscard]] absl::StatusOr<int> CompareRuns(const std::string& old_dir,
+                                              const std::string& new_dir,
+                                              double threshold_percent);
 
 }  // namespace mentat::bench
 

@@ -7,10 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
-#include "mentat/storage/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/runner.h"
 #include "suite/server_process.h"
@@ -88,7 +88,7 @@ absl::Status Runner::Sustained() {
          "errors,server_rss_mb,block_cache_mb,memtable_mb,entity_cache_mb,"
          "value_cache_mb,column_cache_mb,table_readers_mb,other_mb\n";
   std::atomic<bool> stop{false};
-  std::mutex mu;
+  absl::Mutex mu;
   std::vector<double> reads, writes;
   int64_t errors = 0;
   auto reader = [&](int w) {
@@ -99,7 +99,7 @@ absl::Status Runner::Sustained() {
       const double ms =
           std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       Check("sustained", f);
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       reads.push_back(ms);
       if (!f.empty()) errors++;
     }
@@ -111,7 +111,7 @@ absl::Status Runner::Sustained() {
       const double ms =
           std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       Check("sustained write", f);
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       writes.push_back(ms);
       if (!f.empty()) errors++;
     }
@@ -129,7 +129,7 @@ absl::Status Runner::Sustained() {
     std::vector<double> r, w;
     int64_t e;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       r.swap(reads);
       w.swap(writes);
       e = errors;

@@ -100,7 +100,7 @@ class Exporter {
            client::Canceller* canceller, std::FILE* out)
       : client_(client), options_(options), canceller_(canceller), out_(out) {}
 
-  absl::StatusOr<ExportSummary> Run() {
+  [[nodiscard]] absl::StatusOr<ExportSummary> Run() {
     const v1::Basis::Kind kind = options_.basis.kind();
     if (kind != v1::Basis::LATEST && kind != v1::Basis::AS_OF) {
       return absl::InvalidArgumentError(
@@ -126,7 +126,7 @@ class Exporter {
     return call;
   }
 
-  absl::Status LoadSchema() {
+  [[nodiscard]] absl::Status LoadSchema() {
     v1::SchemaRequest request;
     request.set_database(options_.database);
     absl::StatusOr<v1::SchemaResponse> schema =
@@ -157,7 +157,7 @@ class Exporter {
     return absl::OkStatus();
   }
 
-  absl::Status WriteSchema() {
+  [[nodiscard]] absl::Status WriteSchema() {
     std::string head = ";; mentat-cli export of database \"" +
                        options_.database + "\" at t " +
                        std::to_string(summary_.basis_tx & kCounterMask);
@@ -214,8 +214,9 @@ class Exporter {
   }
 
   // Streams the datoms of one index (all of it, or one attribute's).
-  absl::Status Scan(v1::Index index, int64_t attribute,
-                    const std::function<void(const v1::Datom&)>& each) {
+  [[nodiscard]] absl::Status Scan(
+      v1::Index index, int64_t attribute,
+      const std::function<void(const v1::Datom&)>& each) {
     v1::DatomsRequest request;
     request.set_database(options_.database);
     request.set_index(index);
@@ -231,7 +232,7 @@ class Exporter {
         Call());
   }
 
-  absl::Status LoadIdentities() {
+  [[nodiscard]] absl::Status LoadIdentities() {
     for (const auto& [id, attr] : attrs_) {
       if (!attr.identity || attr.builtin) continue;
       const std::string ident = attr.ident;
@@ -248,7 +249,7 @@ class Exporter {
            IsBootstrap(e);
   }
 
-  absl::Status LoadComponents() {
+  [[nodiscard]] absl::Status LoadComponents() {
     for (const auto& [id, attr] : attrs_) {
       if (!attr.ref || attr.builtin) continue;
       absl::Status s = Scan(v1::AEVT, id, [&](const v1::Datom& d) {
@@ -265,7 +266,7 @@ class Exporter {
     return absl::OkStatus();
   }
 
-  absl::Status WriteData() {
+  [[nodiscard]] absl::Status WriteData() {
     EntityDatoms current;
     current.first = -1;
     absl::Status s = Scan(v1::EAVT, 0, [&](const v1::Datom& d) {

@@ -45,10 +45,9 @@ struct ExportSummary {
 // such handle are kept in one transaction. Built-in entities, and the
 // transaction entities with their :db/txInstant and metadata, are not
 // exported (an import makes its own). Reads one consistent database value.
-absl::StatusOr<ExportSummary> ExportDatabase(client::Client* client,
-                                             const std::string& path,
-                                             const ExportOptions& options,
-                                             client::Canceller* canceller);
+[[nodiscard]] absl::StatusOr<ExportSummary> ExportDatabase(
+    client::Client* client, const std::string& path,
+    const ExportOptions& options, client::Canceller* canceller);
 
 }  // namespace mentat::cli
 

@@ -7,18 +7,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_scan.h"
 #include "mentat/edn/json_edn.h"
@@ -84,7 +83,7 @@ class TxSource {
       : file_(f), ndjson_(ndjson), per_tx_(per_tx) {}
 
   // The next transaction, nullopt at the end; errors for unreadable JSON.
-  absl::StatusOr<std::optional<TxText>> Next() {
+  [[nodiscard]] absl::StatusOr<std::optional<TxText>> Next() {
     while (ready_.empty()) {
       absl::Status s = ndjson_ ? ReadNdjson() : ReadEdn();
       if (!s.ok()) return s;
@@ -99,7 +98,7 @@ class TxSource {
   int64_t bytes() const { return file_.bytes(); }
 
  private:
-  absl::Status ReadEdn() {
+  [[nodiscard]] absl::Status ReadEdn() {
     std::string buffer;
     uint32_t first_line = 0;
     edn::EdnBalance balance;
@@ -139,7 +138,7 @@ class TxSource {
     return absl::OkStatus();
   }
 
-  absl::Status ReadNdjson() {
+  [[nodiscard]] absl::Status ReadNdjson() {
     TxText tx;
     tx.edn = "[";
     int entities = 0;
@@ -175,8 +174,8 @@ class TxSource {
 };
 
 // The server's error for a transaction, in file coordinates.
-absl::Status InFile(const absl::Status& status, const std::string& path,
-                    const TxText& tx) {
+[[nodiscard]] absl::Status InFile(const absl::Status& status,
+                                  const std::string& path, const TxText& tx) {
   const std::string message(status.message());
   std::optional<MessagePosition> pos = ParseMessagePosition(message);
   std::string where;
@@ -223,43 +222,44 @@ class Pipeline {
 
   ~Pipeline() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     for (std::thread& t : workers_) t.join();
   }
 
   // Waits for a free slot, calling `tick` about every 100 ms meanwhile.
   void Submit(TxText tx, const std::function<void()>& tick) {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     while (queue_.size() + active_ >= static_cast<size_t>(inflight_)) {
-      cv_.wait_for(lock, std::chrono::milliseconds(100));
-      lock.unlock();
+      cv_.WaitWithTimeout(&mu_, absl::Milliseconds(100));
+      // Not under the lock: tick prints progress, which asks datoms().
+      mu_.Unlock();
       tick();
-      lock.lock();
+      mu_.Lock();
     }
     queue_.push_back(std::move(tx));
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
   void Drain(const std::function<void()>& tick) {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     while (!queue_.empty() || active_ > 0) {
-      cv_.wait_for(lock, std::chrono::milliseconds(100));
-      lock.unlock();
+      cv_.WaitWithTimeout(&mu_, absl::Milliseconds(100));
+      mu_.Unlock();
       tick();
-      lock.lock();
+      mu_.Lock();
     }
   }
 
   bool has_failures() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return !failures_.empty();
   }
 
   std::vector<Done> TakeFailures() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::vector<Done> out = std::move(failures_);
     failures_.clear();
     std::sort(out.begin(), out.end(),
@@ -268,7 +268,7 @@ class Pipeline {
   }
 
   // Runs one transaction on the calling thread.
-  absl::Status TransactNow(const TxText& tx) {
+  [[nodiscard]] absl::Status TransactNow(const TxText& tx) {
     absl::StatusOr<v1::TransactResponse> r = Call(tx);
     if (!r.ok()) return r.status();
     Count(*r);
@@ -276,16 +276,16 @@ class Pipeline {
   }
 
   int64_t datoms() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return datoms_;
   }
   int64_t transactions() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return transactions_;
   }
 
  private:
-  absl::StatusOr<v1::TransactResponse> Call(const TxText& tx) {
+  [[nodiscard]] absl::StatusOr<v1::TransactResponse> Call(const TxText& tx) {
     v1::TransactRequest request;
     request.set_database(database_);
     request.set_tx_data(tx.edn);
@@ -298,22 +298,22 @@ class Pipeline {
   }
 
   void Count(const v1::TransactResponse& r) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     datoms_ += r.datom_count();
     ++transactions_;
   }
 
   void Work() {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (;;) {
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
       if (queue_.empty()) return;
       TxText tx = std::move(queue_.front());
       queue_.pop_front();
       ++active_;
-      lock.unlock();
+      mu_.Unlock();
       absl::StatusOr<v1::TransactResponse> r = Call(tx);
-      lock.lock();
+      mu_.Lock();
       --active_;
       if (r.ok()) {
         datoms_ += r->datom_count();
@@ -321,7 +321,7 @@ class Pipeline {
       } else {
         failures_.push_back({std::move(tx), r.status()});
       }
-      cv_.notify_all();
+      cv_.SignalAll();
     }
   }
 
@@ -330,14 +330,14 @@ class Pipeline {
   int inflight_;
   client::Canceller* canceller_;
   std::string id_prefix_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<TxText> queue_;    // guarded by mu_
-  size_t active_ = 0;           // guarded by mu_
-  bool stop_ = false;           // guarded by mu_
-  std::vector<Done> failures_;  // guarded by mu_
-  int64_t datoms_ = 0;          // guarded by mu_
-  int64_t transactions_ = 0;    // guarded by mu_
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::deque<TxText> queue_ ABSL_GUARDED_BY(mu_);
+  size_t active_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Done> failures_ ABSL_GUARDED_BY(mu_);
+  int64_t datoms_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t transactions_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> workers_;
 };
 
@@ -415,12 +415,11 @@ std::string FromPosition(const std::string& message) {
 
 // Streams the file through one Import call. Sets *unimplemented (and
 // imports nothing) when the server has no Import.
-absl::Status ImportByStream(client::Client* client, TxSource* source,
-                            const std::string& path,
-                            const ImportOptions& options,
-                            client::Canceller* canceller,
-                            const std::function<void(int64_t)>& tick,
-                            ImportSummary* summary, bool* unimplemented) {
+[[nodiscard]] absl::Status ImportByStream(
+    client::Client* client, TxSource* source, const std::string& path,
+    const ImportOptions& options, client::Canceller* canceller,
+    const std::function<void(int64_t)>& tick, ImportSummary* summary,
+    bool* unimplemented) {
   constexpr size_t kMessageBytes = 1 << 20;
   std::vector<TxPlace> places;
   absl::Status read_error;

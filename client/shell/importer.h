@@ -50,10 +50,9 @@ struct ImportSummary {
 // Stops at the first transaction the server refuses; its error names the
 // file, line and column. Ctrl-C (the canceller) stops it with CANCELLED.
 // Transactions already committed stay committed.
-absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
-                                         const std::string& path,
-                                         const ImportOptions& options,
-                                         client::Canceller* canceller);
+[[nodiscard]] absl::StatusOr<ImportSummary> ImportFile(
+    client::Client* client, const std::string& path,
+    const ImportOptions& options, client::Canceller* canceller);
 
 }  // namespace mentat::cli
 

@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <mutex>
 #include <thread>
+
+#include "absl/synchronization/mutex.h"
 
 namespace mentat::cli {
 namespace {
@@ -15,16 +16,15 @@ int g_signal_pipe[2] = {-1, -1};
 int g_prompt_pipe[2] = {-1, -1};
 bool g_interactive = false;
 
-std::mutex& Mu() {
-  static std::mutex* const mu = new std::mutex;
-  return *mu;
-}
-// Guarded by Mu().
-std::function<void()>& Current() {
+// Constant-initialized: usable from any static initializer or thread.
+ABSL_CONST_INIT absl::Mutex g_mu(absl::kConstInit);
+// The running scope's cancel function (a function-local static: a global
+// std::function would have a destructor run at exit).
+std::function<void()>& Current() ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_mu) {
   static std::function<void()>* const f = new std::function<void()>;
   return *f;
 }
-bool g_interrupted = false;  // guarded by Mu()
+bool g_interrupted ABSL_GUARDED_BY(g_mu) = false;
 
 void OnSigint(int) {
   const int saved = errno;
@@ -46,7 +46,7 @@ void Watch() {
     {
       // Held while cancelling, so the scope (and what its function cancels)
       // cannot end meanwhile.
-      std::lock_guard<std::mutex> lock(Mu());
+      absl::MutexLock lock(&g_mu);
       if (Current()) {
         g_interrupted = true;
         Current()();
@@ -94,7 +94,7 @@ void Interrupts::DrainPrompt() {
 }
 
 Interrupts::CancelScope::CancelScope(std::function<void()> cancel) {
-  std::lock_guard<std::mutex> lock(Mu());
+  absl::MutexLock lock(&g_mu);
   previous_ = std::move(Current());
   previous_interrupted_ = g_interrupted;
   Current() = std::move(cancel);
@@ -102,13 +102,13 @@ Interrupts::CancelScope::CancelScope(std::function<void()> cancel) {
 }
 
 Interrupts::CancelScope::~CancelScope() {
-  std::lock_guard<std::mutex> lock(Mu());
+  absl::MutexLock lock(&g_mu);
   Current() = std::move(previous_);
   g_interrupted = previous_interrupted_;
 }
 
 bool Interrupts::CancelScope::interrupted() const {
-  std::lock_guard<std::mutex> lock(Mu());
+  absl::MutexLock lock(&g_mu);
   return g_interrupted;
 }
 

@@ -151,6 +151,8 @@ int Shell::RunInteractive() {
     std::string continuation = prompt;
     continuation.replace(continuation.size() - 3, 1, "-");
     if (!editor_->Read(prompt, continuation, &statement)) break;
+    // Run has printed the error; the prompt comes back for the next
+    // statement (only a script stops at its first error).
     Run(statement, "").IgnoreError();
   }
   editor_.reset();

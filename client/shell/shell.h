@@ -45,7 +45,7 @@ class Shell {
 
   // Checks that the server answers (and the database exists); when
   // interactive, says what it connected to.
-  absl::Status Connect();
+  [[nodiscard]] absl::Status Connect();
 
   // The prompt loop; returns the process exit status.
   int RunInteractive();
@@ -71,41 +71,45 @@ class Shell {
   };
 
   // Runs a statement, prints its error; returns it.
-  absl::Status Run(const Statement& statement, const std::string& source);
-  absl::Status Dispatch(const Statement& statement);
+  [[nodiscard]] absl::Status Run(const Statement& statement,
+                                 const std::string& source);
+  [[nodiscard]] absl::Status Dispatch(const Statement& statement);
   // The error for a command no spec knows, with the closest one.
-  absl::Status UnknownCommand(const CommandLine& cmd) const;
-  absl::Status RunCommand(const std::string& name, std::string_view args,
-                          size_t args_offset);
+  [[nodiscard]] absl::Status UnknownCommand(const CommandLine& cmd) const;
+  [[nodiscard]] absl::Status RunCommand(const std::string& name,
+                                        std::string_view args,
+                                        size_t args_offset);
   std::vector<Arg> EdnArgs(std::string_view args, size_t args_offset) const;
 
   // Plain EDN and the data commands (shell.cc).
-  absl::Status RunEdn(std::string_view text);
-  absl::Status RunQuery(const std::vector<Arg>& forms);
-  absl::Status RunTransact(const Arg& form);
-  absl::Status RunPull(const std::vector<Arg>& forms);
-  absl::Status RunExplain(const std::vector<Arg>& forms);
-  absl::Status SetBasis(const std::string& name, std::string_view args);
+  [[nodiscard]] absl::Status RunEdn(std::string_view text);
+  [[nodiscard]] absl::Status RunQuery(const std::vector<Arg>& forms);
+  [[nodiscard]] absl::Status RunTransact(const Arg& form);
+  [[nodiscard]] absl::Status RunPull(const std::vector<Arg>& forms);
+  [[nodiscard]] absl::Status RunExplain(const std::vector<Arg>& forms);
+  [[nodiscard]] absl::Status SetBasis(const std::string& name,
+                                      std::string_view args);
 
   // Commands about the database (shell_commands.cc).
-  absl::Status RunSchema(std::string_view args);
-  absl::Status RunStats(std::string_view args);
-  absl::Status RunDbs();
-  absl::Status RunUse(std::string_view args);
-  absl::Status RunCreate(std::string_view args);
-  absl::Status RunDrop(std::string_view args);
-  absl::Status RunBackup(std::string_view args);
-  absl::Status RunLog(std::string_view args);
-  absl::Status RunWatch(std::string_view args);
-  absl::Status RunImport(std::string_view args);
-  absl::Status RunExport(std::string_view args);
-  absl::Status RunRead(std::string_view args);
-  absl::Status RunOutput(std::string_view args);
-  absl::Status RunSetting(const std::string& name, std::string_view args);
+  [[nodiscard]] absl::Status RunSchema(std::string_view args);
+  [[nodiscard]] absl::Status RunStats(std::string_view args);
+  [[nodiscard]] absl::Status RunDbs();
+  [[nodiscard]] absl::Status RunUse(std::string_view args);
+  [[nodiscard]] absl::Status RunCreate(std::string_view args);
+  [[nodiscard]] absl::Status RunDrop(std::string_view args);
+  [[nodiscard]] absl::Status RunBackup(std::string_view args);
+  [[nodiscard]] absl::Status RunLog(std::string_view args);
+  [[nodiscard]] absl::Status RunWatch(std::string_view args);
+  [[nodiscard]] absl::Status RunImport(std::string_view args);
+  [[nodiscard]] absl::Status RunExport(std::string_view args);
+  [[nodiscard]] absl::Status RunRead(std::string_view args);
+  [[nodiscard]] absl::Status RunOutput(std::string_view args);
+  [[nodiscard]] absl::Status RunSetting(const std::string& name,
+                                        std::string_view args);
   void PrintHelp();
 
   // Attribute idents by id, fetched on demand (log, watch, export).
-  absl::Status LoadAttributeNames();
+  [[nodiscard]] absl::Status LoadAttributeNames();
   Cell AttributeCell(int64_t id) const;
   // Refreshes what tab completion offers; failures are ignored.
   void RefreshCompletions();

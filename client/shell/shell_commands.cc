@@ -399,6 +399,9 @@ absl::Status Shell::RunWatch(std::string_view args) {
           }
           sink.Finish();
           if (sink.closed()) return false;
+          // The names only feed tab completion: when they cannot be
+          // reloaded, completion offers the old ones and the import
+          // itself has succeeded.
           if (schema_changed) LoadAttributeNames().IgnoreError();
         }
         return true;

@@ -10,7 +10,7 @@
 namespace mentat::cli {
 namespace {
 
-absl::Status Bad(std::string_view what, std::string_view text) {
+[[nodiscard]] absl::Status Bad(std::string_view what, std::string_view text) {
   return absl::InvalidArgumentError(std::string(what) + ": " +
                                     std::string(text));
 }
@@ -33,7 +33,7 @@ bool LooksLikeDate(std::string_view text) {
   return digits >= 4 && i + digits < text.size() && text[i + digits] == '-';
 }
 
-absl::StatusOr<TxPoint> InstantPoint(std::string_view text) {
+[[nodiscard]] absl::StatusOr<TxPoint> InstantPoint(std::string_view text) {
   absl::StatusOr<int64_t> micros = edn::ParseInstant(text);
   if (!micros.ok()) {
     return absl::InvalidArgumentError(

@@ -23,7 +23,7 @@ v1::Value ToWireValue(const edn::EdnValue& value);
 
 // An entity: an id (integer), an ident (:ns/name) or a lookup ref
 // ([:ns/attr value]).
-absl::StatusOr<v1::EntityRef> ParseEntity(std::string_view text);
+[[nodiscard]] absl::StatusOr<v1::EntityRef> ParseEntity(std::string_view text);
 
 // A transaction point: an integer (tx id or t) sets `tx`; an instant sets
 // `instant_micros`: #inst "...", a string, or a bare RFC 3339 date or
@@ -35,7 +35,7 @@ struct TxPoint {
   int64_t tx = 0;
   int64_t instant_micros = 0;
 };
-absl::StatusOr<TxPoint> ParseTxPoint(std::string_view text);
+[[nodiscard]] absl::StatusOr<TxPoint> ParseTxPoint(std::string_view text);
 
 }  // namespace mentat::cli
 

@@ -31,8 +31,8 @@
 #include "builtins/decimal.h"
 #include "builtins/value_compare.h"
 #include "builtins/value_text.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/functions.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query {
 namespace builtins {

@@ -17,7 +17,7 @@
 #include "builtins/builtin_table.h"
 #include "builtins/decimal.h"
 #include "builtins/value_compare.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::builtins {
 namespace {
@@ -27,11 +27,11 @@ using storage::Value;
 // Bounds on digit work so that absurd bigints cannot stall a query.
 constexpr size_t kMaxDigitWork = 50'000'000;
 
-absl::Status Overflow(std::string_view name) {
+[[nodiscard]] absl::Status Overflow(std::string_view name) {
   return absl::OutOfRangeError(StrCat("integer overflow in ", name));
 }
 
-absl::Status TooLarge(std::string_view name) {
+[[nodiscard]] absl::Status TooLarge(std::string_view name) {
   return absl::OutOfRangeError(StrCat("number too large in ", name));
 }
 

@@ -37,8 +37,8 @@ inline bool Pred(std::string_view name, std::initializer_list<Value> args) {
   return r.ok() && *r;
 }
 
-inline absl::Status PredStatus(std::string_view name,
-                               std::initializer_list<Value> args) {
+[[nodiscard]] inline absl::Status PredStatus(
+    std::string_view name, std::initializer_list<Value> args) {
   std::vector<Value> v(args);
   return CallPredicate(name, v).status();
 }

@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "builtins/builtin_table.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query {
 namespace builtins {

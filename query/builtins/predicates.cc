@@ -6,8 +6,8 @@
 #include "builtins/builtin_table.h"
 #include "builtins/decimal.h"
 #include "builtins/value_compare.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/query/functions.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query {
 namespace builtins {

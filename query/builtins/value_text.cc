@@ -5,9 +5,9 @@
 #include <string_view>
 
 #include "absl/strings/escaping.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_inst.h"
 #include "mentat/edn/edn_uuid.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::builtins {
 namespace {

@@ -15,10 +15,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/edn/edn_value.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::conformance {
 
@@ -64,7 +64,8 @@ struct Fixture {
   std::vector<EdnValue> txs;
 };
 
-inline absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+[[nodiscard]] inline absl::StatusOr<std::string> ReadWholeFile(
+    const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(StrCat("cannot open ", path));
   std::ostringstream text;
@@ -72,12 +73,14 @@ inline absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return text.str();
 }
 
-inline absl::Status CaseError(const EdnValue& at, std::string_view what) {
+[[nodiscard]] inline absl::Status CaseError(const EdnValue& at,
+                                            std::string_view what) {
   return absl::InvalidArgumentError(
       StrCat("line ", at.line(), ", column ", at.column(), ": ", what));
 }
 
-inline absl::StatusOr<ExpectedError> ParseExpectedError(const EdnValue& v) {
+[[nodiscard]] inline absl::StatusOr<ExpectedError> ParseExpectedError(
+    const EdnValue& v) {
   if (!v.is_map()) return CaseError(v, "an expected error must be a map");
   ExpectedError out;
   const auto& items = v.items();
@@ -102,7 +105,7 @@ inline absl::StatusOr<ExpectedError> ParseExpectedError(const EdnValue& v) {
   return out;
 }
 
-inline absl::StatusOr<CaseBasis> ParseBasis(const EdnValue& v) {
+[[nodiscard]] inline absl::StatusOr<CaseBasis> ParseBasis(const EdnValue& v) {
   CaseBasis b;
   if (v.is_keyword("current") || v.is_keyword("latest")) return b;
   if (v.is_keyword("history")) {
@@ -124,8 +127,8 @@ inline absl::StatusOr<CaseBasis> ParseBasis(const EdnValue& v) {
 }
 
 // Applies one key of a case (or of :defaults) to `c`.
-inline absl::Status ApplyCaseKey(const EdnValue& key, const EdnValue& value,
-                                 Case* c) {
+[[nodiscard]] inline absl::Status ApplyCaseKey(const EdnValue& key,
+                                               const EdnValue& value, Case* c) {
   if (!key.is_keyword()) return CaseError(key, "case keys are keywords");
   const std::string& k = key.text();
   if (k == "name") {
@@ -189,7 +192,7 @@ inline absl::Status ApplyCaseKey(const EdnValue& key, const EdnValue& value,
 }
 
 // Checks that a case asks for something coherent.
-inline absl::Status CheckCase(const Case& c, const EdnValue& at) {
+[[nodiscard]] inline absl::Status CheckCase(const Case& c, const EdnValue& at) {
   if (c.name.empty()) return CaseError(at, "a case needs a :name");
   int expectations = (c.expect ? 1 : 0) + (c.expect_error ? 1 : 0);
   if (expectations > 1) {
@@ -216,7 +219,7 @@ inline absl::Status CheckCase(const Case& c, const EdnValue& at) {
 }
 
 // Reads every case of one file. `relative` names it in messages.
-inline absl::StatusOr<std::vector<Case>> LoadCaseFile(
+[[nodiscard]] inline absl::StatusOr<std::vector<Case>> LoadCaseFile(
     const std::string& path, const std::string& relative) {
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
@@ -261,7 +264,8 @@ inline absl::StatusOr<std::vector<Case>> LoadCaseFile(
   return cases;
 }
 
-inline absl::StatusOr<Fixture> LoadFixture(const std::string& path) {
+[[nodiscard]] inline absl::StatusOr<Fixture> LoadFixture(
+    const std::string& path) {
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
   absl::StatusOr<EdnValue> form = edn::ParseEdn(*text);

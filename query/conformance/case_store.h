@@ -19,11 +19,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "conformance/case_file.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::conformance {
 
@@ -79,7 +79,7 @@ struct CaseStore {
 
   // Parses and commits one transaction; records its tempids. `counted`
   // transactions get a #tx number.
-  absl::Status Transact(const EdnValue& tx_data, bool counted) {
+  [[nodiscard]] absl::Status Transact(const EdnValue& tx_data, bool counted) {
     // Later transactions name earlier entities with #ref tags.
     absl::StatusOr<EdnValue> resolved = Resolve(tx_data);
     if (!resolved.ok()) return resolved.status();
@@ -103,7 +103,7 @@ struct CaseStore {
   }
 
   // Replaces #ref "tempid", #ref :ident and #tx N inside `v`.
-  absl::StatusOr<EdnValue> Resolve(const EdnValue& v) const {
+  [[nodiscard]] absl::StatusOr<EdnValue> Resolve(const EdnValue& v) const {
     if (v.is_tagged()) {
       const EdnValue& arg = v.tagged_value();
       if (v.text() == "ref" && arg.is_string()) {
@@ -184,7 +184,7 @@ struct CaseStore {
 // `eager_columns`, an attribute gets a column as soon as a query reads it
 // (storage::StoreOptions::column_build_after_rows), so that the cases run
 // the executor's column paths too, not only the big benchmark data.
-inline absl::StatusOr<std::unique_ptr<CaseStore>> BuildCaseStore(
+[[nodiscard]] inline absl::StatusOr<std::unique_ptr<CaseStore>> BuildCaseStore(
     const Case& c, const Fixture* fixture, size_t hold_back,
     bool eager_columns) {
   auto cs = std::make_unique<CaseStore>();

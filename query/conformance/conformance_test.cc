@@ -25,10 +25,10 @@
 #include "conformance/case_file.h"
 #include "conformance/case_store.h"
 #include "conformance/result_match.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/storage/db.h"
-#include "mentat/storage/str_cat.h"
 
 #ifndef MENTAT_CONFORMANCE_DIR
 #error "query_test defines MENTAT_CONFORMANCE_DIR (see query/CMakeLists.txt)"
@@ -94,14 +94,16 @@ std::string BasisText(const CaseBasis& b) {
 
 // The query as text: a string as written; an EDN form printed after its
 // #ref / #tx tags are replaced.
-absl::StatusOr<std::string> QueryText(const Case& c, const CaseStore& cs) {
+[[nodiscard]] absl::StatusOr<std::string> QueryText(const Case& c,
+                                                    const CaseStore& cs) {
   if (c.query->is_string()) return c.query->text();
   absl::StatusOr<EdnValue> q = cs.Resolve(*c.query);
   if (!q.ok()) return q.status();
   return edn::PrintEdn(*q);
 }
 
-absl::StatusOr<storage::DbView> ViewFor(const Case& c, const CaseStore& cs) {
+[[nodiscard]] absl::StatusOr<storage::DbView> ViewFor(const Case& c,
+                                                      const CaseStore& cs) {
   std::shared_ptr<const storage::Db> db = cs.store->Latest();
   storage::Basis basis;
   switch (c.basis.kind) {
@@ -252,7 +254,8 @@ class SuiteRunner {
     return RunQuery(c, **cs);
   }
 
-  absl::StatusOr<const Fixture*> GetFixture(const std::string& name) {
+  [[nodiscard]] absl::StatusOr<const Fixture*> GetFixture(
+      const std::string& name) {
     auto it = fixtures_.find(name);
     if (it != fixtures_.end()) return it->second.get();
     std::string path = StrCat(root_, "/fixtures/", name, ".edn");

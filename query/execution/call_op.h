@@ -26,18 +26,18 @@ class CallOp : public Operator {
          const planner::ScopePlan& scope, const planner::Step& step,
          std::string label);
 
-  absl::Status Init();
-  absl::Status Push(Batch& in) override;
-  absl::Status Finish() override {
+  [[nodiscard]] absl::Status Init();
+  [[nodiscard]] absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Finish() override {
     absl::Status s = Emit(out_);
     if (!s.ok()) return s;
     return Operator::Finish();
   }
 
  private:
-  absl::Status EmitJoined(const storage::Value* row,
-                          const storage::Value* answer);
-  absl::Status EmitRow(const storage::Value* row);
+  [[nodiscard]] absl::Status EmitJoined(const storage::Value* row,
+                                        const storage::Value* answer);
+  [[nodiscard]] absl::Status EmitRow(const storage::Value* row);
 
   const std::vector<planner::TablePlan>& tables_;
   const planner::Step& step_;
@@ -58,8 +58,8 @@ class FilterOp : public Operator {
  public:
   FilterOp(ExecContext* ctx, const planner::Step& step)
       : Operator(ctx), step_(step), filters_(ctx) {}
-  absl::Status Init() { return filters_.Init(step_.filters); }
-  absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Init() { return filters_.Init(step_.filters); }
+  [[nodiscard]] absl::Status Push(Batch& in) override;
 
  private:
   const planner::Step& step_;

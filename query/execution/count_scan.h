@@ -16,8 +16,9 @@ namespace mentat::query::execution {
 // has no such shortcut or the basis is history (whose datoms come twice);
 // the caller then runs the plan. Errors: the cursor's, DeadlineExceeded,
 // Cancelled, or what the emitter returns.
-absl::StatusOr<bool> CountByScan(const planner::QueryPlan& plan,
-                                 ExecContext* ctx, ResultEmitter* emitter);
+[[nodiscard]] absl::StatusOr<bool> CountByScan(const planner::QueryPlan& plan,
+                                               ExecContext* ctx,
+                                               ResultEmitter* emitter);
 
 }  // namespace mentat::query::execution
 

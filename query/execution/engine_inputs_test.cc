@@ -161,10 +161,11 @@ TEST_CASE("engine: PrepareCall reports the shape and takes the rules out") {
     REQUIRE(call.size() == 1);  // the rules went out
     CHECK(call[0] == inputs[1]);
     struct Collect : RowSink {
-      absl::Status OnColumns(const std::vector<std::string>&) override {
+      [[nodiscard]] absl::Status OnColumns(
+          const std::vector<std::string>&) override {
         return absl::OkStatus();
       }
-      absl::Status OnRows(std::vector<Row>&& rows) override {
+      [[nodiscard]] absl::Status OnRows(std::vector<Row>&& rows) override {
         n += rows.size();
         return absl::OkStatus();
       }

@@ -132,11 +132,12 @@ TEST_CASE("engine: cancellation stops lookups through an entity column") {
   // before it begins): the sink raises the flag when it gets the columns.
   struct CancellingSink : RowSink {
     std::atomic<bool>* flag;
-    absl::Status OnColumns(const std::vector<std::string>&) override {
+    [[nodiscard]] absl::Status OnColumns(
+        const std::vector<std::string>&) override {
       *flag = true;
       return absl::OkStatus();
     }
-    absl::Status OnRows(std::vector<Row>&&) override {
+    [[nodiscard]] absl::Status OnRows(std::vector<Row>&&) override {
       return absl::OkStatus();
     }
   };

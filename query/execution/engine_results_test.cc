@@ -116,11 +116,12 @@ TEST_CASE("engine: order, limit and offset") {
 
 class BatchSink : public RowSink {
  public:
-  absl::Status OnColumns(const std::vector<std::string>& c) override {
+  [[nodiscard]] absl::Status OnColumns(
+      const std::vector<std::string>& c) override {
     columns = c;
     return absl::OkStatus();
   }
-  absl::Status OnRows(std::vector<Row>&& rows) override {
+  [[nodiscard]] absl::Status OnRows(std::vector<Row>&& rows) override {
     batches.push_back(rows.size());
     total += rows.size();
     if (fail_after > 0 && batches.size() >= fail_after) {

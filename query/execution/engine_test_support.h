@@ -12,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/query/tx_data_parser.h"
-#include "mentat/storage/str_cat.h"
 #include "testing/store_fixture.h"
 
 namespace mentat::query::engine_testing {
@@ -96,10 +96,9 @@ class EngineFixture {
 
   DbView View(Basis basis = Basis::Current()) { return store_.View(basis); }
 
-  absl::StatusOr<QueryResult> Run(std::string_view query,
-                                  std::string_view inputs = "",
-                                  Basis basis = Basis::Current(),
-                                  const QueryOptions& options = {}) {
+  [[nodiscard]] absl::StatusOr<QueryResult> Run(
+      std::string_view query, std::string_view inputs = "",
+      Basis basis = Basis::Current(), const QueryOptions& options = {}) {
     return engine_.Query(query, View(basis), Inputs(inputs), options);
   }
 
@@ -116,9 +115,10 @@ class EngineFixture {
     return Join(Printed(Q(query, inputs, basis)));
   }
 
-  absl::Status Error(std::string_view query, std::string_view inputs = "",
-                     Basis basis = Basis::Current(),
-                     const QueryOptions& options = {}) {
+  [[nodiscard]] absl::Status Error(std::string_view query,
+                                   std::string_view inputs = "",
+                                   Basis basis = Basis::Current(),
+                                   const QueryOptions& options = {}) {
     absl::StatusOr<QueryResult> r = Run(query, inputs, basis, options);
     REQUIRE_MESSAGE(!r.ok(), "expected an error from ", query);
     return r.status();

@@ -1,6 +1,6 @@
 #include "execution/exec_context.h"
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::execution {
 

@@ -42,10 +42,10 @@ class ExecContext {
   // DeadlineExceeded or Cancelled when the query must stop;
   // ResourceExhausted once it stepped through more than
   // QueryOptions::max_rows_scanned datoms and rows.
-  absl::Status Check();
+  [[nodiscard]] absl::Status Check();
   // For loops, once per datom or row stepped through (what
   // max_rows_scanned counts): checks every 1024th call.
-  absl::Status Tick() {
+  [[nodiscard]] absl::Status Tick() {
     if ((++ticks_ & 1023) != 0) return absl::OkStatus();
     return Check();
   }
@@ -54,7 +54,7 @@ class ExecContext {
 
   // Memory held by intermediate results. `what` names the step for the
   // error: ResourceExhausted once the total passes the budget.
-  absl::Status Charge(size_t bytes, std::string_view what);
+  [[nodiscard]] absl::Status Charge(size_t bytes, std::string_view what);
   void Release(size_t bytes) { held_ -= bytes < held_ ? bytes : held_; }
   size_t held() const { return held_; }
 
@@ -82,7 +82,7 @@ class MemoryHold {
   MemoryHold(const MemoryHold&) = delete;
   MemoryHold& operator=(const MemoryHold&) = delete;
 
-  absl::Status Update(size_t bytes) {
+  [[nodiscard]] absl::Status Update(size_t bytes) {
     if (bytes <= bytes_) {
       ctx_->Release(bytes_ - bytes);
       bytes_ = bytes;

@@ -23,17 +23,18 @@ class FetchOp : public Operator {
   FetchOp(ExecContext* ctx, const planner::ScopePlan& scope,
           const planner::Step& step);
 
-  absl::Status Init();
-  absl::Status Push(Batch& in) override;
-  absl::Status Finish() override {
+  [[nodiscard]] absl::Status Init();
+  [[nodiscard]] absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Finish() override {
     absl::Status s = Emit(out_);
     if (!s.ok()) return s;
     return Operator::Finish();
   }
 
  private:
-  absl::Status Fetch(const storage::Value* row);
-  absl::Status EmitCombinations(std::vector<storage::Value>& row, size_t attr);
+  [[nodiscard]] absl::Status Fetch(const storage::Value* row);
+  [[nodiscard]] absl::Status EmitCombinations(std::vector<storage::Value>& row,
+                                              size_t attr);
 
   const planner::Step& step_;
   planner::Slot entity_slot_;

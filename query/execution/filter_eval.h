@@ -21,7 +21,8 @@ class FilterEval {
  public:
   explicit FilterEval(ExecContext* ctx) : ctx_(ctx) {}
 
-  absl::Status Init(const std::vector<planner::PredicateSpec>& specs);
+  [[nodiscard]] absl::Status Init(
+      const std::vector<planner::PredicateSpec>& specs);
   bool empty() const { return preds_.empty(); }
 
   // True if `row` passes every predicate. A storage error makes it false

@@ -1,7 +1,7 @@
 #include "execution/fixpoint.h"
 
 #include "execution/pipeline.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::execution {
 
@@ -93,7 +93,7 @@ class AnswerCollector : public Operator {
         body_(body),
         tuple_(body->head_slots.size()) {}
 
-  absl::Status Push(Batch& in) override {
+  [[nodiscard]] absl::Status Push(Batch& in) override {
     for (size_t r = 0; r < in.size(); ++r) {
       const Value* row = in.row(r);
       for (size_t i = 0; i < tuple_.size(); ++i) {
@@ -104,7 +104,7 @@ class AnswerCollector : public Operator {
     }
     return absl::OkStatus();
   }
-  absl::Status Finish() override { return absl::OkStatus(); }
+  [[nodiscard]] absl::Status Finish() override { return absl::OkStatus(); }
 
  private:
   TableState* table_;

@@ -55,8 +55,8 @@ struct TableState {
   absl::flat_hash_set<uint64_t> link_set;
 
   // Adds an answer (head tuple) unless known.
-  absl::Status AddAnswer(const storage::Value* tuple);
-  absl::Status UpdateMemory();
+  [[nodiscard]] absl::Status AddAnswer(const storage::Value* tuple);
+  [[nodiscard]] absl::Status UpdateMemory();
   // Records that `from`'s answers include `to`'s (demand indexes).
   void Link(uint32_t from, uint32_t to);
   // The answers of `key` (indexes into `answers`): its own, and for a
@@ -75,19 +75,19 @@ class CallSiteOp : public Operator {
              const planner::ScopePlan& scope, const planner::Step& step,
              std::vector<planner::Slot> live, std::string label);
 
-  absl::Status Init();
+  [[nodiscard]] absl::Status Init();
   // New rows: remembered, add demand, joined with the full table.
-  absl::Status Push(Batch& in) override;
-  absl::Status Finish() override;
+  [[nodiscard]] absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Finish() override;
   // Rows remembered before this round, joined with the table's delta.
-  absl::Status RunDelta();
+  [[nodiscard]] absl::Status RunDelta();
   void BeginRound() { cache_end_ = cache_.size(); }
   int table() const { return step_.call.table; }
 
  private:
-  absl::Status EmitJoined(const storage::Value* row,
-                          const storage::Value* answer);
-  absl::Status PushLinear(Batch& in, TableState& t);
+  [[nodiscard]] absl::Status EmitJoined(const storage::Value* row,
+                                        const storage::Value* answer);
+  [[nodiscard]] absl::Status PushLinear(Batch& in, TableState& t);
 
   FixpointEngine* engine_;
   const planner::Step& step_;
@@ -119,16 +119,16 @@ class FixpointEngine {
 
   // Adds demand for `table`: the values of its bound head positions.
   // `index`, if not null, gets the key's demand index.
-  absl::Status AddDemand(int table, const storage::Value* key,
-                         uint32_t* index = nullptr);
+  [[nodiscard]] absl::Status AddDemand(int table, const storage::Value* key,
+                                       uint32_t* index = nullptr);
   // Runs rounds until nothing new is derived.
-  absl::Status Solve();
+  [[nodiscard]] absl::Status Solve();
   TableState& state(int table);
 
  private:
   struct BodyRun;
-  absl::Status RunTable(TableState& t);
-  absl::StatusOr<BodyRun*> Body(TableState& t, size_t body);
+  [[nodiscard]] absl::Status RunTable(TableState& t);
+  [[nodiscard]] absl::StatusOr<BodyRun*> Body(TableState& t, size_t body);
 
   ExecContext* ctx_;
   const std::vector<planner::TablePlan>& tables_;

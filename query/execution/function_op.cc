@@ -5,9 +5,9 @@
 #include "builtins/builtin_table.h"
 #include "execution/row_set.h"
 #include "execution/tuple_codec.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/keys.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::execution {
 

@@ -24,31 +24,33 @@ class FunctionOp : public Operator {
   FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
              const planner::Step& step, std::string label);
 
-  absl::Status Init();
-  absl::Status Push(Batch& in) override;
-  absl::Status Finish() override {
+  [[nodiscard]] absl::Status Init();
+  [[nodiscard]] absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Finish() override {
     absl::Status s = Emit(out_);
     if (!s.ok()) return s;
     return Operator::Finish();
   }
 
  private:
-  absl::Status Apply(const storage::Value* row);
+  [[nodiscard]] absl::Status Apply(const storage::Value* row);
   // Emits `row` extended with one result of `n` values (n == outputs).
-  absl::Status EmitResult(const storage::Value* row,
-                          const storage::Value* values, size_t n);
+  [[nodiscard]] absl::Status EmitResult(const storage::Value* row,
+                                        const storage::Value* values, size_t n);
   // Emits the row once per element (collection) or per group of
   // `width` (relation).
-  absl::Status EmitMany(const storage::Value* row,
-                        const std::vector<storage::Value>& values,
-                        size_t width);
+  [[nodiscard]] absl::Status EmitMany(const storage::Value* row,
+                                      const std::vector<storage::Value>& values,
+                                      size_t width);
   // Result for a scalar, tuple, collection or relation binding of one
   // value that may be an encoded tuple.
-  absl::Status EmitValue(const storage::Value* row, const storage::Value& value,
-                         bool is_tuple);
-  absl::StatusOr<bool> FirstValue(storage::EntityId e, storage::EntityId a,
-                                  storage::Value* out);
-  absl::Status TxIds(const storage::Value* row);
+  [[nodiscard]] absl::Status EmitValue(const storage::Value* row,
+                                       const storage::Value& value,
+                                       bool is_tuple);
+  [[nodiscard]] absl::StatusOr<bool> FirstValue(storage::EntityId e,
+                                                storage::EntityId a,
+                                                storage::Value* out);
+  [[nodiscard]] absl::Status TxIds(const storage::Value* row);
 
   const planner::ScopePlan& scope_;
   const planner::Step& step_;

@@ -2,7 +2,7 @@
 
 #include "execution/row_set.h"
 #include "execution/tuple_codec.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/edn_to_value.h"
 
 namespace mentat::query::execution {
@@ -17,15 +17,16 @@ std::string_view Msg(const absl::Status& s) {
   return std::string_view(s.message().data(), s.message().size());
 }
 
-absl::Status InputError(size_t index, const planner::InputPlan& in,
-                        std::string_view message) {
+[[nodiscard]] absl::Status InputError(size_t index,
+                                      const planner::InputPlan& in,
+                                      std::string_view message) {
   return absl::InvalidArgumentError(
       StrCat("input ", index + 1, " (", in.text, "): ", message));
 }
 
 // One value for a slot. False: it names nothing, so it matches nothing.
-absl::StatusOr<bool> Convert(ExecContext* ctx, const EdnValue& v,
-                             const SlotInfo& info, Value* out) {
+[[nodiscard]] absl::StatusOr<bool> Convert(ExecContext* ctx, const EdnValue& v,
+                                           const SlotInfo& info, Value* out) {
   const storage::Schema& schema = ctx->schema();
   if (info.entity) {
     absl::StatusOr<planner::EntityConst> e = planner::EdnToEntity(v, schema);
@@ -83,10 +84,12 @@ absl::StatusOr<bool> Convert(ExecContext* ctx, const EdnValue& v,
 // Converts `items` (each a tuple of `slots.size()` values, or one value
 // when `single`) into distinct rows of `slots` values, back to back in
 // `out`.
-absl::Status ConvertRows(ExecContext* ctx, const planner::QueryPlan& plan,
-                         size_t index, const planner::InputPlan& in,
-                         const std::vector<EdnValue>& items, bool single,
-                         std::vector<Value>* out) {
+[[nodiscard]] absl::Status ConvertRows(ExecContext* ctx,
+                                       const planner::QueryPlan& plan,
+                                       size_t index,
+                                       const planner::InputPlan& in,
+                                       const std::vector<EdnValue>& items,
+                                       bool single, std::vector<Value>* out) {
   const size_t w = in.slots.size();
   // The distinct rows are the set's own: converted values move in once.
   RowSet seen(static_cast<int>(w));

@@ -22,8 +22,10 @@ namespace mentat::query::execution {
 // element is dropped; a scalar leaves no rows). InvalidArgument for a
 // wrong number of inputs, a wrong shape (a scalar where a collection is
 // declared), or a value of the wrong type; the message names the input.
-absl::Status BindInputs(ExecContext* ctx, const planner::QueryPlan& plan,
-                        const std::vector<edn::EdnValue>& inputs, Batch* rows);
+[[nodiscard]] absl::Status BindInputs(ExecContext* ctx,
+                                      const planner::QueryPlan& plan,
+                                      const std::vector<edn::EdnValue>& inputs,
+                                      Batch* rows);
 
 }  // namespace mentat::query::execution
 

@@ -28,7 +28,7 @@ class Operator {
   void set_stats(StepStats* stats) { stats_ = stats; }
 
   // Push with the profile's timing around it.
-  absl::Status Run(Batch& in) {
+  [[nodiscard]] absl::Status Run(Batch& in) {
     if (stats_ == nullptr) return Push(in);
     const auto t0 = std::chrono::steady_clock::now();
     absl::Status s = Push(in);
@@ -37,7 +37,7 @@ class Operator {
                          .count();
     return s;
   }
-  absl::Status RunFinish() {
+  [[nodiscard]] absl::Status RunFinish() {
     if (stats_ == nullptr) return Finish();
     const auto t0 = std::chrono::steady_clock::now();
     absl::Status s = Finish();
@@ -47,14 +47,14 @@ class Operator {
     return s;
   }
 
-  virtual absl::Status Push(Batch& in) = 0;
-  virtual absl::Status Finish() {
+  [[nodiscard]] virtual absl::Status Push(Batch& in) = 0;
+  [[nodiscard]] virtual absl::Status Finish() {
     return next_ == nullptr ? absl::OkStatus() : next_->RunFinish();
   }
 
  protected:
   // Hands `out` to the next operator and clears it.
-  absl::Status Emit(Batch& out) {
+  [[nodiscard]] absl::Status Emit(Batch& out) {
     if (out.empty()) return absl::OkStatus();
     if (stats_ != nullptr) stats_->rows += out.size();
     absl::Status s = next_->Run(out);
@@ -62,7 +62,7 @@ class Operator {
     return s;
   }
   // Emits `out` when it is full; checks the limits every batch.
-  absl::Status EmitIfFull(Batch& out) {
+  [[nodiscard]] absl::Status EmitIfFull(Batch& out) {
     if (!out.full()) return absl::OkStatus();
     absl::Status s = Emit(out);
     if (!s.ok()) return s;

@@ -30,9 +30,9 @@ class PatternOp : public Operator {
             const planner::Step& step, std::vector<planner::Slot> live,
             std::string label);
 
-  absl::Status Init();
-  absl::Status Push(Batch& in) override;
-  absl::Status Finish() override {
+  [[nodiscard]] absl::Status Init();
+  [[nodiscard]] absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Finish() override {
     if (stats_ != nullptr &&
         (index_ != p_.index || hash_join_ != p_.hash_join)) {
       stats_->ran_as = "AEVT column probes";
@@ -63,14 +63,16 @@ class PatternOp : public Operator {
   // took from predicates, which stay as filters: a quick no, never a yes).
   bool BelowLower(const storage::Datom& d, const storage::Value* row) const;
   // Appends the row joined with `d` if `d` matches it and the filters pass.
-  absl::Status Output(const storage::Datom& d, const storage::Value* row);
+  [[nodiscard]] absl::Status Output(const storage::Datom& d,
+                                    const storage::Value* row);
   // With prefix_ready, prefix_ holds the row's prefix already.
-  absl::Status Probe(const storage::Value* row, bool prefix_ready);
-  absl::Status Build(const storage::Value* row);
-  absl::Status ProbeHash(const storage::Value* row);
+  [[nodiscard]] absl::Status Probe(const storage::Value* row,
+                                   bool prefix_ready);
+  [[nodiscard]] absl::Status Build(const storage::Value* row);
+  [[nodiscard]] absl::Status ProbeHash(const storage::Value* row);
   // The batch's probes as lookups of the rows' entities in column_
   // (pattern_op_column.cc).
-  absl::Status PushColumn(Batch& in);
+  [[nodiscard]] absl::Status PushColumn(Batch& in);
   // Switches to AEVT probes when the attribute has a column (index_,
   // prefix_len_, hash_join_), or notes that the rows would want one.
   void ChooseColumnProbes();

@@ -5,7 +5,7 @@
 #include "execution/fixpoint.h"
 #include "execution/function_op.h"
 #include "execution/pattern_op.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::execution {
 

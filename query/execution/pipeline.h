@@ -26,7 +26,7 @@ struct Pipeline {
 };
 
 // `stats`, when not null, gets one entry per step (for profiles).
-absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
+[[nodiscard]] absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
     ExecContext* ctx, const std::vector<planner::TablePlan>& tables,
     const planner::ScopePlan& scope, FixpointEngine* engine, Operator* terminal,
     std::vector<StepStats>* stats, const std::string& owner);

@@ -16,10 +16,9 @@ using storage::Value;
 
 // Answers a count from the statistics. False: it cannot (values not
 // tracked), run the query instead.
-absl::StatusOr<bool> AnswerFromStatistics(const planner::QueryPlan& plan,
-                                          const storage::DbView& view,
-                                          const QueryOptions& options,
-                                          ResultEmitter* emitter) {
+[[nodiscard]] absl::StatusOr<bool> AnswerFromStatistics(
+    const planner::QueryPlan& plan, const storage::DbView& view,
+    const QueryOptions& options, ResultEmitter* emitter) {
   const planner::StatsShortcut& sc = plan.shortcut;
   if (!options.use_statistics ||
       sc.kind == planner::StatsShortcut::Kind::kNone ||

@@ -18,11 +18,11 @@ namespace mentat::query::execution {
 // Everything it makes lives on this call's stack; the plan is only read,
 // so any number of threads may run the same plan at once. With `profile`,
 // fills in rows and times per step.
-absl::Status RunPlan(const planner::QueryPlan& plan,
-                     const storage::DbView& view,
-                     const std::vector<edn::EdnValue>& inputs,
-                     const QueryOptions& options, RowSink* sink,
-                     planner::PlanProfile* profile);
+[[nodiscard]] absl::Status RunPlan(const planner::QueryPlan& plan,
+                                   const storage::DbView& view,
+                                   const std::vector<edn::EdnValue>& inputs,
+                                   const QueryOptions& options, RowSink* sink,
+                                   planner::PlanProfile* profile);
 
 }  // namespace mentat::query::execution
 

@@ -22,12 +22,12 @@ class Projector : public Operator {
   Projector(ExecContext* ctx, const planner::QueryPlan& plan, bool dedupe,
             ResultEmitter* emitter);
 
-  absl::Status Push(Batch& in) override;
-  absl::Status Finish() override;
+  [[nodiscard]] absl::Status Push(Batch& in) override;
+  [[nodiscard]] absl::Status Finish() override;
 
  private:
-  absl::Status Aggregate(const storage::Value* row);
-  absl::Status UpdateMemory();
+  [[nodiscard]] absl::Status Aggregate(const storage::Value* row);
+  [[nodiscard]] absl::Status UpdateMemory();
 
   const planner::QueryPlan& plan_;
   ResultEmitter* emitter_;

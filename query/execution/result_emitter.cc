@@ -7,7 +7,7 @@
 #include "execution/join_value.h"
 #include "execution/term_ref.h"
 #include "execution/tuple_codec.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::execution {
 

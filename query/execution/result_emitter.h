@@ -28,32 +28,33 @@ class ResultEmitter {
                 RowSink* sink);
 
   // Creates the pull executors. InvalidArgument for a pull on history.
-  absl::Status Init();
+  [[nodiscard]] absl::Status Init();
 
   // One result row: a value per :find element; for aggregate elements,
   // `aggregates` (indexed by element) holds the result instead; it may be
   // moved from, left empty. Calls
   // ctx->Stop() once no more rows are wanted.
-  absl::Status Add(const storage::Value* values,
-                   std::vector<edn::EdnValue>* aggregates);
+  [[nodiscard]] absl::Status Add(const storage::Value* values,
+                                 std::vector<edn::EdnValue>* aggregates);
   // One result row of a plan without aggregates, read from a row of the
   // :where scope (the :find elements' slots), without copying it first.
-  absl::Status AddRow(const storage::Value* row);
+  [[nodiscard]] absl::Status AddRow(const storage::Value* row);
   // Sorts (with :order) and flushes.
-  absl::Status Finish();
+  [[nodiscard]] absl::Status Finish();
 
   uint64_t rows_emitted() const { return emitted_; }
 
  private:
   // `columns`: a value per :find element.
-  absl::Status Output(const storage::Value* const* columns,
-                      std::vector<edn::EdnValue>* aggregates);
+  [[nodiscard]] absl::Status Output(const storage::Value* const* columns,
+                                    std::vector<edn::EdnValue>* aggregates);
   // Output of a value per :find element, side by side.
-  absl::Status OutputValues(const storage::Value* values,
-                            std::vector<edn::EdnValue>* aggregates);
+  [[nodiscard]] absl::Status OutputValues(
+      const storage::Value* values, std::vector<edn::EdnValue>* aggregates);
   // Keeps a row for Finish's sort (:order).
-  absl::Status Keep(std::vector<edn::EdnValue>* aggregates);
-  absl::StatusOr<edn::EdnValue> Convert(size_t column, const storage::Value& v);
+  [[nodiscard]] absl::Status Keep(std::vector<edn::EdnValue>* aggregates);
+  [[nodiscard]] absl::StatusOr<edn::EdnValue> Convert(size_t column,
+                                                      const storage::Value& v);
 
   ExecContext* ctx_;
   const planner::QueryPlan& plan_;
@@ -63,7 +64,7 @@ class ResultEmitter {
   int64_t skipped_ = 0;
   uint64_t emitted_ = 0;
   // Hands the pending batch to the sink.
-  absl::Status Flush();
+  [[nodiscard]] absl::Status Flush();
 
   // By column; null for columns that are not pulls.
   std::vector<std::unique_ptr<pull_internal::PullRunner>> pulls_;

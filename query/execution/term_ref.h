@@ -31,9 +31,9 @@ struct TermRef {
 // The TermRef of `term`. A lookup ref is resolved against the view now; an
 // unknown one resolves to an id no entity has (-1), so it matches nothing.
 // Resolved values live in `owned` (a deque, so that pointers stay put).
-absl::StatusOr<TermRef> MakeTermRef(ExecContext* ctx,
-                                    const planner::PlanTerm& term,
-                                    std::deque<storage::Value>* owned);
+[[nodiscard]] absl::StatusOr<TermRef> MakeTermRef(
+    ExecContext* ctx, const planner::PlanTerm& term,
+    std::deque<storage::Value>* owned);
 
 // Entity id of a value in an entity position: refs and longs; false for
 // anything else (it matches no entity).

@@ -16,7 +16,7 @@
 namespace mentat::query::execution {
 
 storage::Value EncodeTuple(const storage::Value* elements, size_t n);
-absl::StatusOr<std::vector<storage::Value>> DecodeTuple(
+[[nodiscard]] absl::StatusOr<std::vector<storage::Value>> DecodeTuple(
     const storage::Value& tuple);
 // The tuple as an EDN vector (elements through ValueToEdn).
 edn::EdnValue TupleToEdn(const storage::Value& tuple);

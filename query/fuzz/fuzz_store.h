@@ -21,10 +21,10 @@
 #include <system_error>
 #include <vector>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/query/tx_data_parser.h"
 #include "mentat/storage/store.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::fuzz {
 

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 
 namespace {
 

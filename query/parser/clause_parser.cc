@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 
 namespace mentat::query::parser {
@@ -28,11 +28,12 @@ bool IsPlainName(const EdnValue& v) {
 // Appends the variables of the vector `vec` to *vars (and, when nested
 // vectors are allowed, the vars of one nested level to *required too).
 // `seen` collects every variable of the enclosing form to find repeats.
-absl::Status ParseVarVector(const EdnValue& vec, std::string_view what,
-                            const EdnValue& clause,
-                            std::vector<std::string>* vars,
-                            std::vector<std::string>* required,
-                            std::vector<std::string>* seen) {
+[[nodiscard]] absl::Status ParseVarVector(const EdnValue& vec,
+                                          std::string_view what,
+                                          const EdnValue& clause,
+                                          std::vector<std::string>* vars,
+                                          std::vector<std::string>* required,
+                                          std::vector<std::string>* seen) {
   for (const EdnValue& v : vec.items()) {
     if (v.is_vector() && required != nullptr) {
       if (v.items().empty()) {
@@ -71,7 +72,7 @@ void AddImplicitSource(std::string_view fn, Pos pos, std::vector<Term>* args) {
   args->insert(args->begin(), std::move(src));
 }
 
-absl::Status ParseExpression(const EdnValue& form, Clause* out) {
+[[nodiscard]] absl::Status ParseExpression(const EdnValue& form, Clause* out) {
   const std::vector<EdnValue>& items = form.items();
   const EdnValue& call = items[0];
   if (items.size() > 2) {
@@ -108,7 +109,7 @@ absl::Status ParseExpression(const EdnValue& form, Clause* out) {
                       &out->function.binding);
 }
 
-absl::Status ParsePattern(const EdnValue& form, Clause* out) {
+[[nodiscard]] absl::Status ParsePattern(const EdnValue& form, Clause* out) {
   const std::vector<EdnValue>& items = form.items();
   out->kind = Clause::Kind::kPattern;
   size_t first = 0;
@@ -131,8 +132,9 @@ absl::Status ParsePattern(const EdnValue& form, Clause* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseNot(const EdnValue& form, size_t head, std::string source,
-                      bool is_join, Clause* out) {
+[[nodiscard]] absl::Status ParseNot(const EdnValue& form, size_t head,
+                                    std::string source, bool is_join,
+                                    Clause* out) {
   const std::vector<EdnValue>& items = form.items();
   auto clause = std::make_shared<NotClause>();
   clause->source = std::move(source);
@@ -163,8 +165,9 @@ absl::Status ParseNot(const EdnValue& form, size_t head, std::string source,
   return absl::OkStatus();
 }
 
-absl::Status ParseOr(const EdnValue& form, size_t head, std::string source,
-                     bool is_join, Clause* out) {
+[[nodiscard]] absl::Status ParseOr(const EdnValue& form, size_t head,
+                                   std::string source, bool is_join,
+                                   Clause* out) {
   const std::vector<EdnValue>& items = form.items();
   auto clause = std::make_shared<OrClause>();
   clause->source = std::move(source);
@@ -212,7 +215,7 @@ absl::Status ParseOr(const EdnValue& form, size_t head, std::string source,
   return absl::OkStatus();
 }
 
-absl::Status ParseListClause(const EdnValue& form, Clause* out) {
+[[nodiscard]] absl::Status ParseListClause(const EdnValue& form, Clause* out) {
   const std::vector<EdnValue>& items = form.items();
   if (items.empty()) return ErrorAt(form, "empty clause ()");
   size_t head = 0;
@@ -261,7 +264,7 @@ bool IsSpecialForm(std::string_view name) {
          name == "or-join" || name == "and";
 }
 
-absl::Status ParseClause(const EdnValue& form, Clause* out) {
+[[nodiscard]] absl::Status ParseClause(const EdnValue& form, Clause* out) {
   out->pos = PosOf(form);
   out->text = edn::PrintEdnAbbreviated(form, kClauseTextBytes);
   if (form.is_vector()) {
@@ -277,8 +280,8 @@ absl::Status ParseClause(const EdnValue& form, Clause* out) {
                               KindWithArticle(form), " ", Show(form)));
 }
 
-absl::Status ParseClauses(std::span<const EdnValue> forms,
-                          std::vector<Clause>* out) {
+[[nodiscard]] absl::Status ParseClauses(std::span<const EdnValue> forms,
+                                        std::vector<Clause>* out) {
   const size_t base = out->size();
   out->resize(base + forms.size());
   for (size_t i = 0; i < forms.size(); ++i) {
@@ -288,8 +291,8 @@ absl::Status ParseClauses(std::span<const EdnValue> forms,
   return absl::OkStatus();
 }
 
-absl::Status ParseBinding(const EdnValue& form, std::string_view what,
-                          Binding* out) {
+[[nodiscard]] absl::Status ParseBinding(const EdnValue& form,
+                                        std::string_view what, Binding* out) {
   out->pos = PosOf(form);
   out->vars.clear();
   auto bad = [&]() {
@@ -331,7 +334,7 @@ absl::Status ParseBinding(const EdnValue& form, std::string_view what,
   return absl::OkStatus();
 }
 
-absl::Status ParseRule(const EdnValue& form, Rule* out) {
+[[nodiscard]] absl::Status ParseRule(const EdnValue& form, Rule* out) {
   out->pos = PosOf(form);
   if (!form.is_vector() || form.items().size() < 2 ||
       !form.items()[0].is_list()) {

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/query/pull_pattern.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 
 namespace mentat::query::parser {
@@ -15,7 +15,7 @@ namespace {
 
 using edn::EdnValue;
 
-absl::Status ParsePull(const EdnValue& form, FindElement* out) {
+[[nodiscard]] absl::Status ParsePull(const EdnValue& form, FindElement* out) {
   const std::vector<EdnValue>& items = form.items();
   if (items.size() != 3 && items.size() != 4) {
     return ErrorAt(form, StrCat("pull takes an entity variable and a "
@@ -52,7 +52,8 @@ absl::Status ParsePull(const EdnValue& form, FindElement* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseAggregate(const EdnValue& form, FindElement* out) {
+[[nodiscard]] absl::Status ParseAggregate(const EdnValue& form,
+                                          FindElement* out) {
   const std::vector<EdnValue>& items = form.items();
   if (items.size() < 2) {
     return ErrorAt(form, StrCat("aggregate ", Show(form),
@@ -89,7 +90,8 @@ absl::Status ParseAggregate(const EdnValue& form, FindElement* out) {
 
 }  // namespace
 
-absl::Status ParseFindElement(const EdnValue& v, FindElement* out) {
+[[nodiscard]] absl::Status ParseFindElement(const EdnValue& v,
+                                            FindElement* out) {
   out->pos = PosOf(v);
   if (IsVariable(v)) {
     out->kind = FindElement::Kind::kVariable;
@@ -121,8 +123,9 @@ absl::Status ParseFindElement(const EdnValue& v, FindElement* out) {
                            Show(v)));
 }
 
-absl::Status ParseFindSpec(const EdnValue& key, std::span<const EdnValue> items,
-                           FindSpec* out) {
+[[nodiscard]] absl::Status ParseFindSpec(const EdnValue& key,
+                                         std::span<const EdnValue> items,
+                                         FindSpec* out) {
   if (items.empty()) return ErrorAt(key, ":find needs at least one element");
   std::span<const EdnValue> elements = items;
   if (items.size() == 2 && IsSymbol(items[1], ".")) {

@@ -4,15 +4,15 @@
 #include <string_view>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::parser {
 
 using edn::EdnValue;
 
-absl::Status ErrorAt(Pos pos, std::string_view message) {
+[[nodiscard]] absl::Status ErrorAt(Pos pos, std::string_view message) {
   return edn::EdnError({pos.line, pos.column}, message);
 }
 
@@ -27,8 +27,8 @@ std::string KindWithArticle(const EdnValue& v) {
   return StrCat(vowel ? "an " : "a ", name);
 }
 
-absl::Status ParseTerm(const EdnValue& v, TermPlace place,
-                       const EdnValue& clause, Term* out) {
+[[nodiscard]] absl::Status ParseTerm(const EdnValue& v, TermPlace place,
+                                     const EdnValue& clause, Term* out) {
   out->pos = PosOf(v);
   if (v.is_symbol()) {
     if (IsVariable(v)) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/query/parser.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::testing {
 

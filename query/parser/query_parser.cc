@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_reader.h"
 #include "mentat/query/parser.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/clause_parser.h"
 #include "parser/find_parser.h"
 #include "parser/parse_support.h"
@@ -49,14 +49,14 @@ struct Sections {
   }
 };
 
-absl::Status UnknownKeyword(const EdnValue& key) {
+[[nodiscard]] absl::Status UnknownKeyword(const EdnValue& key) {
   return ErrorAt(key, StrCat("unknown query keyword :", Excerpt(key.text()),
                              ": expected :find, :keys, :strs, :syms, :with, "
                              ":in, :where, :order, :limit or :offset"));
 }
 
-absl::Status Claim(Section* section, const EdnValue& key,
-                   std::span<const EdnValue> items) {
+[[nodiscard]] absl::Status Claim(Section* section, const EdnValue& key,
+                                 std::span<const EdnValue> items) {
   if (section->key != nullptr) {
     return ErrorAt(key,
                    StrCat("duplicate :", Excerpt(key.text()), " in query"));
@@ -67,7 +67,7 @@ absl::Status Claim(Section* section, const EdnValue& key,
 }
 
 // [:find ?a :in $ :where ...]: each keyword starts a section.
-absl::Status SplitVector(const EdnValue& form, Sections* out) {
+[[nodiscard]] absl::Status SplitVector(const EdnValue& form, Sections* out) {
   std::span<const EdnValue> items = form.items();
   if (items.empty()) return ErrorAt(form, "empty query []: missing :find");
   if (!items[0].is_keyword()) {
@@ -94,7 +94,7 @@ bool IsOrderDirection(const EdnValue& v) {
 }
 
 // {:find [?a] :in [$] :where [...]}: each value holds a section's forms.
-absl::Status SplitMap(const EdnValue& form, Sections* out) {
+[[nodiscard]] absl::Status SplitMap(const EdnValue& form, Sections* out) {
   const std::vector<EdnValue>& kv = form.items();
   for (size_t i = 0; i + 1 < kv.size(); i += 2) {
     const EdnValue& key = kv[i];
@@ -115,8 +115,9 @@ absl::Status SplitMap(const EdnValue& form, Sections* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseKeys(const Section& section, ParsedQuery::KeysKind kind,
-                       ParsedQuery* out) {
+[[nodiscard]] absl::Status ParseKeys(const Section& section,
+                                     ParsedQuery::KeysKind kind,
+                                     ParsedQuery* out) {
   if (section.key == nullptr) return absl::OkStatus();
   if (out->keys_kind != ParsedQuery::KeysKind::kNone) {
     return ErrorAt(*section.key,
@@ -139,7 +140,7 @@ absl::Status ParseKeys(const Section& section, ParsedQuery::KeysKind kind,
   return absl::OkStatus();
 }
 
-absl::Status ParseWith(const Section& section, ParsedQuery* out) {
+[[nodiscard]] absl::Status ParseWith(const Section& section, ParsedQuery* out) {
   if (section.key == nullptr) return absl::OkStatus();
   if (section.items.empty()) {
     return ErrorAt(*section.key, ":with needs at least one variable");
@@ -158,7 +159,8 @@ absl::Status ParseWith(const Section& section, ParsedQuery* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseInputs(const Section& section, ParsedQuery* out) {
+[[nodiscard]] absl::Status ParseInputs(const Section& section,
+                                       ParsedQuery* out) {
   if (section.key == nullptr) {
     InputSpec src;
     src.kind = InputSpec::Kind::kSource;
@@ -226,7 +228,8 @@ bool IsFindVariable(const ParsedQuery& q, std::string_view var) {
   return false;
 }
 
-absl::Status ParseOrder(const Section& section, ParsedQuery* out) {
+[[nodiscard]] absl::Status ParseOrder(const Section& section,
+                                      ParsedQuery* out) {
   if (section.key == nullptr) return absl::OkStatus();
   std::vector<const EdnValue*> specs;
   for (const EdnValue& v : section.items) {
@@ -260,7 +263,8 @@ absl::Status ParseOrder(const Section& section, ParsedQuery* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseCount(const Section& section, std::optional<int64_t>* out) {
+[[nodiscard]] absl::Status ParseCount(const Section& section,
+                                      std::optional<int64_t>* out) {
   if (section.key == nullptr) return absl::OkStatus();
   const std::string& name = section.key->text();
   if (section.items.size() != 1 || !section.items[0].is_int() ||
@@ -275,8 +279,9 @@ absl::Status ParseCount(const Section& section, std::optional<int64_t>* out) {
 }
 
 // Without :where, every :find and :with variable must come from :in.
-absl::Status CheckBoundByInputs(const ParsedQuery& q, const Section& where,
-                                const EdnValue& form) {
+[[nodiscard]] absl::Status CheckBoundByInputs(const ParsedQuery& q,
+                                              const Section& where,
+                                              const EdnValue& form) {
   auto bound = [&](std::string_view var) {
     for (const InputSpec& in : q.inputs) {
       if (std::find(in.vars.begin(), in.vars.end(), var) != in.vars.end()) {

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/query/parser.h"
 #include "mentat/query/pull.h"
-#include "mentat/storage/str_cat.h"
 #include "parser/parse_support.h"
 #include "parser/schema_checks.h"
 #include "parser/var_analysis.h"
@@ -34,7 +34,7 @@ class Validator {
     }
   }
 
-  absl::Status Run() {
+  [[nodiscard]] absl::Status Run() {
     VarSet scope = inputs_;
     parser::CollectBound(q_.where, &scope);
     absl::Status s = CheckFind(scope);
@@ -45,8 +45,8 @@ class Validator {
   }
 
  private:
-  absl::Status UnboundFindVar(std::string_view var, Pos pos,
-                              std::string_view where) {
+  [[nodiscard]] absl::Status UnboundFindVar(std::string_view var, Pos pos,
+                                            std::string_view where) {
     if (parser::OccursInsideNot(q_.where, var)) {
       return ErrorAt(pos, StrCat("variable ", var, " in ", where,
                                  " is only used inside not, which does not "
@@ -56,7 +56,7 @@ class Validator {
                                ": no :in input or :where clause binds it"));
   }
 
-  absl::Status CheckFind(const VarSet& scope) {
+  [[nodiscard]] absl::Status CheckFind(const VarSet& scope) {
     for (const FindElement& e : q_.find.elements) {
       if (e.kind == FindElement::Kind::kAggregate) {
         absl::Status s = parser::CheckAggregate(e);
@@ -89,16 +89,16 @@ class Validator {
     return absl::OkStatus();
   }
 
-  absl::Status CheckSource(std::string_view source, Pos pos,
-                           std::string_view text) {
+  [[nodiscard]] absl::Status CheckSource(std::string_view source, Pos pos,
+                                         std::string_view text) {
     if (in_rule_body_ || sources_.Contains(source)) return absl::OkStatus();
     return ErrorAt(
         pos, StrCat("source ", source, " is not declared in :in, in ", text));
   }
 
   // `outer`: variables bound around the conjunction `clauses`.
-  absl::Status CheckClauses(const std::vector<Clause>& clauses,
-                            const VarSet& outer) {
+  [[nodiscard]] absl::Status CheckClauses(const std::vector<Clause>& clauses,
+                                          const VarSet& outer) {
     VarSet scope = outer;
     parser::CollectBound(clauses, &scope);
     const std::vector<Clause>* saved_siblings = siblings_;
@@ -125,7 +125,7 @@ class Validator {
     return out;
   }
 
-  absl::Status CheckClause(const Clause& c, const VarSet& scope) {
+  [[nodiscard]] absl::Status CheckClause(const Clause& c, const VarSet& scope) {
     switch (c.kind) {
       case Clause::Kind::kPattern: {
         absl::Status s = CheckSource(c.pattern.source, c.pos, c.text);
@@ -146,8 +146,9 @@ class Validator {
     return absl::OkStatus();
   }
 
-  absl::Status CheckCall(const Clause& c, const std::vector<Term>& args,
-                         const VarSet& scope) {
+  [[nodiscard]] absl::Status CheckCall(const Clause& c,
+                                       const std::vector<Term>& args,
+                                       const VarSet& scope) {
     absl::Status s = parser::CheckCall(c, schema_);
     if (!s.ok()) return s;
     for (const Term& t : args) {
@@ -165,7 +166,7 @@ class Validator {
     return absl::OkStatus();
   }
 
-  absl::Status CheckRuleCall(const Clause& c) {
+  [[nodiscard]] absl::Status CheckRuleCall(const Clause& c) {
     const RuleCallClause& call = c.rule_call;
     absl::Status s = CheckSource(call.source, c.pos, c.text);
     if (!s.ok()) return s;
@@ -217,7 +218,7 @@ class Validator {
     return absl::OkStatus();
   }
 
-  absl::Status CheckNot(const Clause& c, const VarSet& scope) {
+  [[nodiscard]] absl::Status CheckNot(const Clause& c, const VarSet& scope) {
     const NotClause& n = *c.not_clause;
     absl::Status s = CheckSource(n.source, c.pos, c.text);
     if (!s.ok()) return s;
@@ -252,7 +253,7 @@ class Validator {
     return CheckClauses(n.clauses, join);
   }
 
-  absl::Status CheckOr(const Clause& c, const VarSet& scope) {
+  [[nodiscard]] absl::Status CheckOr(const Clause& c, const VarSet& scope) {
     const OrClause& o = *c.or_clause;
     absl::Status s = CheckSource(o.source, c.pos, c.text);
     if (!s.ok()) return s;
@@ -303,7 +304,7 @@ class Validator {
   }
 
   // The bodies of every rule the query reaches, each name once.
-  absl::Status CheckCalledRules() {
+  [[nodiscard]] absl::Status CheckCalledRules() {
     in_rule_body_ = true;
     for (size_t i = 0; i < called_rules_.size(); ++i) {
       const std::string_view name = called_rules_[i];

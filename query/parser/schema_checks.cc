@@ -4,9 +4,9 @@
 #include <string>
 
 #include "mentat/base/excerpt.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_value.h"
 #include "mentat/query/functions.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value.h"
 #include "parser/parse_support.h"
 
@@ -76,8 +76,10 @@ std::string TermText(const Term& t) {
 }
 
 // The attribute named by a keyword or id constant, or an error.
-absl::Status ResolveAttribute(const EdnValue& v, Pos pos, const Clause& c,
-                              const Schema& schema, const Attribute** out) {
+[[nodiscard]] absl::Status ResolveAttribute(const EdnValue& v, Pos pos,
+                                            const Clause& c,
+                                            const Schema& schema,
+                                            const Attribute** out) {
   *out = nullptr;
   if (v.is_keyword()) {
     *out = schema.FindAttribute(v.text());
@@ -101,12 +103,14 @@ absl::Status ResolveAttribute(const EdnValue& v, Pos pos, const Clause& c,
                   KindWithArticle(v), " ", Show(v), " in ", ClauseText(c)));
 }
 
-absl::Status CheckValue(const EdnValue& v, Pos pos, const Attribute& attr,
-                        const Clause& c, const Schema& schema);
+[[nodiscard]] absl::Status CheckValue(const EdnValue& v, Pos pos,
+                                      const Attribute& attr, const Clause& c,
+                                      const Schema& schema);
 
 // [:unique/attr value]
-absl::Status CheckLookupRef(const EdnValue& v, Pos pos, const Clause& c,
-                            const Schema& schema) {
+[[nodiscard]] absl::Status CheckLookupRef(const EdnValue& v, Pos pos,
+                                          const Clause& c,
+                                          const Schema& schema) {
   if (v.items().size() != 2) {
     return ErrorAt(pos, StrCat("a lookup ref is [:unique/attr value], got ",
                                Show(v), " in ", ClauseText(c)));
@@ -151,8 +155,9 @@ bool Fits(const EdnValue& v, ValueType type) {
   return false;
 }
 
-absl::Status CheckValue(const EdnValue& v, Pos pos, const Attribute& attr,
-                        const Clause& c, const Schema& schema) {
+[[nodiscard]] absl::Status CheckValue(const EdnValue& v, Pos pos,
+                                      const Attribute& attr, const Clause& c,
+                                      const Schema& schema) {
   if (attr.is_ref() && v.is_vector()) {
     return CheckLookupRef(v, pos, c, schema);
   }
@@ -163,7 +168,8 @@ absl::Status CheckValue(const EdnValue& v, Pos pos, const Attribute& attr,
                   storage::ValueTypeIdent(attr.type), ", in ", ClauseText(c)));
 }
 
-absl::Status CheckEntity(const Term& t, const Clause& c, const Schema& schema) {
+[[nodiscard]] absl::Status CheckEntity(const Term& t, const Clause& c,
+                                       const Schema& schema) {
   const EdnValue& v = t.constant;
   if (v.is_int() || v.is_keyword()) return absl::OkStatus();
   if (v.is_vector()) return CheckLookupRef(v, t.pos, c, schema);
@@ -174,8 +180,9 @@ absl::Status CheckEntity(const Term& t, const Clause& c, const Schema& schema) {
 }
 
 // An attribute argument of a database function (get-else, missing?, ...).
-absl::Status CheckAttributeArg(const Term& t, const Clause& c,
-                               const Schema& schema, const Attribute** out) {
+[[nodiscard]] absl::Status CheckAttributeArg(const Term& t, const Clause& c,
+                                             const Schema& schema,
+                                             const Attribute** out) {
   *out = nullptr;
   if (t.kind != Term::Kind::kConstant) {
     if (t.is_var()) return absl::OkStatus();  // resolved when run
@@ -185,9 +192,10 @@ absl::Status CheckAttributeArg(const Term& t, const Clause& c,
   return ResolveAttribute(t.constant, t.pos, c, schema, out);
 }
 
-absl::Status CheckDbCall(const DbFunction& f, const Clause& c,
-                         const std::vector<Term>& args, const Binding* binding,
-                         const Schema& schema) {
+[[nodiscard]] absl::Status CheckDbCall(const DbFunction& f, const Clause& c,
+                                       const std::vector<Term>& args,
+                                       const Binding* binding,
+                                       const Schema& schema) {
   if (f.needs_source && args[0].kind != Term::Kind::kSource) {
     return ErrorAt(args[0].pos, StrCat(f.name,
                                        " takes a source ($) as its "
@@ -254,7 +262,8 @@ bool IsKnownFunctionName(std::string_view name) {
          IsFunctionName(name);
 }
 
-absl::Status CheckPatternConstants(const Clause& c, const Schema& schema) {
+[[nodiscard]] absl::Status CheckPatternConstants(const Clause& c,
+                                                 const Schema& schema) {
   const std::vector<Term>& t = c.pattern.terms;
   if (t[0].kind == Term::Kind::kConstant) {
     absl::Status s = CheckEntity(t[0], c, schema);
@@ -292,7 +301,7 @@ absl::Status CheckPatternConstants(const Clause& c, const Schema& schema) {
   return absl::OkStatus();
 }
 
-absl::Status CheckCall(const Clause& c, const Schema& schema) {
+[[nodiscard]] absl::Status CheckCall(const Clause& c, const Schema& schema) {
   const bool is_predicate = c.kind == Clause::Kind::kPredicate;
   const std::string& name = is_predicate ? c.predicate.fn : c.function.fn;
   const std::vector<Term>& args =
@@ -356,7 +365,7 @@ absl::Status CheckCall(const Clause& c, const Schema& schema) {
                  StrCat("unknown function ", name, " in ", ClauseText(c)));
 }
 
-absl::Status CheckAggregate(const FindElement& e) {
+[[nodiscard]] absl::Status CheckAggregate(const FindElement& e) {
   const size_t n = e.aggregate_args.size();
   if (IsAggregate(e.aggregate, n)) {
     // (sample n ?x), (min n ?x): MakeAggregate takes n as an integer.

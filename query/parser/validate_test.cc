@@ -94,7 +94,7 @@ std::vector<Rule> TestRules() {
   return *std::move(rules);
 }
 
-absl::Status Validate(std::string_view text) {
+[[nodiscard]] absl::Status Validate(std::string_view text) {
   ParsedQuery q = MustParse(text);
   return ValidateQuery(q, TestSchema(), TestRules());
 }

@@ -4,7 +4,7 @@
 
 #include "builtins/builtin_table.h"
 #include "execution/tuple_codec.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/edn_to_value.h"
 
 namespace mentat::query::planner {
@@ -41,9 +41,9 @@ PlanTerm ConstTerm(Value v) {
 }
 
 // An entity constant (e, tx, lookup refs).
-absl::Status EntityTerm(const Clause& clause, const Term& term,
-                        const storage::Schema& schema, PlanTerm* out,
-                        bool* never) {
+[[nodiscard]] absl::Status EntityTerm(const Clause& clause, const Term& term,
+                                      const storage::Schema& schema,
+                                      PlanTerm* out, bool* never) {
   absl::StatusOr<EntityConst> e = EdnToEntity(term.constant, schema);
   if (!e.ok()) return ClauseError(clause, Msg(e.status()));
   switch (e->kind) {
@@ -63,8 +63,8 @@ absl::Status EntityTerm(const Clause& clause, const Term& term,
 }
 
 // A constant argument of a predicate or function.
-absl::Status ArgTerm(const Clause& clause, const Term& term,
-                     const SlotLookup& slot, PlanTerm* out) {
+[[nodiscard]] absl::Status ArgTerm(const Clause& clause, const Term& term,
+                                   const SlotLookup& slot, PlanTerm* out) {
   switch (term.kind) {
     case Term::Kind::kVariable:
       *out = SlotTerm(slot(term.name));
@@ -85,7 +85,7 @@ absl::Status ArgTerm(const Clause& clause, const Term& term,
 }
 
 // An attribute constant (by ident or id).
-absl::StatusOr<const storage::Attribute*> AttrConst(
+[[nodiscard]] absl::StatusOr<const storage::Attribute*> AttrConst(
     const Clause& clause, const Term& term, const storage::Schema& schema) {
   if (term.kind != Term::Kind::kConstant) {
     return ClauseError(clause, "the attribute must be a constant here");
@@ -106,15 +106,16 @@ absl::StatusOr<const storage::Attribute*> AttrConst(
   return attr;
 }
 
-absl::Status ExpectSource(const Clause& clause, const Term& term) {
+[[nodiscard]] absl::Status ExpectSource(const Clause& clause,
+                                        const Term& term) {
   if (term.kind != Term::Kind::kSource || term.name != "$") {
     return ClauseError(clause, "the first argument must be the source $");
   }
   return absl::OkStatus();
 }
 
-absl::Status GroundValues(const Clause& clause, const EdnValue& c,
-                          FunctionSpec* out) {
+[[nodiscard]] absl::Status GroundValues(const Clause& clause, const EdnValue& c,
+                                        FunctionSpec* out) {
   auto convert = [&](const EdnValue& v) -> absl::Status {
     absl::StatusOr<Value> value = EdnToValue(v);
     if (!value.ok()) return ClauseError(clause, Msg(value.status()));

@@ -28,25 +28,32 @@ inline std::string_view Msg(const absl::Status& s) {
 // "line 3, column 9: " for a position, "" without one.
 std::string Where(const Pos& pos);
 // InvalidArgument "line L, column C: <message> in <clause>".
-absl::Status ClauseError(const Clause& clause, std::string_view message);
+[[nodiscard]] absl::Status ClauseError(const Clause& clause,
+                                       std::string_view message);
 
 // The terms of a pattern (e, a, v, tx, added). Sets *never when a constant
 // names no entity.
-absl::Status MakePattern(const Clause& clause, const storage::Schema& schema,
-                         const SlotLookup& slot, PatternSpec* out, bool* never);
+[[nodiscard]] absl::Status MakePattern(const Clause& clause,
+                                       const storage::Schema& schema,
+                                       const SlotLookup& slot, PatternSpec* out,
+                                       bool* never);
 
 // A predicate clause. Names and arities are ValidateQuery's to check.
 // Errors: a source other than $ (a rule body's), a non-constant attribute
 // of missing?.
-absl::Status MakePredicate(const Clause& clause, const storage::Schema& schema,
-                           const SlotLookup& slot, PredicateSpec* out);
+[[nodiscard]] absl::Status MakePredicate(const Clause& clause,
+                                         const storage::Schema& schema,
+                                         const SlotLookup& slot,
+                                         PredicateSpec* out);
 
 // A function clause. Names and arities are ValidateQuery's to check.
 // Errors: tx-data and fulltext (not supported), bad ground constants, a
 // source other than $ (a rule body's), non-constant attributes of
 // get-else and get-some.
-absl::Status MakeFunction(const Clause& clause, const storage::Schema& schema,
-                          const SlotLookup& slot, FunctionSpec* out);
+[[nodiscard]] absl::Status MakeFunction(const Clause& clause,
+                                        const storage::Schema& schema,
+                                        const SlotLookup& slot,
+                                        FunctionSpec* out);
 
 // The variable slots a predicate or function reads (must be bound first).
 std::vector<Slot> ArgSlots(const std::vector<PlanTerm>& args);

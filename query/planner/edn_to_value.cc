@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
-#include "mentat/storage/str_cat.h"
 #include "mentat/storage/value_codec.h"
 
 namespace mentat::query::planner {

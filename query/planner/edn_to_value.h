@@ -18,7 +18,7 @@ namespace mentat::query::planner {
 // A scalar as a value: integer -> long, float -> double, N -> bigint, M ->
 // bigdec, string, keyword, boolean, #inst, #uuid. InvalidArgument for nil,
 // collections, symbols and other tags.
-absl::StatusOr<storage::Value> EdnToValue(const edn::EdnValue& v);
+[[nodiscard]] absl::StatusOr<storage::Value> EdnToValue(const edn::EdnValue& v);
 
 // What an entity position holds.
 struct EntityConst {
@@ -36,16 +36,15 @@ struct EntityConst {
 // An entity id (integer), an ident (keyword) or a lookup ref
 // ([:unique/attr value], the attribute by ident or id). InvalidArgument
 // for anything else, or a lookup ref on an attribute that is not unique.
-absl::StatusOr<EntityConst> EdnToEntity(const edn::EdnValue& v,
-                                        const storage::Schema& schema);
+[[nodiscard]] absl::StatusOr<EntityConst> EdnToEntity(
+    const edn::EdnValue& v, const storage::Schema& schema);
 
 // A value for attribute `attr` (its v position); refs go through
 // EdnToEntity. InvalidArgument names the attribute when the type does not
 // fit.
-absl::StatusOr<EntityConst> EdnToAttrValue(const edn::EdnValue& v,
-                                           const storage::Attribute& attr,
-                                           const storage::Schema& schema,
-                                           storage::Value* out);
+[[nodiscard]] absl::StatusOr<EntityConst> EdnToAttrValue(
+    const edn::EdnValue& v, const storage::Attribute& attr,
+    const storage::Schema& schema, storage::Value* out);
 
 // `v` converted to `type` when it is a number of another kind that
 // converts exactly (long -> double/bigint/bigdec, ref <-> long); false if

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::planner {
 namespace {

@@ -24,7 +24,7 @@ std::unique_ptr<QueryPlan> Plan(EngineFixture& f, std::string_view text) {
   return *std::move(plan);
 }
 
-absl::Status PlanError(EngineFixture& f, std::string_view text) {
+[[nodiscard]] absl::Status PlanError(EngineFixture& f, std::string_view text) {
   absl::StatusOr<ParsedQuery> q = ParseQuery(text);
   REQUIRE(q.ok());
   storage::DbView view = f.View();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::planner {
 

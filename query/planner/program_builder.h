@@ -61,7 +61,8 @@ class ProgramBuilder {
 
   // The table of rule `rule` for the binding pattern `bound`, planned on
   // first use. Errors come from planning its bodies.
-  absl::StatusOr<int> Table(int rule, const std::vector<bool>& bound);
+  [[nodiscard]] absl::StatusOr<int> Table(int rule,
+                                          const std::vector<bool>& bound);
   // Drops every table made since `mark` (tables().size() then). The
   // planner calls it when planning a candidate call failed (Table returned
   // an error), so the failed tables leave no trace. A candidate call whose
@@ -77,7 +78,7 @@ class ProgramBuilder {
 
   // Marks recursive and right-linear tables and rejects recursion through
   // `not`.
-  absl::Status Finish();
+  [[nodiscard]] absl::Status Finish();
 
  private:
   void MarkLinear();
@@ -93,8 +94,8 @@ class ProgramBuilder {
 };
 
 // Plans one clause list. Errors are InvalidArgument naming the clause.
-absl::StatusOr<ScopePlan> PlanScope(ProgramBuilder& program,
-                                    const ScopeRequest& request);
+[[nodiscard]] absl::StatusOr<ScopePlan> PlanScope(ProgramBuilder& program,
+                                                  const ScopeRequest& request);
 
 // Adds what the patterns of `clauses` (nested ones and called rules
 // included) tell about variable `var` to `info`.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/clause_specs.h"
 #include "planner/program_builder.h"
 
@@ -25,10 +25,11 @@ std::vector<bool> BoundSlots(const ScopePlan& scope) {
   return bound;
 }
 
-absl::StatusOr<Slot> BoundSlot(const ScopePlan& scope,
-                               const std::vector<bool>& bound,
-                               const std::string& var, const Pos& pos,
-                               std::string_view where) {
+[[nodiscard]] absl::StatusOr<Slot> BoundSlot(const ScopePlan& scope,
+                                             const std::vector<bool>& bound,
+                                             const std::string& var,
+                                             const Pos& pos,
+                                             std::string_view where) {
   const Slot s = FindSlot(scope, var);
   if (s == kNoSlot || !bound[s]) {
     return absl::InvalidArgumentError(

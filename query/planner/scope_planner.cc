@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
-#include "mentat/storage/str_cat.h"
+#include "mentat/base/str_cat.h"
 #include "planner/access_path.h"
 #include "planner/clause_specs.h"
 #include "planner/edn_to_value.h"
@@ -23,7 +23,7 @@ class ScopeBuilder {
   ScopeBuilder(ProgramBuilder& program, const ScopeRequest& request)
       : program_(program), request_(request) {}
 
-  absl::StatusOr<ScopePlan> Build();
+  [[nodiscard]] absl::StatusOr<ScopePlan> Build();
 
  private:
   enum class Kind { kPattern, kPredicate, kFunction, kCall, kNot };
@@ -51,10 +51,11 @@ class ScopeBuilder {
   };
 
   Slot SlotOf(const std::string& name);
-  absl::Status Prepare();
-  absl::Status PrepareClause(const Clause& c);
-  absl::Status CallConstant(const Clause& c, const edn::EdnValue& constant,
-                            int rule, int pos, PlanTerm* out);
+  [[nodiscard]] absl::Status Prepare();
+  [[nodiscard]] absl::Status PrepareClause(const Clause& c);
+  [[nodiscard]] absl::Status CallConstant(const Clause& c,
+                                          const edn::EdnValue& constant,
+                                          int rule, int pos, PlanTerm* out);
   bool Known(const PlanTerm& t, bool const_only) const;
   bool Ready(const Pending& p) const;
   RangeCandidate FindRange(const Pending& p, bool const_only);
@@ -64,7 +65,7 @@ class ScopeBuilder {
   void PlaceCall(const Choice& c);
   void MarkBound(const std::vector<Slot>& slots, Step* step);
   PlanTerm Bind(PlanTerm t, std::vector<Slot>* seen);
-  absl::Status Unplaced();
+  [[nodiscard]] absl::Status Unplaced();
   double FilterSelectivity(const Pending& p) const;
 
   ProgramBuilder& program_;

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query {
 namespace {
@@ -15,7 +15,8 @@ namespace {
 using edn::EdnKind;
 using edn::EdnValue;
 
-absl::Status ErrorAt(const EdnValue& at, std::string_view message) {
+[[nodiscard]] absl::Status ErrorAt(const EdnValue& at,
+                                   std::string_view message) {
   return edn::EdnError({at.line(), at.column()}, message);
 }
 
@@ -44,7 +45,7 @@ struct SeenOptions {
 
 class PatternParser {
  public:
-  absl::StatusOr<PullPattern> Pattern(const EdnValue& v) {
+  [[nodiscard]] absl::StatusOr<PullPattern> Pattern(const EdnValue& v) {
     if (!v.is_vector()) {
       return ErrorAt(v, StrCat("a pull pattern must be a vector, got ",
                                KindWithArticle(v), " ", Show(v)));
@@ -61,7 +62,7 @@ class PatternParser {
   }
 
  private:
-  absl::Status Element(const EdnValue& el, PullPattern* out) {
+  [[nodiscard]] absl::Status Element(const EdnValue& el, PullPattern* out) {
     if (IsWildcard(el)) {
       out->wildcard = true;
       return absl::OkStatus();
@@ -75,7 +76,7 @@ class PatternParser {
 
   // An attribute with or without options: `:a`, `[:a :limit 5]`,
   // `(:a :limit 5)`, `(limit :a 5)`, `(default :a 0)`.
-  absl::StatusOr<PullAttrSpec> AttrSpec(const EdnValue& el) {
+  [[nodiscard]] absl::StatusOr<PullAttrSpec> AttrSpec(const EdnValue& el) {
     if (el.is_keyword()) return AttrName(el);
     if (el.is_list() && !el.items().empty() && el.items()[0].is_symbol()) {
       return LegacyOption(el);
@@ -89,7 +90,7 @@ class PatternParser {
                               KindWithArticle(el), " ", Show(el)));
   }
 
-  absl::StatusOr<PullAttrSpec> AttrName(const EdnValue& kw) {
+  [[nodiscard]] absl::StatusOr<PullAttrSpec> AttrName(const EdnValue& kw) {
     PullAttrSpec spec;
     spec.line = kw.line();
     spec.column = kw.column();
@@ -105,7 +106,8 @@ class PatternParser {
     return spec;
   }
 
-  absl::StatusOr<PullAttrSpec> AttrWithOptions(const EdnValue& seq) {
+  [[nodiscard]] absl::StatusOr<PullAttrSpec> AttrWithOptions(
+      const EdnValue& seq) {
     const std::vector<EdnValue>& items = seq.items();
     if (items.empty() || !items[0].is_keyword()) {
       const EdnValue& at = items.empty() ? seq : items[0];
@@ -133,8 +135,8 @@ class PatternParser {
     return spec;
   }
 
-  absl::Status Option(const EdnValue& name, const EdnValue& value,
-                      SeenOptions* seen, PullAttrSpec* spec) {
+  [[nodiscard]] absl::Status Option(const EdnValue& name, const EdnValue& value,
+                                    SeenOptions* seen, PullAttrSpec* spec) {
     if (name.is_keyword("as")) {
       if (seen->as) return Repeated(name);
       seen->as = true;
@@ -159,11 +161,11 @@ class PatternParser {
                                 " (expected :as, :limit or :default)"));
   }
 
-  absl::Status Repeated(const EdnValue& name) {
+  [[nodiscard]] absl::Status Repeated(const EdnValue& name) {
     return ErrorAt(name, StrCat("pull option ", Show(name), " given twice"));
   }
 
-  absl::Status Limit(const EdnValue& value, PullAttrSpec* spec) {
+  [[nodiscard]] absl::Status Limit(const EdnValue& value, PullAttrSpec* spec) {
     if (value.is_nil()) {
       spec->no_limit = true;
       return absl::OkStatus();
@@ -184,7 +186,8 @@ class PatternParser {
 
   // `(limit :a 5)` and `(default :a v)`, or a list-form attribute whose
   // head is a symbol by mistake.
-  absl::StatusOr<PullAttrSpec> LegacyOption(const EdnValue& list) {
+  [[nodiscard]] absl::StatusOr<PullAttrSpec> LegacyOption(
+      const EdnValue& list) {
     const std::vector<EdnValue>& items = list.items();
     const EdnValue& head = items[0];
     const bool limit = head.text() == "limit";
@@ -218,7 +221,7 @@ class PatternParser {
   }
 
   // `{:a [:b] (:c :limit 2) ... [:d :as "d"] 3}`: each entry is one spec.
-  absl::Status MapSpec(const EdnValue& map, PullPattern* out) {
+  [[nodiscard]] absl::Status MapSpec(const EdnValue& map, PullPattern* out) {
     const std::vector<EdnValue>& kv = map.items();
     if (kv.empty()) return ErrorAt(map, "a map spec needs at least one entry");
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {

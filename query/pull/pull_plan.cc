@@ -5,16 +5,17 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::pull_internal {
 namespace {
 
 using edn::EdnValue;
 
-absl::Status ErrorAt(const PullAttrSpec& spec, std::string_view message) {
+[[nodiscard]] absl::Status ErrorAt(const PullAttrSpec& spec,
+                                   std::string_view message) {
   return edn::EdnError({spec.line, spec.column}, message);
 }
 

@@ -73,7 +73,7 @@ class PullPlan {
   // position) for unknown attributes, reverse lookups or nested patterns on
   // non-ref attributes, options on :db/id, bad limits and depths, and two
   // specs giving the same result key.
-  static absl::StatusOr<std::unique_ptr<PullPlan>> Compile(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PullPlan>> Compile(
       const PullPattern& pattern, const storage::Schema& schema);
 
   const PlanPattern& root() const { return *patterns_[0]; }
@@ -85,9 +85,10 @@ class PullPlan {
 
  private:
   PullPlan() = default;
-  absl::Status CompileInto(const PullPattern& pattern, PlanPattern* out);
-  absl::Status CompileSpec(const PullAttrSpec& spec, PlanPattern* owner,
-                           PlanAttr* out);
+  [[nodiscard]] absl::Status CompileInto(const PullPattern& pattern,
+                                         PlanPattern* out);
+  [[nodiscard]] absl::Status CompileSpec(const PullAttrSpec& spec,
+                                         PlanPattern* owner, PlanAttr* out);
 
   const storage::Schema* schema_ = nullptr;
   // Patterns are held by pointer so that PlanAttr::sub stays valid.

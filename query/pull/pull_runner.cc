@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/query/pull.h"
 #include "mentat/storage/keys.h"
-#include "mentat/storage/str_cat.h"
 
 namespace mentat::query::pull_internal {
 namespace {

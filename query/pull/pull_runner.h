@@ -40,7 +40,7 @@ class PullRunner {
 
   // Checks the view and compiles `pattern` (see PullExecutor::Create for
   // the errors), for a runner pulling under `ctx`.
-  static absl::StatusOr<std::unique_ptr<PullRunner>> Create(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PullRunner>> Create(
       const storage::DbView& view, const PullPattern& pattern,
       execution::ExecContext* ctx);
 
@@ -50,7 +50,8 @@ class PullRunner {
   // them itself. DataLoss/Unavailable from storage; DeadlineExceeded,
   // Cancelled, ResourceExhausted (memory budget, scan limit, size cap)
   // from the limits.
-  absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e, size_t* bytes);
+  [[nodiscard]] absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e,
+                                                   size_t* bytes);
 
   // Bytes already returned that count against max_pull_bytes together
   // with the next results (PullMany's earlier results). Default 0.
@@ -74,19 +75,19 @@ class PullRunner {
     bool found = false;  // the entity has a datom at this basis
   };
 
-  absl::StatusOr<edn::EdnValue> PullEntity(storage::EntityId e,
-                                           const PlanPattern& p);
+  [[nodiscard]] absl::StatusOr<edn::EdnValue> PullEntity(storage::EntityId e,
+                                                         const PlanPattern& p);
   // Counts `v` into the result's size (settled by the next Step).
   void Grow(const edn::EdnValue& v) {
     grown_ += sizeof(edn::EdnValue) + v.text().size();
   }
   // Once per datom read or entity expanded: ticks the context, and settles
   // what Grow counted against the memory budget and the size cap.
-  absl::Status Step();
-  absl::Status ScanForward(storage::EntityId e, const PlanPattern& p,
-                           EntityState* st);
-  absl::Status ScanReverse(storage::EntityId e, const PlanPattern& p,
-                           EntityState* st);
+  [[nodiscard]] absl::Status Step();
+  [[nodiscard]] absl::Status ScanForward(storage::EntityId e,
+                                         const PlanPattern& p, EntityState* st);
+  [[nodiscard]] absl::Status ScanReverse(storage::EntityId e,
+                                         const PlanPattern& p, EntityState* st);
   // Moves `c` to the first datom of entity `e` whose attribute is >=
   // `a_min`: a few Next() calls, then a seek.
   void SkipTo(storage::DatomCursor& c, storage::EntityId e,
@@ -96,8 +97,8 @@ class PullRunner {
   void AddWildcardValue(const storage::Value& v, const storage::Attribute& attr,
                         size_t index, EntityState* st);
   // The nested map of a deferred ref.
-  absl::StatusOr<edn::EdnValue> Expand(storage::EntityId target,
-                                       const PlanAttr* spec);
+  [[nodiscard]] absl::StatusOr<edn::EdnValue> Expand(storage::EntityId target,
+                                                     const PlanAttr* spec);
   // {:db/id N}, with :db/ident when the entity has one.
   edn::EdnValue RefMap(storage::EntityId target);
   bool Active(const PlanAttr& a) const {

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_reader.h"
-#include "mentat/storage/str_cat.h"
 #include "testing/store_fixture.h"
 
 namespace mentat::query {

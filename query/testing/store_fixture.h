@@ -163,13 +163,14 @@ class StoreFixture {
   storage::Store& store() { return *store_; }
 
   // Commits `ops` as one transaction and waits for it.
-  absl::StatusOr<storage::TxReport> Transact(std::vector<storage::TxOp> ops) {
+  [[nodiscard]] absl::StatusOr<storage::TxReport> Transact(
+      std::vector<storage::TxOp> ops) {
     if (store_ == nullptr) return open_status_;
     return store_->Transact(storage::TxRequest{std::move(ops)}).get();
   }
 
   // Installs `attrs` in one transaction.
-  absl::Status Install(const std::vector<AttrDef>& attrs) {
+  [[nodiscard]] absl::Status Install(const std::vector<AttrDef>& attrs) {
     std::vector<storage::TxOp> ops;
     for (const AttrDef& def : attrs) {
       std::vector<storage::TxOp> more = AttrOps(def);
@@ -177,7 +178,9 @@ class StoreFixture {
     }
     return Transact(std::move(ops)).status();
   }
-  absl::Status InstallWorkloadSchema() { return Install(WorkloadSchema()); }
+  [[nodiscard]] absl::Status InstallWorkloadSchema() {
+    return Install(WorkloadSchema());
+  }
 
   // The latest state at `basis`.
   storage::DbView View(storage::Basis basis = storage::Basis::Current()) {

@@ -2,17 +2,16 @@
 #define MENTAT_STORAGE_INTERNAL_COLUMN_CACHE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "internal/column_delta.h"
 #include "internal/key_run.h"
 #include "mentat/storage/cache_counters.h"
@@ -211,9 +210,9 @@ class ColumnCache {
                                bool with_entities);
 
   const ColumnCacheOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable jobs_cv_;  // a job queued, or stopping
-  std::condition_variable idle_cv_;  // a job ended
+  mutable absl::Mutex mu_;
+  absl::CondVar jobs_cv_;  // a job queued, or stopping
+  absl::CondVar idle_cv_;  // a job ended
   absl::flat_hash_map<uint64_t, Slot> slots_ ABSL_GUARDED_BY(mu_);
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
   int running_ ABSL_GUARDED_BY(mu_) = 0;

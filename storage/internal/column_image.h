@@ -56,14 +56,16 @@ std::vector<std::string> ListColumnImages(const std::string& store_path);
 // Writes `keys`, the column of (order, attribute) as of `as_of`, as its
 // image in `store_path`. Unavailable on an I/O error (the old image, if
 // any, stays).
-absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
-                              EntityId attribute, EntityId as_of,
-                              const KeyRun& keys);
+[[nodiscard]] absl::Status WriteColumnImage(const std::string& store_path,
+                                            IndexOrder order,
+                                            EntityId attribute, EntityId as_of,
+                                            const KeyRun& keys);
 
 // Maps the image at `path`, checking its header and key offsets (not the
 // arrays' checksum: see ColumnImage). DataLoss if it is not a well-formed
 // image, Unavailable on an I/O error.
-absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path);
+[[nodiscard]] absl::StatusOr<ColumnImage> MapColumnImage(
+    const std::string& path);
 
 }  // namespace mentat::storage::internal
 

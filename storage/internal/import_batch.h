@@ -109,10 +109,10 @@ class ImportBatch final : public TxBatch {
   };
   // Sorts and writes the chunk's keys of `cf` as SST files; adds what
   // ingests them to `args`. Threads may write different families at once.
-  absl::Status WriteCfFiles(Frozen* chunk, Cf cf,
-                            std::vector<rocksdb::IngestExternalFileArg>* args);
+  [[nodiscard]] absl::Status WriteCfFiles(
+      Frozen* chunk, Cf cf, std::vector<rocksdb::IngestExternalFileArg>* args);
   // The background thread's work: every family's files, then ingestion.
-  absl::Status WriteAndIngest(Frozen* chunk, int threads);
+  [[nodiscard]] absl::Status WriteAndIngest(Frozen* chunk, int threads);
 
   // An iterator over the DB for a scan of `prefix`: the order's shared
   // one, or (short prefixes) a total-order one in *local.
@@ -126,8 +126,8 @@ class ImportBatch final : public TxBatch {
   };
   // The first keys of the DB under `prefix` (cached until the next
   // ingestion), or null if the cache is full: then scan the DB.
-  absl::StatusOr<const CachedRange*> CachedDbRange(IndexOrder order,
-                                                   std::string_view prefix);
+  [[nodiscard]] absl::StatusOr<const CachedRange*> CachedDbRange(
+      IndexOrder order, std::string_view prefix);
 
   const StoreCore* core_;
   // This chunk: the readable orders' writes, then the others' per family

@@ -3,10 +3,10 @@
 
 #include <cstdarg>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "rocksdb/env.h"
 
 namespace mentat::storage::internal {
@@ -37,7 +37,7 @@ class InfoLog : public rocksdb::Logger {
 
   rocksdb::Env* const env_;
   const std::string path_;
-  std::mutex mu_;
+  absl::Mutex mu_;
   std::unique_ptr<rocksdb::WritableFile> file_ ABSL_GUARDED_BY(mu_);
 };
 

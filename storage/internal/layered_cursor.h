@@ -48,7 +48,7 @@ class LayeredCursor : public DatomCursor {
     bulk_ = bulk;
     fallback_->SetBulk(bulk);
   }
-  absl::Status status() const final {
+  [[nodiscard]] absl::Status status() const final {
     if (!status_.ok()) return status_;
     return fallback_mode_ ? fallback_->status() : absl::OkStatus();
   }

@@ -16,8 +16,8 @@ namespace mentat::storage::internal {
 void EncodeLogEntry(const std::vector<Datom>& datoms, std::string* out);
 
 // Decodes a log entry of transaction `tx`; DataLoss on malformed bytes.
-absl::Status DecodeLogEntry(EntityId tx, std::string_view in,
-                            std::vector<Datom>* out);
+[[nodiscard]] absl::Status DecodeLogEntry(EntityId tx, std::string_view in,
+                                          std::vector<Datom>* out);
 
 }  // namespace mentat::storage::internal
 

@@ -5,13 +5,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
+#include "absl/synchronization/mutex.h"
 #include "boost/smart_ptr/intrusive_ptr.hpp"
 #include "mentat/storage/cache_counters.h"
 #include "mentat/storage/datom.h"
@@ -155,18 +155,21 @@ class RecordCache {
     bool referenced;  // hit since the hand last passed
   };
   struct Shard {
-    mutable std::mutex mu;
-    absl::flat_hash_map<uint64_t, Node> map;
-    std::vector<uint64_t> ring;  // the map's keys, swept by `hand`
-    size_t hand = 0;
-    size_t bytes = 0;
-    EntityId floor = 0;  // the last tx that invalidated anything here
+    mutable absl::Mutex mu;
+    absl::flat_hash_map<uint64_t, Node> map ABSL_GUARDED_BY(mu);
+    // The map's keys, swept by `hand`.
+    std::vector<uint64_t> ring ABSL_GUARDED_BY(mu);
+    size_t hand ABSL_GUARDED_BY(mu) = 0;
+    size_t bytes ABSL_GUARDED_BY(mu) = 0;
+    // The last tx that invalidated anything here.
+    EntityId floor ABSL_GUARDED_BY(mu) = 0;
   };
 
   static uint64_t HashOf(std::string_view prefix);
   Shard& ShardOf(uint64_t hash);
-  void EraseLocked(Shard& shard, uint64_t hash);
-  void EvictOneLocked(Shard& shard);
+  void EraseLocked(Shard& shard, uint64_t hash)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void EvictOneLocked(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
 
   const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;

@@ -9,6 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "internal/key_run.h"
 #include "mentat/storage/datom_cursor.h"
 #include "mentat/storage/db.h"
@@ -32,13 +33,12 @@ class SinceIndex {
   // Builds the index of since(t) at the Db's basis, or returns nullptr
   // when the log range holds more than `limit` datoms (the caller then
   // filters the current indexes). Unavailable or DataLoss on a bad read.
-  static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(const Db& db,
-                                                                 EntityId t,
-                                                                 size_t limit);
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(
+      const Db& db, EntityId t, size_t limit);
   // The index of since(prev.t()) at the Db's basis (newer than
   // prev.basis()): `prev` plus the log after its basis, without what that
   // log retracted. nullptr past `limit`, as Build.
-  static absl::StatusOr<std::shared_ptr<const SinceIndex>> Extend(
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Extend(
       const SinceIndex& prev, const Db& db, size_t limit);
 
   std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
@@ -53,8 +53,9 @@ class SinceIndex {
   const KeyRun& Sorted(IndexOrder order) const;
   // The datoms of the log in (after, upto] as EAVT changes (tx 0: the
   // key was retracted); false past `limit` datoms in all (*seen counts).
-  static absl::Status ReadLog(const Db& db, EntityId after, size_t limit,
-                              size_t* seen, bool* over, KeyRun* changes);
+  [[nodiscard]] static absl::Status ReadLog(const Db& db, EntityId after,
+                                            size_t limit, size_t* seen,
+                                            bool* over, KeyRun* changes);
 
   EntityId t_ = 0;
   EntityId basis_ = 0;
@@ -82,7 +83,7 @@ class SinceCache {
 
  private:
   const size_t limit_;
-  std::mutex mu_;
+  absl::Mutex mu_;
   std::vector<std::shared_ptr<const SinceIndex>> slots_
       ABSL_GUARDED_BY(mu_);  // least recently used first
 };

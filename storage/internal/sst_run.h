@@ -39,7 +39,7 @@ class SstRun {
       std::vector<rocksdb::IngestExternalFileArg>* args);
 
  private:
-  absl::Status FinishFile();
+  [[nodiscard]] absl::Status FinishFile();
 
   const StoreCore* core_;
   Cf cf_;

@@ -2,13 +2,12 @@
 #define MENTAT_STORAGE_INTERNAL_TRANSACTOR_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "internal/store_core.h"
 #include "internal/tx_applier.h"
 #include "internal/tx_state.h"
@@ -40,8 +39,8 @@ class Transactor {
 
   // Thread-safe. See Store::Import: runs on the transactor thread, between
   // groups, with no other writes.
-  absl::StatusOr<ImportReport> Import(ImportSource* source,
-                                      const ImportOptions& options);
+  [[nodiscard]] absl::StatusOr<ImportReport> Import(
+      ImportSource* source, const ImportOptions& options);
 
   // Thread-safe, lock-free: an atomic load.
   std::shared_ptr<const Db> Latest() const { return latest_.load(); }
@@ -65,11 +64,18 @@ class Transactor {
   // answers it with why.
   void Enqueue(Pending p);
 
+  // Debug and sanitizer builds (no NDEBUG): aborts, naming `what`, unless
+  // called on the transactor thread. Every method that reads or writes
+  // the transactor thread's own state (state_, write_error_, importing_,
+  // stats_) calls it first, so that a call from another thread fails at
+  // once instead of racing. Free in Release builds.
+  void AssertOnTransactorThread(const char* what) const;
+
   void Run();
   void CommitGroup(std::deque<Pending>* group);
   // Bulk import on the transactor thread (transactor_import.cc).
-  absl::StatusOr<ImportReport> ImportOnThread(ImportSource* source,
-                                              const ImportOptions& options);
+  [[nodiscard]] absl::StatusOr<ImportReport> ImportOnThread(
+      ImportSource* source, const ImportOptions& options);
   // Takes a snapshot and publishes the current state as the latest Db.
   void Publish(std::shared_ptr<Statistics> stats);
   // Drops the cached records of every entity the committed transactions
@@ -84,7 +90,7 @@ class Transactor {
   std::shared_ptr<Statistics> stats_;
   // Before a group commits after a failed write: OK once RocksDB takes
   // writes again, else the status that refuses the group.
-  absl::Status ResumeWrites();
+  [[nodiscard]] absl::Status ResumeWrites();
 
   // Set when a commit failed with an I/O error: RocksDB then refuses
   // writes until DB::Resume succeeds (or the store reopens). Transactor
@@ -101,11 +107,17 @@ class Transactor {
   std::atomic<uint64_t> datoms_{0};
   std::atomic<uint64_t> largest_group_{0};
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  // Held by Stop while it joins the thread, so that two concurrent Stop
+  // calls cannot both join it. Taken before mu_, never after.
+  absl::Mutex stop_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::thread thread_ ABSL_GUARDED_BY(stop_mu_);
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;  // signalled when queue_ grows or stopping_ is set
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  // The transactor thread's id, recorded when Run starts (until then the
+  // default id, which is no thread's): AssertOnTransactorThread.
+  std::atomic<std::thread::id> thread_id_{};
 };
 
 }  // namespace mentat::storage

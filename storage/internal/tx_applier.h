@@ -41,7 +41,8 @@ class TxApplier {
   // On success the batch holds the transaction's writes, *state is
   // advanced and *delta holds its statistics changes. On failure the
   // caller rolls the batch back to its save point and drops *state.
-  absl::StatusOr<TxReport> Apply(const TxRequest& request, StatsDelta* delta);
+  [[nodiscard]] absl::StatusOr<TxReport> Apply(const TxRequest& request,
+                                               StatsDelta* delta);
 
   // Applies a transaction of a primary's log (tx_replicated.cc): its
   // datoms are already resolved, so this only checks that it follows the
@@ -87,34 +88,36 @@ class TxApplier {
   };
 
   // tx_resolve.cc
-  absl::Status ResolveOps(const TxRequest& request);
-  absl::StatusOr<EntitySlot> ResolveEntity(const EntityRef& ref,
-                                           const TxOp& op);
-  absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
-                                         const Attribute& attr, const TxOp& op);
+  [[nodiscard]] absl::Status ResolveOps(const TxRequest& request);
+  [[nodiscard]] absl::StatusOr<EntitySlot> ResolveEntity(const EntityRef& ref,
+                                                         const TxOp& op);
+  [[nodiscard]] absl::StatusOr<ValueSlot> ResolveValue(const TxValue& v,
+                                                       const Attribute& attr,
+                                                       const TxOp& op);
   bool MapPairIsLookupRef(const Attribute& attr, const EntityRef& pair) const;
-  absl::Status ResolveTempIds();
-  absl::Status CheckNested();
+  [[nodiscard]] absl::Status ResolveTempIds();
+  [[nodiscard]] absl::Status CheckNested();
   EntityId Id(const EntitySlot& slot) const;
   Value ValueOf(const ValueSlot& slot) const;
   bool IsFresh(EntityId e) const;
 
   // tx_applier.cc
-  absl::Status BuildDatoms();
-  absl::Status AddAssertion(EntityId e, const Attribute& attr, Value v,
-                            const TxOp* source);
-  absl::Status AddRetraction(EntityId e, const Attribute& attr, const Value& v,
-                             const TxOp* source);
-  absl::Status RetractEntity(EntityId e, const TxOp* source, int depth);
-  absl::Status CheckUniqueness();
-  absl::Status CheckSystemWrites();
-  absl::Status CheckSchemaChanges();
-  absl::Status ComputeStats(StatsDelta* delta);
-  absl::Status WriteDatoms();
-  absl::Status RebuildSchema();
+  [[nodiscard]] absl::Status BuildDatoms();
+  [[nodiscard]] absl::Status AddAssertion(EntityId e, const Attribute& attr,
+                                          Value v, const TxOp* source);
+  [[nodiscard]] absl::Status AddRetraction(EntityId e, const Attribute& attr,
+                                           const Value& v, const TxOp* source);
+  [[nodiscard]] absl::Status RetractEntity(EntityId e, const TxOp* source,
+                                           int depth);
+  [[nodiscard]] absl::Status CheckUniqueness();
+  [[nodiscard]] absl::Status CheckSystemWrites();
+  [[nodiscard]] absl::Status CheckSchemaChanges();
+  [[nodiscard]] absl::Status ComputeStats(StatsDelta* delta);
+  [[nodiscard]] absl::Status WriteDatoms();
+  [[nodiscard]] absl::Status RebuildSchema();
 
-  absl::Status OpError(absl::StatusCode code, const TxOp* op,
-                       const std::string& message) const;
+  [[nodiscard]] absl::Status OpError(absl::StatusCode code, const TxOp* op,
+                                     const std::string& message) const;
 
   TxBatch* group_;
   const Statistics* group_stats_;

@@ -70,8 +70,9 @@ void WriteStatsMeta(const Statistics& stats, const StatsDirty& dirty,
                     rocksdb::WriteBatchBase* batch);
 
 // Reads the statistics back from `meta` when a store opens.
-absl::Status LoadStatsMeta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
-                           Statistics* stats);
+[[nodiscard]] absl::Status LoadStatsMeta(rocksdb::DB* db,
+                                         rocksdb::ColumnFamilyHandle* meta,
+                                         Statistics* stats);
 
 }  // namespace mentat::storage::internal
 

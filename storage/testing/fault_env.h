@@ -10,9 +10,10 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
+
+#include "absl/synchronization/mutex.h"
 
 namespace mentat::storage::testing {
 
@@ -41,7 +42,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
   // whenever both filters are empty. Thread-safe.
   void Set(Fault fault, std::string_view only_suffix = "",
            std::string_view only_under = "") {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     suffix_ = only_suffix;
     prefix_ = only_under;
     fault_.store(fault);
@@ -78,10 +79,13 @@ class FaultEnv : public rocksdb::EnvWrapper {
     return rocksdb::NewEnvLogger(fname, this, result);
   }
   // A full disk has no free space: RocksDB's SstFileManager then waits (and
-  // logs an error every few seconds) instead of recovering at once.
+  // logs an error every few seconds) instead of recovering at once. The
+  // disk is full for every file on it, whatever suffix narrows the writes
+  // that fail: else DB::Resume saw the real disk's space and resumed while
+  // the fault was on, at whatever moment a busy machine made it.
   rocksdb::Status GetFreeSpace(const std::string& path,
                                uint64_t* free) override {
-    if (FaultFor(path + "/") == Fault::kNoSpace) {
+    if (fault_.load() == Fault::kNoSpace && UnderPrefix(path + "/")) {
       full_disk_polls_.fetch_add(1);
       *free = 0;
       return rocksdb::Status::OK();
@@ -97,14 +101,21 @@ class FaultEnv : public rocksdb::EnvWrapper {
   }
 
  private:
+  // Whether `path` is under the only_under filter (or there is none).
+  bool UnderPrefix(const std::string& path) {
+    absl::MutexLock lock(&mu_);
+    return UnderPrefixLocked(path);
+  }
+  bool UnderPrefixLocked(const std::string& path) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return prefix_.empty() || path.compare(0, prefix_.size(), prefix_) == 0;
+  }
   // The fault that applies to `file` now, kNone if none does.
   Fault FaultFor(const std::string& file) {
     const Fault f = fault_.load();
     if (f == Fault::kNone) return f;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!prefix_.empty() && file.compare(0, prefix_.size(), prefix_) != 0) {
-      return Fault::kNone;
-    }
+    absl::MutexLock lock(&mu_);
+    if (!UnderPrefixLocked(file)) return Fault::kNone;
     if (suffix_.empty()) return f;
     if (file.size() >= suffix_.size() &&
         file.compare(file.size() - suffix_.size(), suffix_.size(), suffix_) ==
@@ -220,7 +231,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
   };
 
   bool NoFilter() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return suffix_.empty() && prefix_.empty();
   }
   rocksdb::Status Wrap(const std::string& file, rocksdb::Status s,
@@ -232,9 +243,9 @@ class FaultEnv : public rocksdb::EnvWrapper {
   std::atomic<Fault> fault_{Fault::kNone};
   std::atomic<int> injected_{0};
   std::atomic<int> full_disk_polls_{0};
-  std::mutex mu_;
-  std::string suffix_;
-  std::string prefix_;
+  absl::Mutex mu_;
+  std::string suffix_ ABSL_GUARDED_BY(mu_);
+  std::string prefix_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace mentat::storage::testing

@@ -153,7 +153,7 @@ class QueryStream:
             self._call.cancel()
 
 
-class Client:
+class Client(R.BasisViews):
     """A connection to mentatd on asyncio; the arguments are the blocking
     Client's. Use `async with`, or `await close()` when done."""
 
@@ -180,29 +180,7 @@ class Client:
         self.database = database
         self.basis = basis or R.latest()
 
-    # --- views -------------------------------------------------------
-
-    def _view(self, **changes: Any) -> "Client":
-        view = object.__new__(Client)
-        view.__dict__.update(self.__dict__)
-        view._owns_channel = False
-        view.__dict__.update(changes)
-        return view
-
-    def with_basis(self, basis: Basis) -> "Client":
-        return self._view(basis=basis)
-
-    def as_of(self, point: Point) -> "Client":
-        return self.with_basis(R.as_of(point))
-
-    def since(self, point: Point) -> "Client":
-        return self.with_basis(R.since(point))
-
-    def history(self) -> "Client":
-        return self.with_basis(R.history())
-
-    def use(self, database: str) -> "Client":
-        return self._view(database=database)
+    # --- views: with_basis, as_of, since, history, use (R.BasisViews) ---
 
     async def close(self) -> None:
         if self._owns_channel:

@@ -5,7 +5,7 @@ the proto's requests and the proto's responses to Python values."""
 import dataclasses
 import datetime
 from typing import (Any, Dict, Iterable, Iterator, List, NamedTuple,
-                    Optional, Union)
+                    Optional, TypeVar, Union)
 
 from ._pb import mentat_pb2 as pb
 from .values import (Edn, Json, Keyword, datetime_to_micros,
@@ -51,6 +51,43 @@ def since(point: Point, db_tx: int = 0) -> Basis:
 
 def history(db_tx: int = 0) -> Basis:
     return Basis(pb.Basis.HISTORY, None, db_tx)
+
+
+_V = TypeVar("_V", bound="BasisViews")
+
+
+class BasisViews:
+    """The views both clients (blocking and asyncio) give of one
+    connection: the same channel at another basis or on another database.
+    A view never closes the channel it shares."""
+
+    basis: Basis
+    database: str
+    _owns_channel: bool
+
+    def _view(self: _V, **changes: Any) -> _V:
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view._owns_channel = False
+        view.__dict__.update(changes)
+        return view
+
+    def with_basis(self: _V, basis: Basis) -> _V:
+        """The same connection reading at `basis` (a Basis)."""
+        return self._view(basis=basis)
+
+    def as_of(self: _V, point: Point) -> _V:
+        return self.with_basis(as_of(point))
+
+    def since(self: _V, point: Point) -> _V:
+        return self.with_basis(since(point))
+
+    def history(self: _V) -> _V:
+        return self.with_basis(history())
+
+    def use(self: _V, database: str) -> _V:
+        """The same connection on another database."""
+        return self._view(database=database)
 
 
 class Datom(NamedTuple):

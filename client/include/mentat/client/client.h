@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "mentat/v1/mentat.grpc.pb.h"
 
 namespace mentat::client {
@@ -44,11 +44,11 @@ class Canceller {
   void Attach(grpc::ClientContext* context);
   void Detach(grpc::ClientContext* context);
 
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   // The calls in flight (several when one canceller covers concurrent
-  // calls, as an import's). Guarded by mu_.
-  std::vector<grpc::ClientContext*> contexts_;
-  bool cancelled_ = false;  // guarded by mu_
+  // calls, as an import's).
+  std::vector<grpc::ClientContext*> contexts_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Per-call settings.
@@ -75,54 +75,56 @@ class Client {
  public:
   // Opens a channel (lazily: this does not contact the server). Fails only
   // for an unreadable TLS CA file.
-  static absl::StatusOr<std::unique_ptr<Client>> Connect(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Client>> Connect(
       const ClientOptions& options);
 
   // Waits up to `timeout` for the channel to connect; UNAVAILABLE if it
   // does not.
-  absl::Status WaitForConnected(std::chrono::milliseconds timeout);
+  [[nodiscard]] absl::Status WaitForConnected(
+      std::chrono::milliseconds timeout);
   // Like WaitForConnected, but gives up at the first failed attempt
   // (connection refused, no such socket, a TLS handshake that fails)
   // instead of retrying until `timeout`: for a user waiting at a prompt.
-  absl::Status ConnectOnce(std::chrono::milliseconds timeout);
+  [[nodiscard]] absl::Status ConnectOnce(std::chrono::milliseconds timeout);
 
   const ClientOptions& options() const { return options_; }
 
-  absl::StatusOr<v1::TransactResponse> Transact(
+  [[nodiscard]] absl::StatusOr<v1::TransactResponse> Transact(
       const v1::TransactRequest& request, const CallOptions& call = {});
-  absl::StatusOr<v1::PullResponse> Pull(const v1::PullRequest& request,
-                                        const CallOptions& call = {});
-  absl::StatusOr<v1::PullManyResponse> PullMany(
+  [[nodiscard]] absl::StatusOr<v1::PullResponse> Pull(
+      const v1::PullRequest& request, const CallOptions& call = {});
+  [[nodiscard]] absl::StatusOr<v1::PullManyResponse> PullMany(
       const v1::PullManyRequest& request, const CallOptions& call = {});
-  absl::StatusOr<v1::SchemaResponse> Schema(const v1::SchemaRequest& request,
-                                            const CallOptions& call = {});
-  absl::StatusOr<v1::StatsResponse> Stats(const v1::StatsRequest& request,
-                                          const CallOptions& call = {});
-  absl::StatusOr<v1::ExplainResponse> Explain(const v1::ExplainRequest& request,
-                                              const CallOptions& call = {});
-  absl::StatusOr<v1::CreateDatabaseResponse> CreateDatabase(
+  [[nodiscard]] absl::StatusOr<v1::SchemaResponse> Schema(
+      const v1::SchemaRequest& request, const CallOptions& call = {});
+  [[nodiscard]] absl::StatusOr<v1::StatsResponse> Stats(
+      const v1::StatsRequest& request, const CallOptions& call = {});
+  [[nodiscard]] absl::StatusOr<v1::ExplainResponse> Explain(
+      const v1::ExplainRequest& request, const CallOptions& call = {});
+  [[nodiscard]] absl::StatusOr<v1::CreateDatabaseResponse> CreateDatabase(
       const v1::CreateDatabaseRequest& request, const CallOptions& call = {});
-  absl::StatusOr<v1::ListDatabasesResponse> ListDatabases(
+  [[nodiscard]] absl::StatusOr<v1::ListDatabasesResponse> ListDatabases(
       const CallOptions& call = {});
-  absl::StatusOr<v1::DeleteDatabaseResponse> DeleteDatabase(
+  [[nodiscard]] absl::StatusOr<v1::DeleteDatabaseResponse> DeleteDatabase(
       const v1::DeleteDatabaseRequest& request, const CallOptions& call = {});
-  absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request,
-                                            const CallOptions& call = {});
+  [[nodiscard]] absl::StatusOr<v1::BackupResponse> Backup(
+      const v1::BackupRequest& request, const CallOptions& call = {});
   // The cheapest RPC: checks the token, touches no database; the response
   // carries the server's version. The floor under every other call.
-  absl::StatusOr<v1::PingResponse> Ping(const CallOptions& call = {});
+  [[nodiscard]] absl::StatusOr<v1::PingResponse> Ping(
+      const CallOptions& call = {});
 
   // The standard grpc.health.v1 Check of the whole server (no token
   // needed): OK when it answers SERVING, UNAVAILABLE when it answers
   // anything else, the call's error when it cannot be reached.
-  absl::Status Health(const CallOptions& call = {});
+  [[nodiscard]] absl::Status Health(const CallOptions& call = {});
 
   // Streams a bulk import. `next` fills the next message (the database is
   // read from the first) and returns false when there are no more; it
   // runs on the calling thread, so it may read a file as it goes. Not
   // retried: a broken import is resumed by the caller from what `Stats`
   // says was imported.
-  absl::StatusOr<v1::ImportResponse> Import(
+  [[nodiscard]] absl::StatusOr<v1::ImportResponse> Import(
       const std::function<bool(v1::ImportRequest*)>& next,
       const CallOptions& call = {});
 
@@ -130,7 +132,7 @@ class Client {
   // last resume token (see CallOptions::resume_attempts), so `on_batch`
   // sees every row once; the columns and find kind come only in the first
   // message it sees. OK when the stream ended or `on_batch` returned false.
-  absl::Status Query(
+  [[nodiscard]] absl::Status Query(
       const v1::QueryRequest& request,
       const std::function<bool(const v1::QueryResponse&)>& on_batch,
       const CallOptions& call = {});
@@ -138,13 +140,13 @@ class Client {
   // As Query, but `on_batch` gets the message itself and may take its
   // contents (Swap the rows out): the client does not read it again. For
   // callers that keep the rows, without a copy of each.
-  absl::Status QueryTaking(
+  [[nodiscard]] absl::Status QueryTaking(
       const v1::QueryRequest& request,
       const std::function<bool(v1::QueryResponse*)>& on_batch,
       const CallOptions& call = {});
 
   // Raw index access, resumable like Query.
-  absl::Status Datoms(
+  [[nodiscard]] absl::Status Datoms(
       const v1::DatomsRequest& request,
       const std::function<bool(const v1::DatomsResponse&)>& on_batch,
       const CallOptions& call = {});
@@ -152,14 +154,14 @@ class Client {
   // The transaction log between two transactions. Each message `on_batch`
   // sees holds whole transactions: the parts of a transaction the server
   // split across messages (Transaction.continued) are joined first.
-  absl::Status TxRange(
+  [[nodiscard]] absl::Status TxRange(
       const v1::TxRangeRequest& request,
       const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
       const CallOptions& call = {});
 
   // Live transactions, whole as in TxRange; runs until `on_batch` returns
   // false, the call is cancelled (CANCELLED) or the server ends it.
-  absl::Status Subscribe(
+  [[nodiscard]] absl::Status Subscribe(
       const v1::SubscribeRequest& request,
       const std::function<bool(const v1::SubscribeResponse&)>& on_batch,
       const CallOptions& call = {});
@@ -169,12 +171,14 @@ class Client {
   void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
   // A unary call of `method` ("/mentat.v1.Mentat/Pull").
   template <typename Response>
-  absl::StatusOr<Response> Unary(const CallOptions& call, const char* method,
-                                 const google::protobuf::Message& request);
+  [[nodiscard]] absl::StatusOr<Response> Unary(
+      const CallOptions& call, const char* method,
+      const google::protobuf::Message& request);
   template <typename Request, typename Response, typename Start>
-  absl::Status Stream(const Request& request, Start start,
-                      const std::function<bool(Response*)>& on_batch,
-                      const CallOptions& call, bool resumable);
+  [[nodiscard]] absl::Status Stream(
+      const Request& request, Start start,
+      const std::function<bool(Response*)>& on_batch, const CallOptions& call,
+      bool resumable);
 
   ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -182,7 +186,7 @@ class Client {
 };
 
 // gRPC status to absl::Status: same code, same message.
-absl::Status FromGrpc(const grpc::Status& status);
+[[nodiscard]] absl::Status FromGrpc(const grpc::Status& status);
 
 }  // namespace mentat::client
 

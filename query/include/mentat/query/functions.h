@@ -35,15 +35,15 @@ bool IsBuiltinFunction(std::string_view name, size_t arity);
 
 // Evaluates a predicate. InvalidArgument only for a wrong name or arity;
 // a type mismatch is false.
-absl::StatusOr<bool> CallPredicate(std::string_view name,
-                                   std::span<const storage::Value> args);
+[[nodiscard]] absl::StatusOr<bool> CallPredicate(
+    std::string_view name, std::span<const storage::Value> args);
 
 // Evaluates a function. Returns nullopt when the arguments make no result
 // (type mismatch, division by zero: the row is dropped, as a failed
 // binding), InvalidArgument for a wrong name or arity, and OutOfRange for
 // an integer overflow (+ - * inc dec abs quot, named in the message), a
 // number out of long's range (long) or too large to compute with.
-absl::StatusOr<std::optional<storage::Value>> CallFunction(
+[[nodiscard]] absl::StatusOr<std::optional<storage::Value>> CallFunction(
     std::string_view name, std::span<const storage::Value> args);
 
 // An aggregate over the values of one find variable within a group.
@@ -65,7 +65,7 @@ bool IsAggregate(std::string_view name, size_t arity);
 
 // Makes an aggregate; `n` is the leading constant of (sample n ?x) and
 // friends. InvalidArgument for unknown names or bad n.
-absl::StatusOr<std::unique_ptr<Aggregate>> MakeAggregate(
+[[nodiscard]] absl::StatusOr<std::unique_ptr<Aggregate>> MakeAggregate(
     std::string_view name, std::optional<int64_t> n);
 
 // Aggregates whose input is always the distinct values regardless of :with

@@ -17,12 +17,14 @@ namespace mentat::query {
 // ({:find [...] :in [...] :where [...]}), with Mentat's :order, :limit and
 // :offset. Syntax errors are InvalidArgument naming the clause and its
 // line/column ("line 1, column 30: ...").
-absl::StatusOr<ParsedQuery> ParseQuery(std::string_view text);
-absl::StatusOr<ParsedQuery> ParseQuery(const edn::EdnValue& form);
+[[nodiscard]] absl::StatusOr<ParsedQuery> ParseQuery(std::string_view text);
+[[nodiscard]] absl::StatusOr<ParsedQuery> ParseQuery(const edn::EdnValue& form);
 
 // Parses a rule set (the `%` input): a vector of [(name ?a ...) clause ...].
-absl::StatusOr<std::vector<Rule>> ParseRules(const edn::EdnValue& rules);
-absl::StatusOr<std::vector<Rule>> ParseRules(std::string_view text);
+[[nodiscard]] absl::StatusOr<std::vector<Rule>> ParseRules(
+    const edn::EdnValue& rules);
+[[nodiscard]] absl::StatusOr<std::vector<Rule>> ParseRules(
+    std::string_view text);
 
 // Checks a parsed query against a schema and its rules, before planning:
 // every :find and :with variable is bound somewhere in :in or :where; an
@@ -32,9 +34,9 @@ absl::StatusOr<std::vector<Rule>> ParseRules(std::string_view text);
 // not-join/or-join variables occur in their clauses; built-in functions
 // and predicates exist and get a valid number of arguments. Each error is
 // InvalidArgument naming the clause and its position.
-absl::Status ValidateQuery(const ParsedQuery& query,
-                           const storage::Schema& schema,
-                           const std::vector<Rule>& rules);
+[[nodiscard]] absl::Status ValidateQuery(const ParsedQuery& query,
+                                         const storage::Schema& schema,
+                                         const std::vector<Rule>& rules);
 
 }  // namespace mentat::query
 

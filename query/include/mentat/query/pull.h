@@ -17,8 +17,8 @@ namespace mentat::query {
 // refs must name ref attributes), options fit (limit on cardinality-many or
 // reverse only is allowed anywhere, as Datomic). InvalidArgument names the
 // attribute and its position.
-absl::Status ValidatePullPattern(const PullPattern& pattern,
-                                 const storage::Schema& schema);
+[[nodiscard]] absl::Status ValidatePullPattern(const PullPattern& pattern,
+                                               const storage::Schema& schema);
 
 // Pulls `pattern` from entity `e` at `view` (any basis, as_of included).
 // The result is an EDN map keyed by attribute keywords (or :as keys);
@@ -60,15 +60,14 @@ absl::Status ValidatePullPattern(const PullPattern& pattern,
 // profile and use_statistics mean nothing here): DeadlineExceeded,
 // Cancelled, or ResourceExhausted (memory budget, scan limit, size cap)
 // with a message saying which, checked while the result is built.
-absl::StatusOr<edn::EdnValue> Pull(const storage::DbView& view,
-                                   const PullPattern& pattern,
-                                   storage::EntityId e,
-                                   const QueryOptions& limits = {});
+[[nodiscard]] absl::StatusOr<edn::EdnValue> Pull(
+    const storage::DbView& view, const PullPattern& pattern,
+    storage::EntityId e, const QueryOptions& limits = {});
 
 // Pull for many entities, in order (one map per entity). The limits cover
 // the whole call: the size cap and the memory budget count all the results
 // together.
-absl::StatusOr<std::vector<edn::EdnValue>> PullMany(
+[[nodiscard]] absl::StatusOr<std::vector<edn::EdnValue>> PullMany(
     const storage::DbView& view, const PullPattern& pattern,
     const std::vector<storage::EntityId>& entities,
     const QueryOptions& limits = {});
@@ -99,9 +98,9 @@ class PullExecutor {
   // FailedPrecondition for an as_of before the history retention horizon
   // (Db::CheckBasis). `limits.cancelled`, if set, must outlive the
   // executor.
-  static absl::StatusOr<PullExecutor> Create(const storage::DbView& view,
-                                             const PullPattern& pattern,
-                                             const QueryOptions& limits = {});
+  [[nodiscard]] static absl::StatusOr<PullExecutor> Create(
+      const storage::DbView& view, const PullPattern& pattern,
+      const QueryOptions& limits = {});
 
   PullExecutor(PullExecutor&&) noexcept;
   PullExecutor& operator=(PullExecutor&&) noexcept;
@@ -110,7 +109,7 @@ class PullExecutor {
   // The map for entity `e`, as Pull() describes. DataLoss/Unavailable from
   // storage; DeadlineExceeded, Cancelled or ResourceExhausted from the
   // limits. After an error the executor should not be used again.
-  absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e);
+  [[nodiscard]] absl::StatusOr<edn::EdnValue> Pull(storage::EntityId e);
 
   // Datoms read and entities expanded so far (what the scan limit counts).
   uint64_t rows_scanned() const;

@@ -53,7 +53,8 @@ struct PullPattern {
 // Parses a pull pattern from EDN. InvalidArgument names the offending
 // element and its position. Attribute names are not checked against a
 // schema here (ValidatePullPattern does that).
-absl::StatusOr<PullPattern> ParsePullPattern(const edn::EdnValue& pattern);
+[[nodiscard]] absl::StatusOr<PullPattern> ParsePullPattern(
+    const edn::EdnValue& pattern);
 
 }  // namespace mentat::query
 

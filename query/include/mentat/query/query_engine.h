@@ -64,10 +64,11 @@ class RowSink {
   virtual ~RowSink() = default;
   // Called once, before any rows: one name per :find element ("?e",
   // "(count ?i)").
-  virtual absl::Status OnColumns(const std::vector<std::string>& columns) = 0;
+  [[nodiscard]] virtual absl::Status OnColumns(
+      const std::vector<std::string>& columns) = 0;
   // Called with each batch of rows, in order. Returning an error stops the
   // query with that error (a client that went away, say).
-  virtual absl::Status OnRows(std::vector<Row>&& rows) = 0;
+  [[nodiscard]] virtual absl::Status OnRows(std::vector<Row>&& rows) = 0;
 };
 
 namespace planner {
@@ -143,7 +144,7 @@ class QueryEngine {
   // statistics; cached by text (re-planned when the schema changes or the
   // statistics move a lot). `rules` is the `%` input if the query takes
   // one (rules are part of the cache key).
-  absl::StatusOr<std::shared_ptr<const PreparedQuery>> Prepare(
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const PreparedQuery>> Prepare(
       std::string_view text, const storage::DbView& view,
       const edn::EdnValue* rules = nullptr);
 
@@ -152,9 +153,9 @@ class QueryEngine {
   // count against the query's :in (InvalidArgument naming both), takes the
   // rules input out of `*inputs` and prepares for it. What is left in
   // `*inputs` is what Execute takes. One plan-cache lookup when cached.
-  absl::StatusOr<std::shared_ptr<const PreparedQuery>> PrepareCall(
-      std::string_view text, const storage::DbView& view,
-      std::vector<edn::EdnValue>* inputs);
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const PreparedQuery>>
+  PrepareCall(std::string_view text, const storage::DbView& view,
+              std::vector<edn::EdnValue>* inputs);
 
   // Runs a prepared query. `inputs` are the :in values after the sources
   // and rules, in order (scalars, tuples as vectors, collections as
@@ -169,26 +170,27 @@ class QueryEngine {
   // keeps the attribute definitions it was made with; Query() and Prepare()
   // re-plan when the view's schema differs, Execute() does not. A query
   // that fails or is cancelled leaves nothing behind but the plan cache.
-  absl::Status Execute(const PreparedQuery& query, const storage::DbView& view,
-                       const std::vector<edn::EdnValue>& inputs,
-                       const QueryOptions& options, RowSink* sink);
+  [[nodiscard]] absl::Status Execute(const PreparedQuery& query,
+                                     const storage::DbView& view,
+                                     const std::vector<edn::EdnValue>& inputs,
+                                     const QueryOptions& options,
+                                     RowSink* sink);
 
   // Prepare + Execute, collecting the rows. `inputs` may include the rules
   // input in its :in position (the engine takes it out).
-  absl::StatusOr<QueryResult> Query(std::string_view text,
-                                    const storage::DbView& view,
-                                    const std::vector<edn::EdnValue>& inputs,
-                                    const QueryOptions& options = {});
+  [[nodiscard]] absl::StatusOr<QueryResult> Query(
+      std::string_view text, const storage::DbView& view,
+      const std::vector<edn::EdnValue>& inputs,
+      const QueryOptions& options = {});
 
   // The plan as text, with estimated rows per step; with profile, also
   // actual rows and time per operator after running it. The profiled run
   // obeys `limits` (deadline, cancellation, memory budget; its batch_rows
   // is ignored) and fails as Execute does.
-  absl::StatusOr<std::string> Explain(std::string_view text,
-                                      const storage::DbView& view,
-                                      const std::vector<edn::EdnValue>& inputs,
-                                      bool profile,
-                                      const QueryOptions& limits = {});
+  [[nodiscard]] absl::StatusOr<std::string> Explain(
+      std::string_view text, const storage::DbView& view,
+      const std::vector<edn::EdnValue>& inputs, bool profile,
+      const QueryOptions& limits = {});
 
  private:
   struct Cache;

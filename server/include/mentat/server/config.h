@@ -172,7 +172,7 @@ struct CommandLine {
 // (`env`: MENTATD_DATA_DIR and so on, one per flag) and the config file
 // named by --config or MENTATD_CONFIG (lines "data-dir = /var/lib/mentat";
 // '#' comments). InvalidArgument names the offending flag or line.
-absl::StatusOr<CommandLine> ParseCommandLine(
+[[nodiscard]] absl::StatusOr<CommandLine> ParseCommandLine(
     const std::vector<std::string>& args,
     const std::map<std::string, std::string>& env);
 
@@ -187,7 +187,7 @@ std::string UsageText();
 std::string DescribeConfig(const ServerConfig& config);
 
 // Reads the token file if one is configured, into config->auth_token.
-absl::Status LoadAuthToken(ServerConfig* config);
+[[nodiscard]] absl::Status LoadAuthToken(ServerConfig* config);
 
 }  // namespace mentat::server
 

@@ -26,7 +26,7 @@ class MentatServer {
   // Opens (and creates, with "default") the databases and starts serving.
   // Errors: InvalidArgument for a bad configuration, Unavailable when a
   // listener cannot bind or a database cannot open.
-  static absl::StatusOr<std::unique_ptr<MentatServer>> Start(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<MentatServer>> Start(
       const ServerConfig& config);
 
   // Shutdown()s.
@@ -51,7 +51,7 @@ class MentatServer {
 
 // Sets up spdlog's default logger: text or JSON lines on stderr, at the
 // configured level. InvalidArgument for an unknown level.
-absl::Status SetUpLogging(const ServerConfig& config);
+[[nodiscard]] absl::Status SetUpLogging(const ServerConfig& config);
 
 // "mentatd 0.1.0".
 std::string VersionString();

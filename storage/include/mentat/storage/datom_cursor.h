@@ -56,7 +56,7 @@ class DatomCursor {
     (void)step;
   }
   // Non-OK if iteration stopped on an error (I/O, corruption).
-  virtual absl::Status status() const = 0;
+  [[nodiscard]] virtual absl::Status status() const = 0;
 };
 
 }  // namespace mentat::storage

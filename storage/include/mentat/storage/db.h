@@ -73,11 +73,11 @@ class Db : public std::enable_shared_from_this<Db> {
   // Turns a user's t into a tx id: a tx id stays as it is; a small number
   // (below 2^42) is a Datomic-style t counter. Returns InvalidArgument for
   // negative numbers and ids of other partitions.
-  static absl::StatusOr<EntityId> ResolveT(int64_t t);
+  [[nodiscard]] static absl::StatusOr<EntityId> ResolveT(int64_t t);
 
   // OK if reads at `basis` are exact. FailedPrecondition for an as_of
   // before the history retention horizon (older history may be gone).
-  absl::Status CheckBasis(const Basis& basis) const;
+  [[nodiscard]] absl::Status CheckBasis(const Basis& basis) const;
 
   // The tx at or before which retracted history may have been dropped
   // (0: all history is kept).
@@ -126,13 +126,13 @@ class DbView {
                         uint64_t rows) const;
 
   // Convenience: every datom whose `order` key starts with `prefix`.
-  absl::StatusOr<std::vector<Datom>> Datoms(IndexOrder order,
-                                            std::string_view prefix) const;
+  [[nodiscard]] absl::StatusOr<std::vector<Datom>> Datoms(
+      IndexOrder order, std::string_view prefix) const;
 
   // The entity whose unique attribute `a` has value `v` (AVET point seek),
   // or nullopt.
-  absl::StatusOr<std::optional<EntityId>> LookupUnique(EntityId a,
-                                                       const Value& v) const;
+  [[nodiscard]] absl::StatusOr<std::optional<EntityId>> LookupUnique(
+      EntityId a, const Value& v) const;
 
  private:
   struct SinceState;

@@ -54,7 +54,7 @@ class EntityColumn {
   // Decodes the base datom at `pos` into *d, reusing d->v's buffer, with
   // its asserting tx and added = true. With skip_value, d->v is left
   // alone. DataLoss on a malformed key. Only for entities not Changed.
-  absl::Status Read(size_t pos, bool skip_value, Datom* d) const;
+  [[nodiscard]] absl::Status Read(size_t pos, bool skip_value, Datom* d) const;
 
   // True if commits changed the attribute since the base was read.
   bool has_changes() const { return has_changes_; }
@@ -70,8 +70,9 @@ class EntityColumn {
   // The datoms of entity `e` (one Changed named at `pos`) into *out, in
   // value order: the base's, from `base_pos` (Seek's answer for e), with
   // the changes applied. DataLoss on a malformed key.
-  absl::Status ReadChanged(EntityId e, size_t base_pos, ChangePos pos,
-                           std::vector<Datom>* out) const;
+  [[nodiscard]] absl::Status ReadChanged(EntityId e, size_t base_pos,
+                                         ChangePos pos,
+                                         std::vector<Datom>* out) const;
 
  private:
   std::shared_ptr<const internal::AttributeColumn> column_;

@@ -21,33 +21,30 @@ namespace mentat::storage {
 // these only read immutable state: any thread.
 
 // An entity id as given: InvalidArgument if negative.
-absl::StatusOr<EntityId> EntityOfId(int64_t id, std::string_view where);
+[[nodiscard]] absl::StatusOr<EntityId> EntityOfId(int64_t id,
+                                                  std::string_view where);
 
 // The entity whose :db/ident is `ident`; NotFound if none.
-absl::StatusOr<EntityId> EntityOfIdent(const Schema& schema,
-                                       std::string_view ident,
-                                       std::string_view where);
+[[nodiscard]] absl::StatusOr<EntityId> EntityOfIdent(const Schema& schema,
+                                                     std::string_view ident,
+                                                     std::string_view where);
 
 // The attribute a lookup ref names: InvalidArgument if `ident` is no
 // attribute or the attribute is not :db/unique.
-absl::StatusOr<const Attribute*> LookupRefAttribute(const Schema& schema,
-                                                    std::string_view ident,
-                                                    std::string_view where);
+[[nodiscard]] absl::StatusOr<const Attribute*> LookupRefAttribute(
+    const Schema& schema, std::string_view ident, std::string_view where);
 
 // The entity whose unique `attribute` holds `value` at `view` (an AVET
 // point seek); NotFound if none. Storage errors pass through.
-absl::StatusOr<EntityId> EntityOfLookupRef(const DbView& view,
-                                           const Attribute& attribute,
-                                           const Value& value,
-                                           std::string_view where);
+[[nodiscard]] absl::StatusOr<EntityId> EntityOfLookupRef(
+    const DbView& view, const Attribute& attribute, const Value& value,
+    std::string_view where);
 
 // An attribute named by ident or by id: InvalidArgument if unknown.
-absl::StatusOr<const Attribute*> AttributeOfIdent(const Schema& schema,
-                                                  std::string_view ident,
-                                                  std::string_view where);
-absl::StatusOr<const Attribute*> AttributeOfId(const Schema& schema,
-                                               EntityId id,
-                                               std::string_view where);
+[[nodiscard]] absl::StatusOr<const Attribute*> AttributeOfIdent(
+    const Schema& schema, std::string_view ident, std::string_view where);
+[[nodiscard]] absl::StatusOr<const Attribute*> AttributeOfId(
+    const Schema& schema, EntityId id, std::string_view where);
 
 // `ident` without its leading ':'.
 std::string_view IdentName(std::string_view ident);

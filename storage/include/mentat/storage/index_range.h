@@ -38,8 +38,8 @@ struct IndexComponents {
 // `order`: every key of the range starts with it (empty: the whole
 // index). InvalidArgument for more than 3 components, a missing attribute,
 // or a non-ref attribute in VAET (which holds ref datoms only).
-absl::StatusOr<std::string> IndexRangePrefix(IndexOrder order,
-                                             const IndexComponents& c);
+[[nodiscard]] absl::StatusOr<std::string> IndexRangePrefix(
+    IndexOrder order, const IndexComponents& c);
 
 }  // namespace mentat::storage
 

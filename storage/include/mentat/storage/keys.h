@@ -31,7 +31,7 @@ std::string_view IndexOrderName(IndexOrder order);
 
 void AppendEntityId(EntityId id, std::string* out);
 // Reads 8 bytes big-endian from the front of `*in` and advances it.
-absl::Status ReadEntityId(std::string_view* in, EntityId* id);
+[[nodiscard]] absl::Status ReadEntityId(std::string_view* in, EntityId* id);
 
 struct EavtKey {
   static void Encode(EntityId e, EntityId a, const Value& v, std::string* out);
@@ -65,13 +65,15 @@ void EncodeKey(IndexOrder order, const Datom& d, std::string* out);
 // Decodes e, a and v of a key in `order` into `*d` (tx and added are left
 // alone), reusing d->v's buffer. Returns DataLoss on malformed bytes, after
 // which *d's e, a and v are unspecified.
-absl::Status DecodeKey(IndexOrder order, std::string_view key, Datom* d);
+[[nodiscard]] absl::Status DecodeKey(IndexOrder order, std::string_view key,
+                                     Datom* d);
 
 // As DecodeKey, but leaves d->v alone: e and a sit at fixed places (AVET's
 // entity is its last 8 bytes), so nothing is decoded or copied. The value
 // is not checked either: for keys read back from the store, when the
 // caller knows v (from its seek prefix) or does not read it.
-absl::Status DecodeKeyIds(IndexOrder order, std::string_view key, Datom* d);
+[[nodiscard]] absl::Status DecodeKeyIds(IndexOrder order, std::string_view key,
+                                        Datom* d);
 
 // The smallest key greater than every key that starts with `prefix`, for
 // iterate_upper_bound; empty if there is none (prefix all 0xFF).

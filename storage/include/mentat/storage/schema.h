@@ -58,7 +58,7 @@ class Schema {
 
   // Builds a schema from the datoms of every entity that has :db/ident
   // (current state). Fails on inconsistent attribute definitions.
-  static absl::StatusOr<std::shared_ptr<const Schema>> FromDatoms(
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const Schema>> FromDatoms(
       const std::vector<Datom>& datoms);
 
   // nullptr if unknown.

@@ -26,7 +26,7 @@ class ImportSource {
   virtual ~ImportSource() = default;
   // Fills *request with the next transaction; false when there are no
   // more. An error stops the import.
-  virtual absl::StatusOr<bool> Next(TxRequest* request) = 0;
+  [[nodiscard]] virtual absl::StatusOr<bool> Next(TxRequest* request) = 0;
   // The report of each imported transaction, in order (tempids, tx id).
   virtual void OnReport(const TxReport& report) { (void)report; }
 };
@@ -90,7 +90,7 @@ struct CheckpointReport {
 class Store {
  public:
   // Opens (or, with create_if_missing, creates) the store in `path`.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Store>> Open(
       const std::string& path, const StoreOptions& options = {});
 
   // Stops the transactor after it has answered every queued transaction,
@@ -141,8 +141,8 @@ class Store {
   // keeps whole chunks; Open repairs counters from the data if the crash
   // fell between the two. On a failing transaction, what came before it
   // stays imported and the error names the transaction's index.
-  absl::StatusOr<ImportReport> Import(ImportSource* source,
-                                      const ImportOptions& options = {});
+  [[nodiscard]] absl::StatusOr<ImportReport> Import(
+      ImportSource* source, const ImportOptions& options = {});
 
   // Online backup: writes a RocksDB checkpoint of the store into `dir`
   // (hard links to the immutable table files where `dir` is on the same
@@ -156,7 +156,8 @@ class Store {
   // not or RocksDB refuses, ResourceExhausted when the disk it writes to
   // is full, Unavailable for other I/O errors; a partial `dir` is
   // removed. Any thread; blocks for the duration of the copy.
-  absl::StatusOr<CheckpointReport> Checkpoint(const std::string& dir) const;
+  [[nodiscard]] absl::StatusOr<CheckpointReport> Checkpoint(
+      const std::string& dir) const;
 
   // OK while the store takes writes. Otherwise why it does not, as RocksDB
   // reports it: ResourceExhausted when the disk is full (naming the
@@ -208,17 +209,17 @@ class Store {
   // history families now. The database-wide horizon is persisted, and
   // as_of reads before it fail (Db::CheckBasis). The server calls this
   // periodically. InvalidArgument for unknown attributes in the options.
-  absl::Status ApplyRetention(int64_t now_micros, bool compact);
+  [[nodiscard]] absl::Status ApplyRetention(int64_t now_micros, bool compact);
 
   // Size of the store's files on disk, in bytes.
   uint64_t DiskSizeBytes() const;
 
   // Flushes memtables (tests and benchmarks use it to measure size).
-  absl::Status Flush();
+  [[nodiscard]] absl::Status Flush();
 
   // Compacts every column family down to its last level (benchmarks use it
   // to measure the steady-state size on disk).
-  absl::Status CompactAll();
+  [[nodiscard]] absl::Status CompactAll();
 
  private:
   Store(std::string path, const StoreOptions& options);

@@ -34,18 +34,18 @@ void EncodeValue(const Value& v, std::string* out);
 // Decodes one value from the front of `*in` and advances `*in` past it.
 // Returns DataLoss on malformed bytes (stored keys are never malformed
 // unless corrupt), leaving `*in` where it was; `*out` may have changed.
-absl::Status DecodeValue(std::string_view* in, Value* out);
+[[nodiscard]] absl::Status DecodeValue(std::string_view* in, Value* out);
 
 // Advances `*in` past one encoded value, accepting exactly what DecodeValue
 // accepts, without building the value: strings are not copied. For
 // checking the shape of a key whose value is not needed.
-absl::Status SkipValue(std::string_view* in);
+[[nodiscard]] absl::Status SkipValue(std::string_view* in);
 
 // Parses user text into canonical kBigInt / kBigDec values. Accept an
 // optional sign, digits, and for decimals a fraction and an exponent
 // ("1.5e3"). InvalidArgument names the problem.
-absl::StatusOr<Value> ParseBigInt(std::string_view text);
-absl::StatusOr<Value> ParseBigDec(std::string_view text);
+[[nodiscard]] absl::StatusOr<Value> ParseBigInt(std::string_view text);
+[[nodiscard]] absl::StatusOr<Value> ParseBigDec(std::string_view text);
 
 }  // namespace mentat::storage
 

@@ -1,5 +1,5 @@
-#ifndef MENTAT_STORAGE_STR_CAT_H_
-#define MENTAT_STORAGE_STR_CAT_H_
+#ifndef MENTAT_BASE_STR_CAT_H_
+#define MENTAT_BASE_STR_CAT_H_
 
 #include <charconv>
 #include <cstdint>
@@ -11,9 +11,16 @@
 
 namespace mentat {
 
-// Concatenates strings, string views and numbers into a message. Exists
-// because Debian's abseil has its own string_view, so absl::StrCat does
-// not take std::string_view; everything in mentat uses std::string_view.
+// StrCat and StrAppend: the one way mentat builds a message from strings,
+// string views, characters, bools and numbers. Exists because Debian's
+// abseil has its own string_view, so absl::StrCat does not take
+// std::string_view, and everything in mentat uses std::string_view. In
+// base (the bottom module) so that every module, edn included, shares it.
+//
+// Numbers print as std::to_chars prints them: integers in decimal,
+// floating point in the shortest form that reads back to the same value.
+// A bool prints "true" or "false", a char as itself (not its code).
+// Header-only and thread-safe (no state).
 namespace str_cat_internal {
 
 inline void Append(std::string* out, std::string_view s) { out->append(s); }
@@ -45,6 +52,7 @@ void Append(std::string* out, T v) {
 
 }  // namespace str_cat_internal
 
+// The pieces, in order, as one string.
 template <typename... Args>
 std::string StrCat(const Args&... args) {
   std::string out;
@@ -52,11 +60,12 @@ std::string StrCat(const Args&... args) {
   return out;
 }
 
+// Appends the pieces, in order, to `*out`.
 template <typename... Args>
-void StrAppend(std::string* out, const Args&... args) {
+void StrAppend([[maybe_unused]] std::string* out, const Args&... args) {
   (str_cat_internal::Append(out, args), ...);
 }
 
 }  // namespace mentat
 
-#endif  // MENTAT_STORAGE_STR_CAT_H_
+#endif  // MENTAT_BASE_STR_CAT_H_
