@@ -527,8 +527,9 @@ std::string DescribeConfig(const ServerConfig& config) {
 
 namespace {
 
-absl::Status ReadTokenFile(std::string_view flag, const std::string& file,
-                           std::string* token_out) {
+[[nodiscard]] absl::Status ReadTokenFile(std::string_view flag,
+                                         const std::string& file,
+                                         std::string* token_out) {
   if (file.empty()) return absl::OkStatus();
   std::ifstream in(file);
   if (!in) {

@@ -40,7 +40,8 @@ class DatabaseRegistry {
   // Opens the database whose files are already at <data_dir>/<name> (a
   // replica's bootstrap put them there) and adds it. AlreadyExists if a
   // database of that name is open; the store's error if it does not open.
-  absl::StatusOr<std::shared_ptr<Database>> Adopt(std::string_view name);
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> Adopt(
+      std::string_view name);
 
   // The directory of database `name` (open or not).
   std::string PathOf(std::string_view name) const;

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "call.h"
-#include "mentat/storage/entity_ids.h"
 #include "mentat/base/str_cat.h"
+#include "mentat/storage/entity_ids.h"
 #include "mentat/storage/tx_log.h"
 #include "message_size.h"
 #include "replication_service.h"
@@ -91,7 +91,8 @@ class FollowStream : public StreamReactor, public CommitListener {
   }
 
   // Reads one message's worth of entries after prev_.
-  absl::Status Fill(const storage::Db& db, v1::FollowResponse* message) {
+  [[nodiscard]] absl::Status Fill(const storage::Db& db,
+                                  v1::FollowResponse* message) {
     const size_t target = TargetMessageBytes(sc().config);
     size_t bytes = 0;
     absl::Status error;
@@ -190,8 +191,9 @@ class FollowStream : public StreamReactor, public CommitListener {
 
 // OK if a follower at `after` (with that transaction's instant, 0: not
 // checked) can continue from this database's log.
-absl::Status CheckFollower(const Database& database, EntityId after,
-                           int64_t after_instant) {
+[[nodiscard]] absl::Status CheckFollower(const Database& database,
+                                         EntityId after,
+                                         int64_t after_instant) {
   std::shared_ptr<const storage::Db> db = database.Latest();
   if (after > db->basis_tx()) {
     return absl::FailedPreconditionError(StrCat(

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "mentat/storage/entity_ids.h"
 #include "mentat/base/str_cat.h"
+#include "mentat/storage/entity_ids.h"
 #include "snapshot_receiver.h"
 
 namespace mentat::server {
@@ -25,7 +25,7 @@ constexpr auto kListEvery = std::chrono::milliseconds(2000);
 // stream is read no faster than the store applies.
 constexpr int kMaxInFlight = 4096;
 
-absl::Status FromGrpc(const grpc::Status& s) {
+[[nodiscard]] absl::Status FromGrpc(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
                       s.error_message());
 }
@@ -180,10 +180,12 @@ namespace {
 
 // Fetches a Snapshot of `name` into <data_dir>/<name>.bootstrap, checks
 // it, opens it to check its basis, and moves it to <data_dir>/<name>.
-absl::Status Bootstrap(v1::Replication::Stub& stub, const ServerConfig& config,
-                       const std::string& name, grpc::ClientContext* ctx,
-                       std::atomic<uint64_t>* bytes_received,
-                       int64_t* basis_out) {
+[[nodiscard]] absl::Status Bootstrap(v1::Replication::Stub& stub,
+                                     const ServerConfig& config,
+                                     const std::string& name,
+                                     grpc::ClientContext* ctx,
+                                     std::atomic<uint64_t>* bytes_received,
+                                     int64_t* basis_out) {
   const fs::path final_dir = fs::path(config.data_dir) / name;
   const fs::path tmp = fs::path(config.data_dir) / (name + ".bootstrap");
   std::error_code ec;

@@ -43,7 +43,7 @@ class Replica {
 
   // Makes the channel to the primary (TLS files are read here: an
   // unreadable CA file is InvalidArgument) and starts following.
-  absl::Status Start();
+  [[nodiscard]] absl::Status Start();
   // Cancels the streams and joins the threads. Idempotent.
   void Stop();
 
@@ -60,7 +60,8 @@ class Replica {
   void ListLoop();
   void FollowLoop(Follower* f);
   // One Follow stream, until it ends; returns why.
-  absl::Status FollowOnce(Follower* f, std::shared_ptr<Database> database);
+  [[nodiscard]] absl::Status FollowOnce(Follower* f,
+                                        std::shared_ptr<Database> database);
   // Sleeps up to `d` unless stopping; false if stopping.
   bool Pause(std::chrono::milliseconds d);
   void AddToken(grpc::ClientContext* ctx) const;

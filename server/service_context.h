@@ -43,7 +43,8 @@ struct ServiceContext {
 // FailedPrecondition naming the primary, for `what` ("Transact") a replica
 // does not do: writes go to the primary (docs/replication.md says why
 // they are refused rather than forwarded).
-absl::Status RefuseAtReplica(const ServiceContext& sc, std::string_view what);
+[[nodiscard]] absl::Status RefuseAtReplica(const ServiceContext& sc,
+                                           std::string_view what);
 
 // Runs `then` once `database` has published `min_basis_tx` (a read's
 // read-your-writes): at once on this thread when it has, else later on a

@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 // '.'), so the registry never opens it.
 constexpr char kSnapshotDir[] = ".replication-snapshots";
 
-absl::StatusOr<std::string> Sha256Of(const fs::path& path) {
+[[nodiscard]] absl::StatusOr<std::string> Sha256Of(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::UnavailableError(StrCat("cannot read ", path.string()));
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> md(EVP_MD_CTX_new(),
@@ -71,8 +71,8 @@ class SnapshotStream : public BatchStream {
     }
   }
 
-  absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
-                               bool* has_message) override {
+  [[nodiscard]] absl::StatusOr<bool> Produce(grpc::ByteBuffer* out,
+                                             bool* has_message) override {
     absl::Status live = database_->CheckLive();
     if (!live.ok()) return live;
     v1::SnapshotChunk message;
@@ -96,7 +96,7 @@ class SnapshotStream : public BatchStream {
   }
 
  private:
-  absl::Status TakeCheckpoint(v1::SnapshotChunk* header) {
+  [[nodiscard]] absl::Status TakeCheckpoint(v1::SnapshotChunk* header) {
     static std::atomic<int> counter{0};
     const fs::path parent = fs::path(sc().config.data_dir) / kSnapshotDir;
     std::error_code ec;
@@ -130,7 +130,7 @@ class SnapshotStream : public BatchStream {
     return absl::OkStatus();
   }
 
-  absl::Status ReadChunk(v1::SnapshotChunk* message) {
+  [[nodiscard]] absl::Status ReadChunk(v1::SnapshotChunk* message) {
     const v1::SnapshotFile& f = files_[file_];
     if (!in_.is_open()) {
       in_.open(fs::path(dir_) / f.name(), std::ios::binary);

@@ -24,19 +24,19 @@ class SnapshotReceiver {
   // Each message in order. DataLoss for a message that does not follow
   // (a chunk of another file or offset, a file name that leaves the
   // directory), Unavailable for a failed write.
-  absl::Status Add(const v1::SnapshotChunk& chunk);
+  [[nodiscard]] absl::Status Add(const v1::SnapshotChunk& chunk);
 
   // After the stream ended (with `stream_status`, gRPC's): OK only if the
   // stream was OK, `last` arrived and every file is whole with its
   // checksum; else why, naming the database, the file and the bytes it
   // got.
-  absl::Status Finish(const absl::Status& stream_status);
+  [[nodiscard]] absl::Status Finish(const absl::Status& stream_status);
 
   int64_t basis_tx() const { return basis_tx_; }
   int64_t bytes() const { return bytes_; }
 
  private:
-  absl::Status CutShort(std::string_view why) const;
+  [[nodiscard]] absl::Status CutShort(std::string_view why) const;
 
   const std::string database_;
   const std::string dir_;

@@ -279,7 +279,9 @@ TEST_CASE(
   CHECK(std::string(r.status().message()).find("read replica") !=
         std::string::npos);
   struct NoSource : ImportSource {
-    absl::StatusOr<bool> Next(TxRequest*) override { return false; }
+    [[nodiscard]] absl::StatusOr<bool> Next(TxRequest*) override {
+      return false;
+    }
   } source;
   CHECK((*store)->Import(&source).status().code() ==
         absl::StatusCode::kFailedPrecondition);

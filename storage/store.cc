@@ -445,7 +445,7 @@ std::shared_ptr<const Db> Store::Latest() const {
 
 namespace {
 
-absl::Status ReplicaRefusal(std::string_view what) {
+[[nodiscard]] absl::Status ReplicaRefusal(std::string_view what) {
   return absl::FailedPreconditionError(
       StrCat("this store is a read replica: it takes only transactions "
              "replicated from its primary, not ",

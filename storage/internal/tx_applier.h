@@ -51,8 +51,8 @@ class TxApplier {
   // Apply. Raises the partition counters past every id the entry names.
   // Errors: FailedPrecondition (out of order), DataLoss (the entry does
   // not fit the state). The caller rolls back as for Apply.
-  absl::StatusOr<TxReport> ApplyReplicated(const ReplicatedEntry& entry,
-                                           StatsDelta* delta);
+  [[nodiscard]] absl::StatusOr<TxReport> ApplyReplicated(
+      const ReplicatedEntry& entry, StatsDelta* delta);
 
  private:
   // An entity position once resolved: an id, or a tempid (index into
