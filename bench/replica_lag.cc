@@ -23,12 +23,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/v1/mentat.grpc.pb.h"
@@ -114,7 +114,7 @@ int Run(const Options& o) {
   }
 
   // The first replica's commits, as its readers see them.
-  std::mutex seen_mu;
+  absl::Mutex seen_mu;
   std::map<int64_t, Clock::time_point> seen;
   std::unique_ptr<grpc::ClientContext> sub_ctx;
   std::thread subscriber;
@@ -143,7 +143,7 @@ int Run(const Options& o) {
       v1::SubscribeResponse msg;
       while (reader->Read(&msg)) {
         const auto now = Clock::now();
-        std::lock_guard<std::mutex> lock(seen_mu);
+        absl::MutexLock lock(&seen_mu);
         for (const auto& t : msg.transactions()) seen.emplace(t.tx(), now);
       }
       reader->Finish();
@@ -208,7 +208,7 @@ int Run(const Options& o) {
     const auto give_up = Clock::now() + std::chrono::seconds(30);
     for (;;) {
       {
-        std::lock_guard<std::mutex> lock(seen_mu);
+        absl::MutexLock lock(&seen_mu);
         if (seen.count(last_tx) > 0) break;
       }
       if (Clock::now() > give_up) break;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "mentat/storage/entity_ids.h"
 #include "mentat/base/str_cat.h"
+#include "mentat/storage/entity_ids.h"
 
 namespace mentat::server {
 
@@ -15,13 +15,13 @@ struct BasisWaiters::Waiter : CommitListener {
   storage::EntityId min_tx = 0;
   std::chrono::steady_clock::time_point deadline;
   Then then;
-  std::mutex mu;
-  absl::Status closed;  // guarded by mu
+  absl::Mutex mu;
+  absl::Status closed ABSL_GUARDED_BY(mu);
 
   void OnCommit() override { owner->Poke(); }
   void OnClosed(const absl::Status& why) override {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       if (closed.ok()) closed = why;
     }
     owner->Poke();
@@ -70,7 +70,7 @@ void BasisWaiters::RunAt(std::shared_ptr<Database> database, int64_t min_tx,
   // Listen first, then check: a commit in between wakes the thread.
   database->AddListener(w.get());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stopping_) {
       waiters_.push_back(std::move(w));
       poked_ = true;
@@ -81,30 +81,33 @@ void BasisWaiters::RunAt(std::shared_ptr<Database> database, int64_t min_tx,
     w->then(absl::UnavailableError("the server is shutting down"));
     return;
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void BasisWaiters::Poke() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     poked_ = true;
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 int64_t BasisWaiters::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(waiters_.size());
 }
 
 void BasisWaiters::Stop() {
+  // stop_mu_ makes a second Stop (the destructor's, or a concurrent one)
+  // wait for the first one's join instead of joining too.
+  absl::MutexLock stop(&stop_mu_);
+  if (!thread_.joinable()) return;  // stopped before
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  cv_.Signal();
+  thread_.join();
 }
 
 void BasisWaiters::Run() {
@@ -112,15 +115,17 @@ void BasisWaiters::Run() {
     std::vector<std::pair<std::unique_ptr<Waiter>, absl::Status>> done;
     bool exit = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto nearest = std::chrono::steady_clock::time_point::max();
       for (const auto& w : waiters_) nearest = std::min(nearest, w->deadline);
-      if (!poked_ && !stopping_) {
+      while (!poked_ && !stopping_) {
         if (nearest == std::chrono::steady_clock::time_point::max()) {
-          cv_.wait(lock, [&] { return poked_ || stopping_; });
-        } else {
-          cv_.wait_until(lock, nearest, [&] { return poked_ || stopping_; });
+          cv_.Wait(&mu_);
+          continue;
         }
+        const auto left = nearest - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) break;
+        cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
       }
       poked_ = false;
       exit = stopping_;
@@ -129,7 +134,7 @@ void BasisWaiters::Run() {
         Waiter& w = **it;
         absl::Status closed;
         {
-          std::lock_guard<std::mutex> wl(w.mu);
+          absl::MutexLock wl(&w.mu);
           closed = w.closed;
         }
         const storage::EntityId has = w.database->Latest()->basis_tx();
@@ -166,7 +171,7 @@ void BasisWaiters::Run() {
           [shared, status = std::move(status)] { shared->then(status); });
     }
     if (exit) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (waiters_.empty()) return;
     }
   }

@@ -2,16 +2,15 @@
 #define MENTAT_SERVER_BASIS_WAIT_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "database.h"
 #include "reader_pool.h"
 
@@ -58,12 +57,14 @@ class BasisWaiters {
 
   ReaderPool& readers_;
   const std::chrono::milliseconds max_wait_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
   std::vector<std::unique_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  // Held by Stop across the join (a second Stop waits for it).
+  absl::Mutex stop_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::thread thread_ ABSL_GUARDED_BY(stop_mu_);
 };
 
 }  // namespace mentat::server

@@ -45,11 +45,13 @@ struct Replica::Follower {
   // fix by itself (the follower diverged, or the snapshot failed).
   std::atomic<int> failing{0};
 
-  std::mutex mu;
-  grpc::ClientContext* ctx = nullptr;  // the stream in progress; guarded by mu
-  std::condition_variable applied_cv;
-  int in_flight = 0;         // guarded by mu
-  absl::Status apply_error;  // guarded by mu
+  absl::Mutex mu;
+  // The stream in progress.
+  grpc::ClientContext* ctx ABSL_GUARDED_BY(mu) = nullptr;
+  // Signalled when an entry's apply finishes.
+  absl::CondVar applied_cv;
+  int in_flight ABSL_GUARDED_BY(mu) = 0;
+  absl::Status apply_error ABSL_GUARDED_BY(mu);
 };
 
 Replica::Replica(const ServerConfig& config, DatabaseRegistry& registry)
@@ -90,7 +92,7 @@ absl::Status Replica::Start() {
   InitialSync();
   // Every database held here is followed from its basis.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& db : registry_.List()) {
       auto f = std::make_unique<Follower>();
       f->name = db->name();
@@ -107,21 +109,21 @@ absl::Status Replica::Start() {
 
 void Replica::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) return;
     stopping_ = true;
     for (auto& [name, f] : followers_) {
-      std::lock_guard<std::mutex> fl(f->mu);
+      absl::MutexLock fl(&f->mu);
       if (f->ctx != nullptr) f->ctx->TryCancel();
     }
   }
-  cv_.notify_all();
+  // Unlocking mu_ wakes every Pause (AwaitWithTimeout on stopping_).
   if (list_thread_.joinable()) list_thread_.join();
   // No follower is added once stopping (ListLoop has ended); the threads
   // take mu_ themselves, so they are joined without it.
   std::vector<Follower*> followers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (auto& [name, f] : followers_) followers.push_back(f.get());
   }
   for (Follower* f : followers) {
@@ -130,8 +132,8 @@ void Replica::Stop() {
 }
 
 bool Replica::Pause(std::chrono::milliseconds d) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, d, [&] { return stopping_; });
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::FromChrono(d));
   return !stopping_;
 }
 
@@ -163,7 +165,7 @@ void Replica::ListLoop() {
       continue;
     }
     warned = false;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) return;
     for (const auto& info : response.databases()) {
       if (followers_.count(info.name()) > 0) continue;
@@ -283,7 +285,7 @@ void Replica::FollowLoop(Follower* f) {
   absl::Status last_error;
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (stopping_) return;
     }
     auto database = registry_.Get(f->name);
@@ -293,12 +295,12 @@ void Replica::FollowLoop(Follower* f) {
       grpc::ClientContext ctx;
       AddToken(&ctx);
       {
-        std::lock_guard<std::mutex> lock(f->mu);
+        absl::MutexLock lock(&f->mu);
         f->ctx = &ctx;
       }
       bool stop = false;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         stop = stopping_;
       }
       if (stop) ctx.TryCancel();
@@ -308,7 +310,7 @@ void Replica::FollowLoop(Follower* f) {
       s = Bootstrap(*replication_, config_, f->name, &ctx, &bytes_received_,
                     &basis);
       {
-        std::lock_guard<std::mutex> lock(f->mu);
+        absl::MutexLock lock(&f->mu);
         f->ctx = nullptr;
       }
       if (s.ok()) {
@@ -324,11 +326,16 @@ void Replica::FollowLoop(Follower* f) {
       s = database.status();
     }
     if (s.ok()) {
+      // A stream that applied something worked: the next one starts at
+      // the first backoff again. (entries counts every stream's entries,
+      // so it is compared, not tested against 0: a follower that once
+      // applied would otherwise retry a lasting failure every 100 ms.)
+      const uint64_t before = f->entries.load();
       s = FollowOnce(f, *database);
-      if (f->entries.load() > 0) backoff = kFirstBackoff;
+      if (f->entries.load() > before) backoff = kFirstBackoff;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (stopping_) return;
     }
     f->reconnects.fetch_add(1, std::memory_order_relaxed);
@@ -357,12 +364,12 @@ absl::Status Replica::FollowOnce(Follower* f,
   grpc::ClientContext ctx;
   AddToken(&ctx);
   {
-    std::lock_guard<std::mutex> lock(f->mu);
+    absl::MutexLock lock(&f->mu);
     f->ctx = &ctx;
     f->apply_error = absl::OkStatus();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) ctx.TryCancel();
   }
   std::shared_ptr<const storage::Db> db = database->Latest();
@@ -385,10 +392,10 @@ absl::Status Replica::FollowOnce(Follower* f,
     }
     for (v1::LogEntry& e : *response.mutable_entries()) {
       {
-        std::unique_lock<std::mutex> lock(f->mu);
-        f->applied_cv.wait(lock, [&] {
-          return f->in_flight < kMaxInFlight || !f->apply_error.ok();
-        });
+        absl::MutexLock lock(&f->mu);
+        while (f->in_flight >= kMaxInFlight && f->apply_error.ok()) {
+          f->applied_cv.Wait(&f->mu);
+        }
         apply_error = f->apply_error;
         if (!apply_error.ok()) break;
         f->in_flight++;
@@ -401,7 +408,7 @@ absl::Status Replica::FollowOnce(Follower* f,
       database->ApplyReplicated(
           std::move(tx),
           [f, instant](absl::StatusOr<storage::TxReport> report) {
-            std::lock_guard<std::mutex> lock(f->mu);
+            absl::MutexLock lock(&f->mu);
             f->in_flight--;
             if (report.ok()) {
               f->applied_tx.store(report->tx, std::memory_order_relaxed);
@@ -415,7 +422,7 @@ absl::Status Replica::FollowOnce(Follower* f,
               // start again from the store's basis.
               if (f->ctx != nullptr) f->ctx->TryCancel();
             }
-            f->applied_cv.notify_all();
+            f->applied_cv.SignalAll();
           });
     }
     if (!apply_error.ok()) break;
@@ -423,8 +430,8 @@ absl::Status Replica::FollowOnce(Follower* f,
   const grpc::Status finished = reader->Finish();
   {
     // The callbacks name `ctx` through f->ctx: wait for them before it goes.
-    std::unique_lock<std::mutex> lock(f->mu);
-    f->applied_cv.wait(lock, [&] { return f->in_flight == 0; });
+    absl::MutexLock lock(&f->mu);
+    while (f->in_flight != 0) f->applied_cv.Wait(&f->mu);
     f->ctx = nullptr;
     if (apply_error.ok()) apply_error = f->apply_error;
   }
@@ -445,7 +452,7 @@ std::string Replica::RenderPrometheus() const {
             "# HELP mentat_replica_applied_basis_tx The basis this replica "
             "has applied, per database.\n"
             "# TYPE mentat_replica_applied_basis_tx gauge\n");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [name, f] : followers_) {
     StrAppend(&out, "mentat_replica_applied_basis_tx{database=\"", name, "\"} ",
               f->applied_tx.load(), "\n");

@@ -4,16 +4,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "database_registry.h"
 #include "mentat/server/config.h"
 #include "mentat/v1/mentat.grpc.pb.h"
@@ -72,8 +71,9 @@ class Replica {
   std::unique_ptr<v1::Mentat::Stub> mentat_;
   std::unique_ptr<v1::Replication::Stub> replication_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  // Pause waits on stopping_ with Mutex::AwaitWithTimeout: Stop's
+  // unlock wakes it, no condition variable needed.
+  mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::unique_ptr<Follower>> followers_
       ABSL_GUARDED_BY(mu_);
