@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -408,6 +409,14 @@ TEST_CASE("replication: bad Follow and Snapshot requests get clear errors") {
     CHECK(reader->Finish().error_code() == grpc::StatusCode::NOT_FOUND);
   }
 
+  // A checkpoint an earlier process left (it crashed mid-stream; pid 1 is
+  // never a mentatd's) goes when the next snapshot is taken.
+  const std::filesystem::path stale = std::filesystem::path(dir.path()) /
+                                      "primary" / ".replication-snapshots" /
+                                      "default-1-0";
+  std::filesystem::create_directories(stale);
+  { std::ofstream(stale / "000001.sst") << "left behind"; }
+
   // A real snapshot, then fed to a receiver cut short and corrupted.
   std::vector<pb::SnapshotChunk> chunks;
   {
@@ -420,6 +429,7 @@ TEST_CASE("replication: bad Follow and Snapshot requests get clear errors") {
     REQUIRE_MESSAGE(done.ok(), StatusText(done));
   }
   REQUIRE(chunks.size() >= 3);
+  CHECK_FALSE(std::filesystem::exists(stale));
   CHECK(chunks.front().basis_tx() == tx);
   CHECK(chunks.back().last());
   {

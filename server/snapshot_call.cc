@@ -53,6 +53,28 @@ constexpr char kSnapshotDir[] = ".replication-snapshots";
   return std::string(reinterpret_cast<const char*>(digest), len);
 }
 
+// Removes the checkpoints of earlier mentatd processes (named
+// <database>-<pid>-<n>, their pid not ours): one that crashed mid-stream
+// left its checkpoint behind, and its hard links would hold the SST files
+// RocksDB has since compacted away, for good.
+void RemoveStaleCheckpoints(const fs::path& parent) {
+  const std::string ours = StrCat("-", ::getpid(), "-");
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t last = name.rfind('-');
+    const size_t pid_at = last == std::string::npos || last == 0
+                              ? std::string::npos
+                              : name.rfind('-', last - 1);
+    if (pid_at != std::string::npos &&
+        name.compare(pid_at, last + 1 - pid_at, ours) == 0) {
+      continue;  // this process's: a stream in progress
+    }
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+  }
+}
+
 class SnapshotStream : public BatchStream {
  public:
   SnapshotStream(ServiceContext& sc, grpc::CallbackServerContext* ctx)
@@ -105,6 +127,7 @@ class SnapshotStream : public BatchStream {
       return absl::UnavailableError(
           StrCat("cannot create ", parent.string(), ": ", ec.message()));
     }
+    RemoveStaleCheckpoints(parent);
     dir_ = (parent / StrCat(database_->name(), "-", ::getpid(), "-",
                             counter.fetch_add(1)))
                .string();

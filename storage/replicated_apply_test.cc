@@ -287,6 +287,20 @@ TEST_CASE(
         absl::StatusCode::kFailedPrecondition);
   (*store)->SetRole(StoreRole::kPrimary);
   CHECK((*store)->Transact(Tx(Attr("user/name", "db.type/string"))).get().ok());
+
+  // ... and a primary takes no entry of another store's log.
+  TempDir odir;
+  auto other = Store::Open(odir.path());
+  REQUIRE(other.ok());
+  MustTransact(**other, Attr("user/email", "db.type/string"));
+  const auto entries = LogAfter(**other, 0);
+  REQUIRE_FALSE(entries.empty());
+  const EntityId basis = (*store)->Latest()->basis_tx();
+  auto applied = (*store)->ApplyReplicated(entries.back()).get();
+  CHECK(applied.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(applied.status().message()).find("is a primary") !=
+        std::string::npos);
+  CHECK((*store)->Latest()->basis_tx() == basis);
 }
 
 }  // namespace

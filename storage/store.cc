@@ -469,6 +469,14 @@ void Store::Transact(TxRequest request, TxCallback done) {
 }
 
 void Store::ApplyReplicated(ReplicatedTx tx, TxCallback done) {
+  // A primary's log is its own: an entry of another log would interleave
+  // with the transactions it commits.
+  if (role() != StoreRole::kReplica) {
+    done(absl::FailedPreconditionError(
+        StrCat("this store is a primary: it does not apply transaction ", tx.tx,
+               " replicated from another store's log")));
+    return;
+  }
   // Decoded here, on the caller's thread: a malformed entry is refused
   // without taking the transactor's time.
   internal::ReplicatedEntry entry;

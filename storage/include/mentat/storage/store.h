@@ -110,18 +110,18 @@ class Store {
   // The same, as a future.
   std::future<absl::StatusOr<TxReport>> Transact(TxRequest request);
 
-  // Replication (replicas only, but not refused on a primary: tests apply
-  // a primary's log to a second store). Queues one transaction of a
-  // primary's log; the transactor applies its resolved datoms through the
-  // same write path as a commit (current and history keys, the log entry,
-  // statistics, schema, caches, columns, partition counters, durability;
-  // entries queued together group-commit), with no tempid resolution and
-  // no tx-data rules: the primary checked those. `done` runs as for
-  // Transact, with a report of the datoms (no tempids). Errors:
-  // FailedPrecondition when `prev_tx` is not the store's basis (a gap or
-  // a repeat: nothing is applied), DataLoss for an entry that does not
-  // decode or does not fit the store (a retraction of a datom it does not
-  // hold, an unknown attribute: the replica diverged), and Transact's
+  // Replication (replicas only: a store in the kPrimary role refuses it
+  // with FailedPrecondition, since another log's entries would interleave
+  // with its own commits). Queues one transaction of a primary's log; the
+  // transactor applies its resolved datoms through the same write path as a
+  // commit (current and history keys, the log entry, statistics, schema,
+  // caches, columns, partition counters, durability; entries queued together
+  // group-commit), with no tempid resolution and no tx-data rules: the primary
+  // checked those. `done` runs as for Transact, with a report of the datoms (no
+  // tempids). Errors: FailedPrecondition when `prev_tx` is not the store's
+  // basis (a gap or a repeat: nothing is applied), DataLoss for an entry that
+  // does not decode or does not fit the store (a retraction of a datom it does
+  // not hold, an unknown attribute: the replica diverged), and Transact's
   // (queue full, closing, I/O errors).
   void ApplyReplicated(ReplicatedTx tx, TxCallback done);
   std::future<absl::StatusOr<TxReport>> ApplyReplicated(ReplicatedTx tx);
