@@ -69,7 +69,9 @@ bool MixedWriter::Take(std::mt19937_64& rng, Held* held) {
   if (n < 4) return false;
   // The first free member, after kProbes random tries, then in pool order
   // from a random start, that `fits`.
-  auto find = [&](auto fits, size_t* out) {
+  // (Lambdas are analysed on their own: they say that they run under mu_,
+  // which Take holds.)
+  auto find = [&](auto fits, size_t* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (int i = 0; i < kProbes; ++i) {
       const size_t k = rng() % n;
       if (!busy_[k] && fits(m[k])) return *out = k, true;
@@ -93,7 +95,7 @@ bool MixedWriter::Take(std::mt19937_64& rng, Held* held) {
   busy_[h.b] = true;
   // C and D: any two that fit (both open or both not); when no open pair
   // is free, two that are not open (most members).
-  auto take_pair = [&](auto c_fits) {
+  auto take_pair = [&](auto c_fits) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!find(c_fits, &h.c)) return false;
     busy_[h.c] = true;
     const bool open = m[h.c].state == 0;
