@@ -10,7 +10,7 @@
 // primary's CPU time per write (utime + stime from /proc), so that runs
 // with 0 and 2 replicas give the replicas' cost on the primary.
 //
-//   replica-lag --mentatd build/server/mentatd --replicas 2 --rate 10000 \
+//   replica-lag --mentatd build/server/mentatd --replicas 2 --rate 10000
 //       --seconds 10 --writers 64
 
 #include <signal.h>
