@@ -1,5 +1,6 @@
 #include "mentat/storage/store.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "internal/coding.h"
@@ -156,8 +157,12 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
     per.datoms++;
     per.values[d.v]++;
   }
+  // The counters the meta keys below start from.
+  internal::LogEntryHeader header;
+  header.next_counter = {ids::kFirstUserDbCounter, (tx & kCounterMask) + 1,
+                         1000};
   std::string entry;
-  internal::EncodeLogEntry(datoms, &entry);
+  internal::EncodeLogEntry(header, datoms, &entry);
   batch.Put(core->cf(Cf::kLog), tx_bytes, entry).PermitUncheckedError();
 
   Statistics stats;
@@ -249,6 +254,19 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
     if (last > state->basis_tx) state->basis_tx = last;
     const int64_t next = (last & kCounterMask) + 1;
     if (next > state->next_counter[3]) state->next_counter[3] = next;
+    // A v2 entry says which term wrote it and the counters after it.
+    internal::LogEntryHeader header;
+    absl::Status h = internal::DecodeLogEntryHeader(
+        last, std::string_view(log->value().data(), log->value().size()),
+        &header);
+    if (!h.ok()) return h;
+    state->term = header.term;
+    if (header.has_counters) {
+      for (size_t i = 0; i < internal::kLogHeaderPartitions.size(); ++i) {
+        int64_t& c = state->next_counter[internal::kLogHeaderPartitions[i]];
+        c = std::max(c, header.next_counter[i]);
+      }
+    }
   }
   if (!log->status().ok()) return FromRocks(log->status(), "reading the log");
   std::unique_ptr<rocksdb::Iterator> eavt(
@@ -371,10 +389,21 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
     if (!b.ok()) return b;
   } else if (!s.ok()) {
     return FromRocks(s, "reading the store format");
+  } else if (format == internal::kMetaFormatVersionV1) {
+    // Its v1 entries read as they are; the entries written from now on
+    // are v2, so the format says so before any is.
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = raw->Put(wo, core->cf(Cf::kMeta), internal::kMetaFormatKey,
+                 internal::kMetaFormatVersion);
+    if (!s.ok()) {
+      return FromRocks(
+          s, StrCat("upgrading the store in ", path, " from format 1 to 2"));
+    }
   } else if (format != internal::kMetaFormatVersion) {
-    return absl::FailedPreconditionError(
-        StrCat("the store in ", path, " has format ", format,
-               "; this build reads ", internal::kMetaFormatVersion));
+    return absl::FailedPreconditionError(StrCat(
+        "the store in ", path, " has format ", format, "; this build reads ",
+        internal::kMetaFormatVersionV1, " and ", internal::kMetaFormatVersion));
   }
 
   internal::TxState state;
@@ -482,12 +511,12 @@ void Store::ApplyReplicated(ReplicatedTx tx, TxCallback done) {
   internal::ReplicatedEntry entry;
   entry.prev_tx = tx.prev_tx;
   entry.tx = tx.tx;
-  auto datoms = DecodeTxLogEntry(tx.tx, tx.entry);
-  if (!datoms.ok()) {
-    done(datoms.status());
+  absl::Status decoded =
+      internal::DecodeLogEntry(tx.tx, tx.entry, &entry.header, &entry.datoms);
+  if (!decoded.ok()) {
+    done(decoded);
     return;
   }
-  entry.datoms = *std::move(datoms);
   transactor_->SubmitReplicated(std::move(entry), std::move(done));
 }
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "internal/tx_applier.h"
-#include "mentat/storage/entity_ids.h"
 #include "mentat/base/str_cat.h"
+#include "mentat/storage/entity_ids.h"
 #include "mentat/storage/tx_log.h"
 
 namespace mentat::storage::internal {
@@ -33,6 +33,13 @@ absl::StatusOr<TxReport> TxApplier::ApplyReplicated(
         state_->basis_tx, ": ",
         entry.prev_tx < state_->basis_tx ? "a repeat" : "a gap",
         " in the stream; nothing was applied"));
+  }
+  if (entry.header.term < state_->term) {
+    return absl::FailedPreconditionError(
+        StrCat("replicated transaction ", entry.tx, " was written in term ",
+               entry.header.term, ", older than term ", state_->term,
+               " whose entries this store holds: a deposed primary's stream; "
+               "nothing was applied"));
   }
   if (!IsTxId(entry.tx) || entry.tx <= state_->basis_tx) {
     return absl::DataLossError(
@@ -80,11 +87,8 @@ absl::StatusOr<TxReport> TxApplier::ApplyReplicated(
         PendingDatom{std::move(datom), attr, asserted_tx, nullptr});
   }
 
-  absl::Status s = ComputeStats(delta);
-  if (s.ok()) s = WriteDatoms();
-  if (s.ok() && schema_touched_) s = RebuildSchema();
-  if (!s.ok()) return s;
-
+  // Counters and term first: WriteDatoms records them in the entry it
+  // writes, which then has the primary's bytes.
   CountId(entry.tx, &state_->next_counter);
   for (const PendingDatom& p : datoms_) {
     CountId(p.datom.e, &state_->next_counter);
@@ -92,6 +96,20 @@ absl::StatusOr<TxReport> TxApplier::ApplyReplicated(
       CountId(p.datom.v.as_ref(), &state_->next_counter);
     }
   }
+  if (entry.header.has_counters) {
+    // Exact: ids the primary handed out that no datom names (a group
+    // whose fsync failed) are skipped here too.
+    for (size_t i = 0; i < kLogHeaderPartitions.size(); ++i) {
+      int64_t& c = state_->next_counter[kLogHeaderPartitions[i]];
+      c = std::max(c, entry.header.next_counter[i]);
+    }
+  }
+  state_->term = entry.header.term;
+
+  absl::Status s = ComputeStats(delta);
+  if (s.ok()) s = WriteDatoms();
+  if (s.ok() && schema_touched_) s = RebuildSchema();
+  if (!s.ok()) return s;
 
   TxReport report;
   report.tx = tx_;

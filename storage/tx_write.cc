@@ -259,8 +259,15 @@ absl::Status TxApplier::WriteDatoms() {
     }
     log.push_back(d);
   }
+  // Every id this transaction allocated is allocated by now (tempids were
+  // resolved before the datoms were built): the counters are final.
+  LogEntryHeader header;
+  header.term = state_->term;
+  for (size_t i = 0; i < kLogHeaderPartitions.size(); ++i) {
+    header.next_counter[i] = state_->next_counter[kLogHeaderPartitions[i]];
+  }
   std::string entry;
-  EncodeLogEntry(log, &entry);
+  EncodeLogEntry(header, log, &entry);
   group_->PutRaw(Cf::kLog, tx_bytes, entry);
   return absl::OkStatus();
 }

@@ -15,7 +15,12 @@ namespace mentat::storage::internal {
 inline constexpr char kMetaFormatKey[] = "format";
 inline constexpr char kMetaBasisKey[] = "basis";          // tx, 8 bytes BE
 inline constexpr char kMetaTxInstantKey[] = "txinstant";  // micros, 8 BE
-inline constexpr char kMetaFormatVersion[] = "1";
+// "2": log entries carry a header (term, partition counters; see
+// log_codec.h). A store of format "1" is upgraded when it opens: its
+// entries stay v1 and read as before, new ones are v2; a build that reads
+// only "1" then refuses it rather than misread a v2 entry.
+inline constexpr char kMetaFormatVersion[] = "2";
+inline constexpr char kMetaFormatVersionV1[] = "1";
 // The history retention horizon (tx, 8 BE): as_of before it is refused.
 inline constexpr char kMetaRetentionKey[] = "retention";
 

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "internal/log_codec.h"
 #include "internal/store_core.h"
 #include "internal/tx_batch.h"
 #include "internal/tx_state.h"
@@ -23,6 +24,8 @@ std::string SystemAttributeMessage(const Attribute& attr);
 struct ReplicatedEntry {
   EntityId prev_tx = 0;
   EntityId tx = 0;
+  // The entry's term and, for a v2 entry, the primary's counters.
+  LogEntryHeader header;
   std::vector<Datom> datoms;
 };
 
@@ -48,9 +51,11 @@ class TxApplier {
   // datoms are already resolved, so this only checks that it follows the
   // state (prev_tx is the basis), finds the asserting tx of each
   // retraction, and runs the same statistics, write and schema steps as
-  // Apply. Raises the partition counters past every id the entry names.
-  // Errors: FailedPrecondition (out of order), DataLoss (the entry does
-  // not fit the state). The caller rolls back as for Apply.
+  // Apply. Takes the partition counters of a v2 entry's header (raising
+  // them, never lowering), or, for a v1 entry, raises them past every id
+  // the entry names; takes the entry's term. Errors: FailedPrecondition
+  // (out of order, or a term older than the state's), DataLoss (the entry
+  // does not fit the state). The caller rolls back as for Apply.
   [[nodiscard]] absl::StatusOr<TxReport> ApplyReplicated(
       const ReplicatedEntry& entry, StatsDelta* delta);
 

@@ -24,6 +24,9 @@ struct TxState {
   std::array<int64_t, 5> next_counter{};
   int64_t last_tx_instant = 0;
   EntityId basis_tx = 0;
+  // The term of the primary whose log this store holds (docs/replication.md,
+  // phase 2; 0 until elections come). Written in every log entry's header.
+  int64_t term = 0;
   std::shared_ptr<const Schema> schema;
 
   EntityId Allocate(Partition p) {
