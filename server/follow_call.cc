@@ -109,9 +109,15 @@ class FollowStream : public StreamReactor, public CommitListener {
             error = datoms.status();
             return false;
           }
+          auto term = storage::TxLogEntryTerm(tx, entry);
+          if (!term.ok()) {
+            error = term.status();
+            return false;
+          }
           v1::LogEntry* e = message->add_entries();
           e->set_tx(tx);
           e->set_prev_tx(prev);
+          e->set_term(static_cast<uint64_t>(*term));
           e->set_tx_instant_micros(storage::TxInstantOf(tx, *datoms));
           e->set_entry(entry.data(), entry.size());
           bytes += entry.size() + 32;

@@ -99,6 +99,10 @@ TEST_CASE("log entries: v2 carries term and counters; v1 still decodes") {
   CHECK(got.has_counters);
   CHECK(got.next_counter == h.next_counter);
   CHECK(out == datoms);
+  // What Follow puts in LogEntry.term.
+  auto term = TxLogEntryTerm(tx, v2);
+  REQUIRE(term.ok());
+  CHECK(*term == 41);
 
   std::string v1;
   internal::EncodeLogEntryV1(datoms, &v1);
@@ -109,6 +113,9 @@ TEST_CASE("log entries: v2 carries term and counters; v1 still decodes") {
   CHECK(got.term == 0);
   CHECK_FALSE(got.has_counters);
   CHECK(out == datoms);
+  term = TxLogEntryTerm(tx, v1);
+  REQUIRE(term.ok());
+  CHECK(*term == 0);
   // The three-argument form reads both.
   out.clear();
   REQUIRE(internal::DecodeLogEntry(tx, v2, &out).ok());

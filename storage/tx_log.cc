@@ -102,7 +102,15 @@ absl::StatusOr<std::vector<Datom>> DecodeTxLogEntry(EntityId tx,
   return out;
 }
 
-[[nodiscard]] absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db, EntityId tx) {
+absl::StatusOr<int64_t> TxLogEntryTerm(EntityId tx, std::string_view entry) {
+  internal::LogEntryHeader header;
+  absl::Status s = internal::DecodeLogEntryHeader(tx, entry, &header);
+  if (!s.ok()) return s;
+  return header.term;
+}
+
+[[nodiscard]] absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db,
+                                                                EntityId tx) {
   std::vector<Datom> out;
   bool found = false;
   absl::Status s = ReadTxLog(db, tx, tx + 1,

@@ -47,6 +47,12 @@ using TxLogRawVisitor =
 [[nodiscard]] absl::StatusOr<std::vector<Datom>> DecodeTxLogEntry(
     EntityId tx, std::string_view entry);
 
+// The term that wrote a stored entry of transaction `tx` (the primary's,
+// docs/replication.md): 0 for an entry written before elections or before
+// the store's format 2. DataLoss on a malformed header.
+[[nodiscard]] absl::StatusOr<int64_t> TxLogEntryTerm(EntityId tx,
+                                                     std::string_view entry);
+
 // The datoms of transaction `tx`; NotFound if the log has no such entry at
 // the Db's basis.
 [[nodiscard]] absl::StatusOr<std::vector<Datom>> ReadTxLogEntry(const Db& db,
