@@ -55,6 +55,14 @@ absl::Status FunctionOp::Init() {
             step_.text, ": tx-ids returns a collection; bind it as [?tx ...]"));
       }
       break;
+    case FunctionSpec::Kind::kTxData:
+      if (f_.binding != Binding::Kind::kRelation || outputs_.size() > 5) {
+        return absl::InvalidArgumentError(
+            StrCat(step_.text,
+                   ": tx-data returns a relation; bind it as "
+                   "[[?e ?a ?v ?tx ?added]] (at most 5 columns)"));
+      }
+      break;
     case FunctionSpec::Kind::kGround: {
       // A ground collection or relation is a set.
       const size_t width = f_.binding == Binding::Kind::kRelation
@@ -152,62 +160,6 @@ absl::StatusOr<bool> FunctionOp::FirstValue(storage::EntityId e,
   return false;
 }
 
-absl::Status FunctionOp::TxIds(const Value* row) {
-  // The bounds: tx ids (or t counters), or instants.
-  auto bound = [&](size_t i, storage::EntityId* tx, int64_t* instant,
-                   bool* has) -> absl::Status {
-    *has = false;
-    if (i >= args_.size() || args_[i].kind == TermRef::Kind::kNone) {
-      return absl::OkStatus();
-    }
-    const Value& v = args_[i].Get(row);
-    if (v.type() == storage::ValueType::kInstant) {
-      *instant = v.as_long();
-      *has = true;
-      *tx = -1;
-      return absl::OkStatus();
-    }
-    storage::EntityId id;
-    if (!AsEntity(v, &id)) {
-      return absl::InvalidArgumentError(
-          StrCat(step_.text, ": tx-ids takes t, tx ids, instants or nil, got ",
-                 v.DebugString()));
-    }
-    absl::StatusOr<storage::EntityId> t = storage::Db::ResolveT(id);
-    if (!t.ok()) return t.status();
-    *tx = *t;
-    *has = true;
-    return absl::OkStatus();
-  };
-  storage::EntityId from_tx = 0, to_tx = 0;
-  int64_t from_inst = 0, to_inst = 0;
-  bool has_from, has_to;
-  absl::Status s = bound(0, &from_tx, &from_inst, &has_from);
-  if (!s.ok()) return s;
-  s = bound(1, &to_tx, &to_inst, &has_to);
-  if (!s.ok()) return s;
-  std::vector<Value> txs;
-  auto cursor = ctx_->view().NewCursor(storage::IndexOrder::kAvet);
-  std::string prefix;
-  storage::AvetKey::EncodePrefix(storage::ids::kDbTxInstant, &prefix);
-  for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
-    s = ctx_->Tick();
-    if (!s.ok()) return s;
-    const storage::Datom& d = cursor->datom();
-    if (!d.added || !storage::IsTxId(d.e)) continue;
-    const int64_t instant = d.v.as_long();
-    if (has_from && (from_tx >= 0 ? d.e < from_tx : instant < from_inst)) {
-      continue;
-    }
-    if (has_to && (to_tx >= 0 ? d.e >= to_tx : instant >= to_inst)) continue;
-    txs.push_back(Value::Ref(d.e));
-  }
-  if (!cursor->status().ok()) return cursor->status();
-  std::sort(txs.begin(), txs.end());
-  txs.erase(std::unique(txs.begin(), txs.end()), txs.end());
-  return EmitMany(row, txs, 1);
-}
-
 absl::Status FunctionOp::Apply(const Value* row) {
   switch (f_.kind) {
     case FunctionSpec::Kind::kBuiltin: {
@@ -283,6 +235,8 @@ absl::Status FunctionOp::Apply(const Value* row) {
     }
     case FunctionSpec::Kind::kTxIds:
       return TxIds(row);
+    case FunctionSpec::Kind::kTxData:
+      return TxData(row);
   }
   return absl::OkStatus();
 }

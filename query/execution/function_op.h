@@ -18,7 +18,8 @@ namespace mentat::query::execution {
 // (scalar, tuple, collection or relation binding; an output variable bound
 // already is compared instead). Built-ins from the builtins table, plus
 // the database functions: ground, get-else, get-some, tuple, untuple,
-// tx-ids.
+// and the log's tx-ids and tx-data (the log of the view's Db up to its
+// basis tx, not filtered by an as_of, since or history basis).
 class FunctionOp : public Operator {
  public:
   FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
@@ -50,7 +51,10 @@ class FunctionOp : public Operator {
   [[nodiscard]] absl::StatusOr<bool> FirstValue(storage::EntityId e,
                                                 storage::EntityId a,
                                                 storage::Value* out);
+  // The log functions (function_op_log.cc): the transaction log of the
+  // view's Db, read through storage's tx_log.h.
   [[nodiscard]] absl::Status TxIds(const storage::Value* row);
+  [[nodiscard]] absl::Status TxData(const storage::Value* row);
 
   const planner::ScopePlan& scope_;
   const planner::Step& step_;

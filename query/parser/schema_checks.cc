@@ -230,6 +230,34 @@ bool Fits(const EdnValue& v, ValueType type) {
       absl::Status s = CheckAttributeArg(args[i], c, schema, &attr);
       if (!s.ok()) return s;
     }
+  } else if (f.name == "tx-ids" || f.name == "tx-data") {
+    // A constant bound must be a tx id or t (an integer), an instant
+    // (tx-ids only) or nil (tx-ids only: an open end). Variables are
+    // checked when the query runs.
+    const bool ids = f.name == "tx-ids";
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (args[i].kind != Term::Kind::kConstant) continue;
+      const EdnValue& v = args[i].constant;
+      if ((v.is_int() && v.as_int() >= 0) ||
+          (ids && (v.is_inst() || v.is_nil())))
+        continue;
+      return ErrorAt(
+          args[i].pos,
+          StrCat(f.name, "'s argument ", i + 1, " must be ",
+                 ids ? "a t, a tx id, an instant or nil" : "a t or a tx id",
+                 "; got ", KindWithArticle(v), " ", Show(v), " in ",
+                 ClauseText(c)));
+    }
+    if (ids && args[1].kind == Term::Kind::kConstant &&
+        args[2].kind == Term::Kind::kConstant && args[1].constant.is_int() &&
+        args[2].constant.is_int() &&
+        args[1].constant.as_int() > args[2].constant.as_int()) {
+      return ErrorAt(
+          args[1].pos,
+          StrCat("tx-ids's start ", Show(args[1].constant),
+                 " is after its end ", Show(args[2].constant),
+                 " (the range is [start, end)), in ", ClauseText(c)));
+    }
   } else if (f.name == "fulltext") {
     absl::Status s = CheckAttributeArg(args[1], c, schema, &attr);
     if (!s.ok()) return s;
@@ -245,6 +273,18 @@ bool Fits(const EdnValue& v, ValueType type) {
     return ErrorAt(binding->pos, StrCat(f.name,
                                         " returns a relation: bind "
                                         "it as [[?a ?b ...]], in ",
+                                        ClauseText(c)));
+  }
+  if (f.name == "tx-data" && binding->kind == Binding::Kind::kRelation &&
+      binding->vars.size() > 5) {
+    return ErrorAt(binding->pos,
+                   StrCat("tx-data binds at most 5 columns [[?e ?a ?v ?tx "
+                          "?added]], got ",
+                          binding->vars.size(), ", in ", ClauseText(c)));
+  }
+  if (f.name == "tx-ids" && binding->kind != Binding::Kind::kCollection) {
+    return ErrorAt(binding->pos, StrCat("tx-ids returns a collection: bind "
+                                        "it as [?tx ...], in ",
                                         ClauseText(c)));
   }
   if (f.name == "untuple" && binding->kind != Binding::Kind::kTuple) {

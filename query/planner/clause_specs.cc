@@ -373,7 +373,7 @@ absl::Status MakeFunction(const Clause& clause, const storage::Schema& schema,
     }
     return absl::OkStatus();
   };
-  if (fn == "tx-data" || fn == "fulltext") {
+  if (fn == "fulltext") {
     return ClauseError(clause, StrCat(fn, " is not supported"));
   }
   if (fn == "ground") {
@@ -422,9 +422,19 @@ absl::Status MakeFunction(const Clause& clause, const storage::Schema& schema,
     out->kind = FunctionSpec::Kind::kUntuple;
     return args_from(0);
   }
+  if (fn == "tx-ids" || fn == "tx-data") {
+    // `$` names the log: the log of the queried database (query/README.md,
+    // "The log"). Any other source is refused rather than silently read as
+    // `$`'s log.
+    absl::Status s = ExpectSource(clause, f.args[0]);
+    if (!s.ok()) return s;
+  }
+  if (fn == "tx-data") {
+    out->kind = FunctionSpec::Kind::kTxData;
+    return args_from(1);
+  }
   if (fn == "tx-ids") {
     out->kind = FunctionSpec::Kind::kTxIds;
-    // The log argument is not read: the log is the queried database's.
     for (size_t i = 1; i < 3; ++i) {
       const Term& t = f.args[i];
       PlanTerm arg;

@@ -47,9 +47,9 @@ std::string Where(const Pos& pos);
                                          PredicateSpec* out);
 
 // A function clause. Names and arities are ValidateQuery's to check.
-// Errors: tx-data and fulltext (not supported), bad ground constants, a
-// source other than $ (a rule body's), non-constant attributes of
-// get-else and get-some.
+// Errors: fulltext (not supported), bad ground constants, a source other
+// than $ (a rule body's; for tx-ids and tx-data, any other source: `$` is
+// the log), non-constant attributes of get-else and get-some.
 [[nodiscard]] absl::Status MakeFunction(const Clause& clause,
                                         const storage::Schema& schema,
                                         const SlotLookup& slot,

@@ -115,7 +115,8 @@ struct FunctionSpec {
     kGetSome,  // $ e a1 a2 ... -> [a v]
     kTuple,    // args -> tuple
     kUntuple,  // tuple -> elements
-    kTxIds,    // log t1 t2 -> tx ids
+    kTxIds,    // t1 t2 (kAbsent: open) -> tx ids, from the log
+    kTxData,   // tx -> [e a v tx added] rows, from the log
   };
   Kind kind = Kind::kBuiltin;
   const builtins::FunctionInfo* builtin = nullptr;
