@@ -40,6 +40,33 @@ TEST_CASE("engine: the memory budget stops a query with ResourceExhausted") {
   CHECK(f.Rows(kBig) == "[3000]\n");
 }
 
+TEST_CASE("engine: tx-data and tx-ids are bounded by the query limits") {
+  EngineFixture f;
+  LoadNodes(f, 3000);
+  // One transaction of 6001 datoms (3000 nodes of two attributes, and its
+  // :db/txInstant).
+  std::string tx = f.Rows("[:find (max ?tx) :where [_ :node/name _ ?tx]]");
+  tx.pop_back();  // "[id]\n" -> "[id]", the input vector
+  const char* datoms =
+      "[:find (count ?e) . :with ?a ?v :in $ ?tx :where [(tx-data $ ?tx) [[?e "
+      "?a ?v]]]]";
+  CHECK(f.Rows(datoms, tx) == "[6001]\n");
+  QueryOptions options;
+  options.max_rows_scanned = 1000;
+  absl::Status s = f.Error(datoms, tx, storage::Basis::Current(), options);
+  CHECK_MESSAGE(s.code() == absl::StatusCode::kResourceExhausted, s.ToString());
+  options = QueryOptions();
+  options.memory_budget_bytes = 64 << 10;
+  s = f.Error(datoms, tx, storage::Basis::Current(), options);
+  CHECK_MESSAGE(s.code() == absl::StatusCode::kResourceExhausted, s.ToString());
+  CHECK_MESSAGE(std::string(s.message()).find("tx-data") != std::string::npos,
+                s.ToString());
+  options = QueryOptions();
+  options.deadline = std::chrono::steady_clock::now();
+  s = f.Error(datoms, tx, storage::Basis::Current(), options);
+  CHECK_MESSAGE(s.code() == absl::StatusCode::kDeadlineExceeded, s.ToString());
+}
+
 TEST_CASE("engine: a cancelled query stops with Cancelled") {
   EngineFixture f;
   LoadNodes(f, 3000);

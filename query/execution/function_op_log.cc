@@ -10,6 +10,7 @@
 
 #include "execution/exec_context.h"
 #include "execution/function_op.h"
+#include "execution/row_set.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/tx_log.h"
 
@@ -128,6 +129,15 @@ absl::Status FunctionOp::TxData(const Value* row) {
   MemoryHold hold(ctx_, "tx-data");
   s = hold.Update(datoms->size() * sizeof(storage::Datom));
   if (!s.ok()) return s;
+  // A binding of fewer columns, or with `_`, projects the datoms: the
+  // relation is a set, so each projected row goes out once.
+  const size_t width = outputs_.size();
+  bool project = width < 5;
+  for (const TermRef& t : outputs_) {
+    project = project || t.kind != TermRef::Kind::kSlot;
+  }
+  std::optional<RowSet> seen;
+  if (project) seen.emplace(static_cast<int>(width));
   Value cols[5];
   for (const storage::Datom& d : *datoms) {
     s = ctx_->Tick();
@@ -137,7 +147,13 @@ absl::Status FunctionOp::TxData(const Value* row) {
     cols[2] = d.v;
     cols[3] = Value::Ref(d.tx);
     cols[4] = Value::Boolean(d.added);
-    s = EmitResult(row, cols, outputs_.size());
+    if (project) {
+      for (size_t i = 0; i < width; ++i) {
+        if (outputs_[i].kind != TermRef::Kind::kSlot) cols[i] = Value();
+      }
+      if (!seen->Insert(cols).second) continue;
+    }
+    s = EmitResult(row, cols, width);
     if (!s.ok()) return s;
     if (ctx_->stopped()) break;
   }
