@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "execution/exec_context.h"
@@ -38,6 +40,7 @@ struct LogArg {
     out->value = v.as_long();
     return absl::OkStatus();
   }
+  std::string why;  // why a number is no tx, as ResolveT says
   EntityId id;
   if (AsEntity(v, &id)) {
     absl::StatusOr<EntityId> tx = storage::Db::ResolveT(id);
@@ -45,11 +48,14 @@ struct LogArg {
       out->value = *tx;
       return absl::OkStatus();
     }
+    const absl::Status& s = tx.status();
+    why = StrCat(" (", std::string_view(s.message().data(), s.message().size()),
+                 ")");
   }
   return absl::InvalidArgumentError(StrCat(
       clause, ": ", what, " must be ",
       allow_instant ? "a t, a tx id, an instant or nil" : "a t or a tx id",
-      "; got ", v.DebugString()));
+      "; got ", v.DebugString(), why));
 }
 
 }  // namespace
