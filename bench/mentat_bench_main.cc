@@ -50,12 +50,15 @@ constexpr char kHelp[] =
     "                   [--sustained-clients 128] [--mixed-rates 1000,5000]\n"
     "                   [--mixed-queries q3,since] [--mixed-writers N]\n"
     "                   [--server-cpus L] [--client-cpus L]\n"
+    "                   [--query-rpc first|stream]\n"
     "                   [--server-arg --flag=value]...\n"
     "      measure scenarios (default: all of them) and write timings.csv,\n"
     "      checks.txt and env.txt to OUT. Scenarios: bulk_load, ping,\n"
     "      point_lookup, ref_traversal, aggregate, predicate_scan, pull,\n"
     "      as_of, since, input_bindings, mixed, write, write_mixed,\n"
-    "      concurrency_sweep, cold_vs_warm, sustained\n"
+    "      concurrency_sweep, cold_vs_warm, sustained. --query-rpc: queries\n"
+    "      through QueryFirst then a stream for the rest (the clients' way,\n"
+    "      default) or every query a Query stream\n"
     "  mentat-bench report OUT\n"
     "      summarise a run in OUT/summary.md, with gnuplot plots\n"
     "  mentat-bench compare OLD NEW [--threshold 10]\n"
@@ -152,6 +155,14 @@ struct Target {
   Target t;
   client::ClientOptions options;
   options.address = f.Get("address", "127.0.0.1:7878");
+  const std::string query_rpc = f.Get("query-rpc", "first");
+  if (query_rpc != "first" && query_rpc != "stream") {
+    return absl::InvalidArgumentError(
+        "--query-rpc: expected first (QueryFirst, then a stream for the "
+        "rest) or stream (every query a Query stream), got " +
+        query_rpc);
+  }
+  options.query_first = query_rpc == "first";
   if (!f.Get("mentatd").empty()) {
     std::string cpus = f.Get("server-cpus");
     const long n = sysconf(_SC_NPROCESSORS_ONLN);

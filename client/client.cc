@@ -281,7 +281,8 @@ absl::StatusOr<v1::ImportResponse> Client::Import(
 template <typename Request, typename Response, typename Start>
 absl::Status Client::Stream(const Request& original, Start start,
                             const std::function<bool(Response*)>& on_batch,
-                            const CallOptions& call, bool resumable) {
+                            const CallOptions& call, bool resumable,
+                            bool columns_seen) {
   constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
   constexpr bool kHasToken =
       kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
@@ -289,7 +290,7 @@ absl::Status Client::Stream(const Request& original, Start start,
   const auto deadline = std::chrono::system_clock::now() + call.timeout;
   int attempts_left = resumable ? call.resume_attempts : 0;
   std::chrono::milliseconds backoff(100);
-  bool seen_first = false;
+  bool seen_first = columns_seen;
   // The request as sent: the caller's, until a resume token comes (a small
   // result has none), then a copy that carries it.
   const Request* request = &original;
@@ -361,28 +362,78 @@ absl::Status Client::Stream(const Request& original, Start start,
   }
 }
 
+absl::Status Client::QueryFirstThenStream(
+    const v1::QueryRequest& request,
+    const std::function<bool(v1::QueryResponse*)>& on_batch,
+    const CallOptions& call) {
+  const auto start_stream = [&](grpc::ClientContext* ctx,
+                                const v1::QueryRequest& r) {
+    return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
+  };
+  // A request that resumes is a stream's business from the start.
+  if (!options_.query_first || !request.resume_token().empty() ||
+      no_query_first_.load(std::memory_order_relaxed)) {
+    return Stream<v1::QueryRequest, v1::QueryResponse>(request, start_stream,
+                                                       on_batch, call, true);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<v1::QueryResponse> first =
+      Unary<v1::QueryResponse>(call, "/mentat.v1.Mentat/QueryFirst", request);
+  if (!first.ok()) {
+    const absl::StatusCode code = first.status().code();
+    const bool cancelled =
+        call.canceller != nullptr && call.canceller->cancelled();
+    if (code == absl::StatusCode::kUnimplemented) {
+      no_query_first_.store(true, std::memory_order_relaxed);
+    } else if (code != absl::StatusCode::kUnavailable || cancelled ||
+               call.resume_attempts <= 0) {
+      return first.status();
+    }
+    // An older server, or a broken connection: the stream (which retries
+    // UNAVAILABLE with backoff) answers from the start.
+    return Stream<v1::QueryRequest, v1::QueryResponse>(request, start_stream,
+                                                       on_batch, call, true);
+  }
+  // The stream that continues runs under what is left of the deadline.
+  const auto remaining = [&] {
+    CallOptions rest = call;
+    if (call.timeout.count() > 0) {
+      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started);
+      rest.timeout =
+          std::max(call.timeout - spent, std::chrono::milliseconds(1));
+    }
+    return rest;
+  };
+  const bool more = first->more();
+  if (more && first->resume_token().empty()) {
+    // Not a small query: nothing was sent; the stream runs it.
+    return Stream<v1::QueryRequest, v1::QueryResponse>(
+        request, start_stream, on_batch, remaining(), true);
+  }
+  v1::QueryRequest rest;
+  if (more) {
+    rest = request;
+    rest.set_resume_token(first->resume_token());
+  }
+  if (!on_batch(&*first) || !more) return absl::OkStatus();
+  return Stream<v1::QueryRequest, v1::QueryResponse>(
+      rest, start_stream, on_batch, remaining(), true, /*columns_seen=*/true);
+}
+
 absl::Status Client::Query(
     const v1::QueryRequest& request,
     const std::function<bool(const v1::QueryResponse&)>& on_batch,
     const CallOptions& call) {
-  return Stream<v1::QueryRequest, v1::QueryResponse>(
-      request,
-      [&](grpc::ClientContext* ctx, const v1::QueryRequest& r) {
-        return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
-      },
-      [&](v1::QueryResponse* m) { return on_batch(*m); }, call, true);
+  return QueryFirstThenStream(
+      request, [&](v1::QueryResponse* m) { return on_batch(*m); }, call);
 }
 
 absl::Status Client::QueryTaking(
     const v1::QueryRequest& request,
     const std::function<bool(v1::QueryResponse*)>& on_batch,
     const CallOptions& call) {
-  return Stream<v1::QueryRequest, v1::QueryResponse>(
-      request,
-      [&](grpc::ClientContext* ctx, const v1::QueryRequest& r) {
-        return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
-      },
-      on_batch, call, true);
+  return QueryFirstThenStream(request, on_batch, call);
 }
 
 absl::Status Client::Datoms(

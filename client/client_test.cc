@@ -156,6 +156,38 @@ TEST_CASE("client: query streams, errors, cancellation and resume") {
     CHECK(batches >= kRows / 100);
   }
 
+  SUBCASE("a small answer in several messages, by QueryFirst or a stream") {
+    // QueryFirst's reply is the first message; the stream continues from
+    // its token. With query_first off, the stream answers alone. Either
+    // way every row comes once and the columns once.
+    v1::QueryRequest small;
+    small.set_query("[:find ?v :in $ [?v ...] :where [_ :n/v ?v]]");
+    std::string values = "[";
+    for (int i = 0; i < 25; ++i) values += std::to_string(i * 7) + " ";
+    small.add_inputs()->set_edn(values + "]");
+    small.set_batch_rows(10);
+    for (const bool query_first : {true, false}) {
+      CAPTURE(query_first);
+      ClientOptions options = client->options();
+      options.query_first = query_first;
+      auto other = Client::Connect(options);
+      REQUIRE(other.ok());
+      std::set<int64_t> seen;
+      int with_columns = 0;
+      absl::Status s = (*other)->Query(small, [&](const v1::QueryResponse& m) {
+        if (m.columns_size() > 0) ++with_columns;
+        for (const v1::Row& row : m.rows()) {
+          CHECK(seen.insert(row.values(0).long_value()).second);
+        }
+        return true;
+      });
+      REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+      CHECK(seen.size() == 25);
+      CHECK(*seen.rbegin() == 24 * 7);
+      CHECK(with_columns == 1);
+    }
+  }
+
   SUBCASE("server errors keep their code and position") {
     v1::QueryRequest bad;
     bad.set_query("[:find ?v :where [_ :n/v ?v]");

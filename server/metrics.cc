@@ -39,6 +39,8 @@ std::string_view MethodName(Method m) {
       return "Backup";
     case Method::kPing:
       return "Ping";
+    case Method::kQueryFirst:
+      return "QueryFirst";
     case Method::kFollow:
       return "Follow";
     case Method::kSnapshot:

@@ -28,6 +28,7 @@ enum class Method : int {
   kImport,
   kBackup,
   kPing,
+  kQueryFirst,
   // mentat.v1.Replication.
   kFollow,
   kSnapshot,

@@ -29,8 +29,9 @@ using RawMentatService = v1::Mentat::WithRawCallbackMethod_Transact<
                                                     WithRawCallbackMethod_Import<v1::Mentat::WithRawCallbackMethod_Backup<
                                                         v1::Mentat::
                                                             WithRawCallbackMethod_Ping<
-                                                                v1::Mentat::
-                                                                    Service>>>>>>>>>>>>>>>>;
+                                                                v1::Mentat::WithRawCallbackMethod_QueryFirst<
+                                                                    v1::Mentat::
+                                                                        Service>>>>>>>>>>>>>>>>>;
 
 using Ctx = grpc::CallbackServerContext;
 using Buf = grpc::ByteBuffer;
@@ -43,6 +44,8 @@ using Reader = grpc::ServerReadReactor<grpc::ByteBuffer>;
 // backup_call.cc, ping_call.cc).
 Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
+Unary* HandleQueryFirst(ServiceContext& sc, Ctx* ctx, const Buf* req,
+                        Buf* resp);
 Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
@@ -73,6 +76,9 @@ class MentatService final : public RawMentatService {
   }
   Writer* Query(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleQuery(sc_, ctx, req));
+  }
+  Unary* QueryFirst(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandedToGrpc(HandleQueryFirst(sc_, ctx, req, resp));
   }
   Unary* Pull(Ctx* ctx, const Buf* req, Buf* resp) override {
     return HandedToGrpc(HandlePull(sc_, ctx, req, resp));

@@ -283,6 +283,7 @@ enum QueryResponseField : uint32_t {
   kRows = 4,
   kResumeToken = 5,
   kRowsSoFar = 6,
+  kMore = 7,
 };
 
 void QueryResponseEncoder::AddColumn(std::string_view name) {
@@ -323,7 +324,8 @@ std::string_view QueryResponseEncoder::row(int i) const {
 
 void QueryResponseEncoder::Render(int64_t basis_tx,
                                   std::string_view resume_token,
-                                  int64_t rows_so_far, grpc::ByteBuffer* out) {
+                                  int64_t rows_so_far, bool more,
+                                  grpc::ByteBuffer* out) {
   // The fields in field-number order, as protobuf writes them.
   std::string head = std::move(columns_);
   if (find_kind_ != 0) {
@@ -340,6 +342,10 @@ void QueryResponseEncoder::Render(int64_t basis_tx,
   if (rows_so_far != 0) {
     AppendTag(kRowsSoFar, kVarint, &tail);
     AppendVarint(static_cast<uint64_t>(rows_so_far), &tail);
+  }
+  if (more) {
+    AppendTag(kMore, kVarint, &tail);
+    AppendVarint(1, &tail);
   }
   grpc_slice slice =
       grpc_slice_malloc(head.size() + rows_.size() + tail.size());

@@ -52,9 +52,10 @@ class QueryResponseEncoder {
   std::string_view row(int i) const;
 
   // The message with the rows and columns so far and these fields, into
-  // `*out`; then forgets the rows and columns (find_kind stays).
+  // `*out`; then forgets the rows and columns (find_kind stays). `more`:
+  // a QueryFirst reply that the client continues with Query.
   void Render(int64_t basis_tx, std::string_view resume_token,
-              int64_t rows_so_far, grpc::ByteBuffer* out);
+              int64_t rows_so_far, bool more, grpc::ByteBuffer* out);
 
  private:
   std::string columns_;  // the encoded columns fields

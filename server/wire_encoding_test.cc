@@ -78,9 +78,11 @@ TEST_CASE("wire encoding: whole QueryResponse messages") {
   expected.set_basis_tx(13194139534312);
   expected.set_resume_token(std::string("tok\0en", 6));
   expected.set_rows_so_far(2);
+  expected.set_more(true);
 
   grpc::ByteBuffer buffer;
-  enc.Render(13194139534312, std::string("tok\0en", 6), 2, &buffer);
+  enc.Render(13194139534312, std::string("tok\0en", 6), 2, /*more=*/true,
+             &buffer);
   std::vector<grpc::Slice> slices;
   REQUIRE(buffer.Dump(&slices).ok());
   std::string got;
@@ -94,7 +96,7 @@ TEST_CASE("wire encoding: whole QueryResponse messages") {
   CHECK(enc.rows() == 0);
   enc.set_find_kind(pb::FIND_RELATION);
   enc.AddRow(row2);
-  enc.Render(0, "", 0, &buffer);
+  enc.Render(0, "", 0, /*more=*/false, &buffer);
   slices.clear();
   REQUIRE(buffer.Dump(&slices).ok());
   got.clear();

@@ -27,6 +27,8 @@ const std::vector<CommandSpec>& AllCommands() {
           {"timer", "on|off", "print how long each command took"},
           {"format", "table|edn|json|csv", "set the output format"},
           {"pager", "on|off", "page long results through $PAGER"},
+          {"expanded", "on|off",
+           "show table rows as records, a line per column (\\x)"},
           {"output", "[FILE]", "write results to FILE (none: stdout)"},
           {"import", "FILE", "load EDN transactions or NDJSON entities"},
           {"export", "FILE", "write the database as EDN transactions"},
@@ -80,6 +82,10 @@ std::optional<CommandLine> ParseCommandLine(std::string_view input) {
     if (out.name == "timing") {
       out.name = "timer";
       toggle = true;  // psql's \timing with no argument flips it
+    }
+    if (out.name == "x") {
+      out.name = "expanded";
+      toggle = true;  // psql's \x with no argument flips it too
     }
   }
   // sqlite3's.

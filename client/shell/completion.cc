@@ -80,7 +80,8 @@ CompletionKind ClassifyCompletion(std::string_view before,
       command == "output") {
     return CompletionKind::kFile;
   }
-  if (command == "format" || command == "timer" || command == "pager") {
+  if (command == "format" || command == "timer" || command == "pager" ||
+      command == "expanded") {
     return CompletionKind::kWord;
   }
   if (StartsWith(word, ":")) return CompletionKind::kKeyword;

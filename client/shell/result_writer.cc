@@ -249,6 +249,11 @@ void ResultWriter::FlushTable(bool last) {
     for (const Cell& c : row) line.push_back(TableText(c));
     texts.push_back(std::move(line));
   }
+  std::string out;
+  if (style_.expanded) {
+    FlushRecords(texts, &out);
+    texts.clear();
+  }
   std::vector<bool> numeric(columns_.size(), !pending_.empty());
   for (const auto& row : pending_) {
     for (size_t i = 0; i < row.size() && i < numeric.size(); ++i) {
@@ -257,7 +262,7 @@ void ResultWriter::FlushTable(bool last) {
       }
     }
   }
-  if (widths_.empty()) {
+  if (widths_.empty() && !style_.expanded) {
     widths_.resize(columns_.size());
     for (size_t i = 0; i < columns_.size(); ++i) {
       widths_[i] = style_.header ? Width(columns_[i]) : 0;
@@ -268,8 +273,7 @@ void ResultWriter::FlushTable(bool last) {
       }
     }
   }
-  std::string out;
-  if (style_.header && !header_written_) {
+  if (style_.header && !header_written_ && !style_.expanded) {
     if (style_.color) out.append(kBold);
     for (size_t i = 0; i < columns_.size(); ++i) {
       out.append(i == 0 ? " " : " | ");
@@ -316,6 +320,36 @@ void ResultWriter::FlushTable(bool last) {
     out.push_back('\n');
   }
   sink_->Write(out);
+}
+
+void ResultWriter::FlushRecords(
+    const std::vector<std::vector<std::string>>& texts, std::string* out) {
+  size_t name_width = 0;
+  for (const std::string& c : columns_) {
+    name_width = std::max(name_width, Width(c));
+  }
+  int64_t record = rows_ - static_cast<int64_t>(texts.size());
+  for (const auto& row : texts) {
+    ++record;
+    if (style_.color) out->append(kDim);
+    out->append("-[ RECORD " + std::to_string(record) + " ]");
+    out->append(std::max<size_t>(4, name_width), '-');
+    if (style_.color) out->append(kReset);
+    out->push_back('\n');
+    for (size_t i = 0; i < row.size() && i < columns_.size(); ++i) {
+      if (style_.color) out->append(kBold);
+      out->append(columns_[i]);
+      if (style_.color) out->append(kReset);
+      Pad(out, name_width - Width(columns_[i]));
+      out->append(" | ");
+      out->append(row[i]);
+      out->push_back('\n');
+    }
+    if (out->size() > (1 << 16)) {
+      sink_->Write(*out);
+      out->clear();
+    }
+  }
 }
 
 void ResultWriter::End() {

@@ -30,6 +30,9 @@ struct WriterStyle {
   bool color = false;     // ANSI colours (only on a terminal)
   bool header = true;     // column names (table, csv)
   bool row_count = true;  // "(3 rows)" after a table
+  // A table shows each row as a record, one "column | value" line per
+  // column (psql's \x): for rows too wide for the terminal.
+  bool expanded = false;
 };
 
 // Formats one result, given in pieces as it streams in, onto a sink.
@@ -51,6 +54,9 @@ class ResultWriter {
 
  private:
   void FlushTable(bool last);
+  // FlushTable for style_.expanded: records instead of a grid.
+  void FlushRecords(const std::vector<std::vector<std::string>>& texts,
+                    std::string* out);
   void WriteCsvRow(const std::vector<std::string>& fields);
   std::string JsonKey(size_t column) const;
 

@@ -58,6 +58,43 @@ TEST_CASE("result writer: aligned table with header and row count") {
         " 12345 | Bo, \"B\"\n");
 }
 
+TEST_CASE("result writer: expanded table, a record per row") {
+  const std::string out = Capture([&](OutputSink* sink) {
+    WriterStyle style;
+    style.expanded = true;
+    ResultWriter w(sink, style, ResultShape::kRelation);
+    w.Begin({"?e", "?name"});
+    w.AddRow({Cell::Long(7), Cell::String("Ann")});
+    w.AddRow({Cell::Long(12345), Cell::String("Bo, \"B\"")});
+    w.End();
+  });
+  CHECK(out ==
+        "-[ RECORD 1 ]-----\n"
+        "?e    | 7\n"
+        "?name | Ann\n"
+        "-[ RECORD 2 ]-----\n"
+        "?e    | 12345\n"
+        "?name | Bo, \"B\"\n"
+        "(2 rows)\n");
+  // Records count on across the table's chunks.
+  const std::string many = Capture([&](OutputSink* sink) {
+    WriterStyle style;
+    style.expanded = true;
+    style.row_count = false;
+    ResultWriter w(sink, style, ResultShape::kCollection);
+    w.Begin({"?x"});
+    for (size_t i = 0; i < ResultWriter::kTableChunk + 2; ++i) {
+      w.AddRow({Cell::Long(static_cast<int64_t>(i))});
+    }
+    w.End();
+  });
+  const std::string last =
+      "-[ RECORD " + std::to_string(ResultWriter::kTableChunk + 2) +
+      " ]----\n?x | " + std::to_string(ResultWriter::kTableChunk + 1) + "\n";
+  REQUIRE(many.size() >= last.size());
+  CHECK(many.substr(many.size() - last.size()) == last);
+}
+
 TEST_CASE("result writer: csv quotes per RFC 4180") {
   CHECK(Relation(OutputFormat::kCsv) ==
         "?e,?name\n7,Ann\n12345,\"Bo, \"\"B\"\"\"\n");

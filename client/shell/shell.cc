@@ -327,7 +327,8 @@ absl::Status Shell::RunCommand(const std::string& name, std::string_view args,
   if (name == "export") return RunExport(args);
   if (name == "read") return RunRead(args);
   if (name == "output") return RunOutput(args);
-  if (name == "timer" || name == "format" || name == "pager") {
+  if (name == "timer" || name == "format" || name == "pager" ||
+      name == "expanded") {
     return RunSetting(name, args);
   }
   if (name == "help") {
@@ -352,7 +353,7 @@ absl::Status Shell::UnknownCommand(const CommandLine& cmd) const {
   } else if (cmd.typed.starts_with("\\")) {
     message +=
         "; commands start with a dot here (psql's \\d [ATTR], \\l, \\c DB, "
-        "\\timing and \\q work too)";
+        "\\timing, \\x and \\q work too)";
   }
   return absl::InvalidArgumentError(message + " (.help lists every command)");
 }
@@ -374,9 +375,9 @@ void Shell::PrintHelp() {
       "after it are\nits inputs), any other vector is a transaction. Input "
       "continues over lines\nuntil the brackets balance. Ctrl-C cancels a "
       "running command.\n"
-      "psql's \\d [ATTR], \\l, \\c DB, \\timing and \\q, and sqlite3's "
-      ".mode, .tables\nand .databases, do what .schema, .dbs, .use, .timer, "
-      ".quit and .format do.\n";
+      "psql's \\d [ATTR], \\l, \\c DB, \\timing, \\x and \\q, and "
+      "sqlite3's .mode,\n.tables and .databases, do what .schema, .dbs, .use, "
+      ".timer, .expanded,\n.quit and .format do.\n";
   std::unique_ptr<OutputSink> sink = NewSink();
   sink->Write(out);
   sink->Finish();

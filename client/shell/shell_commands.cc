@@ -475,23 +475,29 @@ absl::Status Shell::RunSetting(const std::string& name, std::string_view args) {
     Info("Format is " + words[0] + ".");
     return absl::OkStatus();
   }
-  bool* flag = name == "timer" ? &timer_ : &options_.pager;
-  if (words.size() == 1 && words[0] == "toggle") {  // psql's bare \timing
+  bool* flag = &options_.pager;
+  std::string what = "Pager";
+  if (name == "timer") {
+    flag = &timer_;
+    what = "Timing";
+  } else if (name == "expanded") {
+    flag = &options_.style.expanded;
+    what = "Expanded display";
+  }
+  if (words.size() == 1 && words[0] == "toggle") {  // psql's bare \timing, \x
     *flag = !*flag;
-    Info(std::string(name == "timer" ? "Timing" : "Pager") + " is " +
-         (*flag ? "on." : "off."));
+    Info(what + " is " + (*flag ? "on." : "off."));
     return absl::OkStatus();
   }
   if (words.empty()) {
-    Info(name + " is " + (*flag ? "on." : "off."));
+    Info(what + " is " + (*flag ? "on." : "off."));
     return absl::OkStatus();
   }
   if (words.size() != 1 || (words[0] != "on" && words[0] != "off")) {
     return absl::InvalidArgumentError("." + name + " takes on or off");
   }
   *flag = words[0] == "on";
-  Info(name == "timer" ? "Timing is " + words[0] + "."
-                       : "Pager is " + words[0] + ".");
+  Info(what + " is " + words[0] + ".");
   return absl::OkStatus();
 }
 

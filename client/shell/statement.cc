@@ -12,8 +12,8 @@ namespace {
 bool TakesWords(std::string_view name) {
   for (std::string_view w :
        {"import", "export", "read", "output", "use", "create", "drop", "format",
-        "timer", "pager", "dbs", "stats", "help", "quit", "history", "latest",
-        "watch"}) {
+        "timer", "pager", "expanded", "dbs", "stats", "help", "quit", "history",
+        "latest", "watch"}) {
     if (name == w) return true;
   }
   return false;

@@ -344,6 +344,14 @@ class CliTest(unittest.TestCase):
         self.assertIn("42", out)
         self.assertEqual(out, self.ok("-c", ".format json", "-c",
                                       ".q [:find ?x :in ?x] 42"))
+        # \x shows rows as records, as psql's; .expanded off goes back.
+        out = self.ok("-c", "\\x", "-c", ".q [:find ?x ?y :in ?x ?y] 42 \"a\"")
+        self.assertIn("-[ RECORD 1 ]", out)
+        self.assertIn("?x | 42", out)
+        self.assertIn("?y | a", out)
+        out = self.ok("-c", ".expanded on", "-c", ".expanded off", "-c",
+                      ".q [:find ?x ?y :in ?x ?y] 42 \"a\"")
+        self.assertNotIn("RECORD", out)
         # A typo of a dot command gets the closest one; a psql command that
         # has no twin says which do.
         r = self.fails("-c", ".schem")

@@ -190,6 +190,42 @@ class QueryStream {
     this.resumeToken = Buffer.alloc(0);
     this.rowsSoFar = 0n;
     this.resumed = 0;
+    this._done = false;
+  }
+
+  // QueryFirst's reply (most answers come whole from this one unary call),
+  // or null when the Query stream is to run the query from the start: a
+  // query too big for QueryFirst, an older server, a connection to retry.
+  async _queryFirst() {
+    const client = this._client;
+    const token = this._request.resume_token;
+    if ((token && token.length) || client._noQueryFirst) return null;
+    let m;
+    try {
+      m = await new Promise((resolve, reject) => {
+        client._stub.QueryFirst(this._request, client._metadata, client._callOptions(),
+          (err, res) => (err ? reject(err) : resolve(res)));
+      });
+    } catch (e) {
+      if (e && e.code === grpc.status.UNIMPLEMENTED) {
+        client._noQueryFirst = true;
+        return null;
+      }
+      if (isBroken(e) && this._retries > 0) return null;
+      throw fromGrpcError(e);
+    }
+    if (m.more && !(m.resume_token && m.resume_token.length)) return null;
+    this._note(m);
+    if (m.more) this._request.resume_token = m.resume_token;
+    else this._done = true;
+    return m;
+  }
+
+  _note(m) {
+    if (m.columns && m.columns.length) { this.columns = m.columns; this.findKind = m.find_kind; }
+    this.basisTx = big(m.basis_tx);
+    if (m.resume_token && m.resume_token.length) this.resumeToken = m.resume_token;
+    this.rowsSoFar = big(m.rows_so_far);
   }
 
   _open() {
@@ -200,6 +236,7 @@ class QueryStream {
   }
 
   async _next() {
+    if (this._done) return null;
     for (;;) {
       if (!this._call) this._open();
       let r;
@@ -217,17 +254,17 @@ class QueryStream {
       }
       if (r.done) return null;
       const m = r.value;
-      if (m.columns && m.columns.length) { this.columns = m.columns; this.findKind = m.find_kind; }
-      this.basisTx = big(m.basis_tx);
-      if (m.resume_token && m.resume_token.length) this.resumeToken = m.resume_token;
-      this.rowsSoFar = big(m.rows_so_far);
+      this._note(m);
       return m;
     }
   }
 
   /** Reads the first message (once); resolves to the stream. */
   async ready() {
-    if (this._first === undefined) this._first = await this._next();
+    if (this._first === undefined) {
+      this._first = await this._queryFirst();
+      if (this._first === null) this._first = await this._next();
+    }
     return this;
   }
 
@@ -275,6 +312,8 @@ class Client {
     };
     this._stub = new v1.Mentat(target, creds, channelOptions);
     this._owner = true;
+    // Set when the server does not know QueryFirst (an older mentatd).
+    this._noQueryFirst = false;
     this._metadata = new grpc.Metadata();
     if (options.token) this._metadata.set('authorization', `Bearer ${options.token}`);
     this._timeoutMs = options.timeoutMs ?? null;

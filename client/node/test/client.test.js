@@ -122,6 +122,21 @@ test('queries stream in batches; find shapes', async () => {
   assert.equal((await c.q('[:find ?e :where [?e :user/age _]]', [], { limit: 10 })).length, 10);
 });
 
+test('a small query over several messages: QueryFirst, then the stream', async () => {
+  const q = '[:find ?e ?m :where [?e :user/age 3] [?e :user/email ?m]]';
+  const whole = await c.q(q);
+  assert.equal(whole.length, 28);
+  const stream = await c.query(q, [], { batchRows: 10 }).ready();
+  assert.deepEqual(stream.columns, ['?e', '?m']);
+  const sizes = [];
+  const rows = [];
+  for await (const b of stream.batches()) { sizes.push(b.length); rows.push(...b); }
+  assert.deepEqual(sizes, [10, 10, 8]);
+  assert.equal(stream.rowsSoFar, 28n);
+  const key = (r) => `${r[0]} ${r[1]}`;
+  assert.deepEqual(rows.map(key).sort(), whole.map(key).sort());
+});
+
 test('as_of, since, history', async () => {
   const first = await c.transact([{ ':user/email': 'carol@x.org', ':user/age': 30 }]);
   const second = await c.transact([[':db/add', [':user/email', 'carol@x.org'], ':user/age', 31]]);

@@ -87,6 +87,7 @@ class QueryStream:
         self.resume_token = b""
         self.rows_so_far = 0
         self.resumed = 0
+        self._done = False
 
     def _open(self) -> Any:
         return self._client._stub.Query(
@@ -94,7 +95,45 @@ class QueryStream:
             timeout=self._client._timeout,
             wait_for_ready=bool(self._request.resume_token) or None)
 
+    async def _query_first(self) -> Any:
+        """As the blocking QueryStream's: QueryFirst's reply, or None when
+        the stream is to run the query from the start."""
+        client = self._client
+        if self._request.resume_token or client._no_query_first:
+            return None
+        try:
+            m = await client._stub.QueryFirst(self._request,
+                                              metadata=client._metadata,
+                                              timeout=client._timeout)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            if code == grpc.StatusCode.UNIMPLEMENTED:
+                client._no_query_first = True
+                return None
+            if _broken(e) and self._retries > 0:
+                return None
+            raise from_rpc_error(e) from None
+        if m.more and not m.resume_token:
+            return None
+        self._note(m)
+        if m.more:
+            self._request.resume_token = m.resume_token
+        else:
+            self._done = True
+        return m
+
+    def _note(self, m: Any) -> None:
+        if m.columns:
+            self.columns = list(m.columns)
+            self.find_kind = m.find_kind
+        self.basis_tx = m.basis_tx
+        if m.resume_token:
+            self.resume_token = m.resume_token
+        self.rows_so_far = m.rows_so_far
+
     async def _next_message(self) -> Any:
+        if self._done:
+            return None
         while True:
             if self._call is None:
                 self._call = self._open()
@@ -110,20 +149,17 @@ class QueryStream:
                 raise from_rpc_error(e) from None
             if m is grpc.aio.EOF:
                 return None
-            if m.columns:
-                self.columns = list(m.columns)
-                self.find_kind = m.find_kind
-            self.basis_tx = m.basis_tx
-            if m.resume_token:
-                self.resume_token = m.resume_token
-            self.rows_so_far = m.rows_so_far
+            self._note(m)
             return m
 
     async def start(self) -> "QueryStream":
         """Reads the first message (once); returns the stream."""
         if not self._started:
             self._started = True
-            self._first = await self._next_message()
+            # Most answers come whole from one unary QueryFirst call.
+            self._first = await self._query_first()
+            if self._first is None:
+                self._first = await self._next_message()
         return self
 
     def __await__(self) -> Generator[Any, None, "QueryStream"]:
@@ -174,6 +210,8 @@ class Client(R.BasisViews):
             self._channel = grpc.aio.insecure_channel(target, opts)
         self._owns_channel = True
         self._stub = pb_grpc.MentatStub(self._channel)
+        # Set when the server does not know QueryFirst (an older mentatd).
+        self._no_query_first = False
         self._metadata = R.auth_metadata(token)
         self._timeout = timeout
         self.target = target

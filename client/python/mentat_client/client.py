@@ -65,7 +65,49 @@ class QueryStream:
         self.resume_token = b""
         self.rows_so_far = 0
         self.resumed = 0
-        self._first = self._next_message()
+        # Most answers come whole from one unary QueryFirst call; the Query
+        # stream runs only when its reply says there is more.
+        self._done = False
+        self._first = self._query_first()
+        if self._first is None:
+            self._first = self._next_message()
+
+    def _query_first(self) -> Any:
+        """QueryFirst's reply, or None when the stream is to run the query
+        from the start (a query too big for QueryFirst, an older server,
+        a connection to retry)."""
+        client = self._client
+        if self._request.resume_token or client._no_query_first:
+            return None
+        try:
+            m = client._stub.QueryFirst(self._request,
+                                        metadata=client._metadata,
+                                        timeout=client._timeout)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            if code == grpc.StatusCode.UNIMPLEMENTED:
+                client._no_query_first = True
+                return None
+            if code == grpc.StatusCode.UNAVAILABLE and self._retries > 0:
+                return None
+            raise from_rpc_error(e) from None
+        if m.more and not m.resume_token:
+            return None
+        self._note(m)
+        if m.more:
+            self._request.resume_token = m.resume_token
+        else:
+            self._done = True
+        return m
+
+    def _note(self, m: Any) -> None:
+        if m.columns:
+            self.columns = list(m.columns)
+            self.find_kind = m.find_kind
+        self.basis_tx = m.basis_tx
+        if m.resume_token:
+            self.resume_token = m.resume_token
+        self.rows_so_far = m.rows_so_far
 
     def _open(self) -> Any:
         # A resumed call waits for the server to be back (a restart)
@@ -78,6 +120,8 @@ class QueryStream:
         return call
 
     def _next_message(self) -> Any:
+        if self._done:
+            return None
         while True:
             if self._call is None:
                 self._call = self._open()
@@ -95,13 +139,7 @@ class QueryStream:
                     self._call = None
                     continue
                 raise from_rpc_error(e) from None
-            if m.columns:
-                self.columns = list(m.columns)
-                self.find_kind = m.find_kind
-            self.basis_tx = m.basis_tx
-            if m.resume_token:
-                self.resume_token = m.resume_token
-            self.rows_so_far = m.rows_so_far
+            self._note(m)
             return m
 
     def batches(self) -> Iterator[List[List[Any]]]:
@@ -154,6 +192,8 @@ class Client(R.BasisViews):
             self._channel = grpc.insecure_channel(target, opts)
         self._owns_channel = True
         self._stub = pb_grpc.MentatStub(self._channel)
+        # Set when the server does not know QueryFirst (an older mentatd).
+        self._no_query_first = False
         self._metadata = R.auth_metadata(token)
         self._timeout = timeout
         self.target = target

@@ -104,6 +104,29 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(rows), ROWS)
         self.assertEqual(len({r[0] for r in rows}), ROWS)
 
+    def test_small_query_over_several_messages(self):
+        # QueryFirst answers with the first message; the Query stream
+        # continues from its token: every row once, the columns once.
+        q = "[:find ?e ?m :where [?e :user/age 3] [?e :user/email ?m]]"
+        whole = self.c.q(q)
+        self.assertEqual(len(whole), 28)
+        stream = self.c.query(q, batch_rows=10)
+        self.assertEqual(stream.columns, ["?e", "?m"])
+        sizes = [len(b) for b in stream.batches()]
+        self.assertEqual(sizes, [10, 10, 8])
+        self.assertEqual(stream.rows_so_far, 28)
+        self.assertEqual(sorted(map(tuple, self.c.query(q, batch_rows=10))),
+                         sorted(map(tuple, whole)))
+
+        async def on_aio():
+            async with aio.Client(self.server.addr, timeout=60) as a:
+                s = await a.query(q, batch_rows=10)
+                rows = [r async for r in s]
+                return s.columns, rows
+        columns, rows = asyncio.run(on_aio())
+        self.assertEqual(columns, ["?e", "?m"])
+        self.assertEqual(sorted(map(tuple, rows)), sorted(map(tuple, whole)))
+
     def test_query_inputs_and_find_shapes(self):
         q = "[:find ?e . :in $ ?m :where [?e :user/email ?m]]"
         e = self.c.q(q, "bulk7@x.org")

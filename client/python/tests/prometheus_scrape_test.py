@@ -72,12 +72,17 @@ class PrometheusScrapeTest(unittest.TestCase):
     def test_1_promtool_accepts_metrics(self):
         with Client(self.server.addr, timeout=10) as c:
             c.transact("[]")
+            # A small query is one QueryFirst call; datoms is a stream.
             list(c.query("[:find ?e :where [?e :db/ident :db/ident]]"))
+            list(c.datoms("aevt", ":db/ident"))
         text = self.metrics_text()
         self.assertIn("mentat_rpc_requests_total", text)
         # The names dashboards for any gRPC server or process look for.
         self.assertRegex(text, r'grpc_server_handled_total\{grpc_service='
-                         r'"mentat.v1.Mentat",grpc_method="Query",'
+                         r'"mentat.v1.Mentat",grpc_method="QueryFirst",'
+                         r'grpc_type="unary",grpc_code="OK"\} [1-9]')
+        self.assertRegex(text, r'grpc_server_handled_total\{grpc_service='
+                         r'"mentat.v1.Mentat",grpc_method="Datoms",'
                          r'grpc_type="server_stream",grpc_code="OK"\} [1-9]')
         self.assertIn('grpc_server_handling_seconds_bucket{grpc_service='
                       '"mentat.v1.Mentat",grpc_method="Transact",'

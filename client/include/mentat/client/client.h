@@ -1,6 +1,7 @@
 #ifndef MENTAT_CLIENT_CLIENT_H_
 #define MENTAT_CLIENT_CLIENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,10 @@ struct ClientOptions {
   // roots when that is empty.
   bool tls = false;
   std::string tls_ca_file;
+  // Query and QueryTaking ask QueryFirst (one unary call) before they open
+  // a Query stream; false sends every query to the stream at once (so
+  // that a benchmark can compare the two).
+  bool query_first = true;
 };
 
 // Cancels calls from another thread (a Ctrl-C handler's watcher): Cancel()
@@ -128,10 +133,13 @@ class Client {
       const std::function<bool(v1::ImportRequest*)>& next,
       const CallOptions& call = {});
 
-  // Streams a query's batches. A stream that breaks is continued from the
-  // last resume token (see CallOptions::resume_attempts), so `on_batch`
-  // sees every row once; the columns and find kind come only in the first
-  // message it sees. OK when the stream ended or `on_batch` returned false.
+  // Runs a query and hands its batches to `on_batch`. Most answers come
+  // whole in one unary call (QueryFirst); a longer one continues as a
+  // Query stream from the first message's resume token. A stream that
+  // breaks is continued from the last resume token (see
+  // CallOptions::resume_attempts), so `on_batch` sees every row once; the
+  // columns and find kind come only in the first message it sees. OK when
+  // the answer ended or `on_batch` returned false.
   [[nodiscard]] absl::Status Query(
       const v1::QueryRequest& request,
       const std::function<bool(const v1::QueryResponse&)>& on_batch,
@@ -174,15 +182,26 @@ class Client {
   [[nodiscard]] absl::StatusOr<Response> Unary(
       const CallOptions& call, const char* method,
       const google::protobuf::Message& request);
+  // `columns_seen`: the caller has had the columns already (a Query that
+  // continues a QueryFirst reply), so every message's are dropped.
   template <typename Request, typename Response, typename Start>
   [[nodiscard]] absl::Status Stream(
       const Request& request, Start start,
       const std::function<bool(Response*)>& on_batch, const CallOptions& call,
-      bool resumable);
+      bool resumable, bool columns_seen = false);
+  // Query and QueryTaking: QueryFirst, continued with Query when its reply
+  // says more.
+  [[nodiscard]] absl::Status QueryFirstThenStream(
+      const v1::QueryRequest& request,
+      const std::function<bool(v1::QueryResponse*)>& on_batch,
+      const CallOptions& call);
 
   ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Mentat::Stub> stub_;
+  // Set when the server answered QueryFirst with UNIMPLEMENTED (a server
+  // older than the RPC): queries then go to the Query stream directly.
+  std::atomic<bool> no_query_first_{false};
 };
 
 // gRPC status to absl::Status: same code, same message.

@@ -358,20 +358,22 @@ class QueryRequest(_message.Message):
     def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., batch_rows: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
-    __slots__ = ["basis_tx", "columns", "find_kind", "resume_token", "rows", "rows_so_far"]
+    __slots__ = ["basis_tx", "columns", "find_kind", "more", "resume_token", "rows", "rows_so_far"]
     BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     COLUMNS_FIELD_NUMBER: _ClassVar[int]
     FIND_KIND_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     ROWS_SO_FAR_FIELD_NUMBER: _ClassVar[int]
     basis_tx: int
     columns: _containers.RepeatedScalarFieldContainer[str]
     find_kind: FindKind
+    more: bool
     resume_token: bytes
     rows: _containers.RepeatedCompositeFieldContainer[Row]
     rows_so_far: int
-    def __init__(self, columns: _Optional[_Iterable[str]] = ..., find_kind: _Optional[_Union[FindKind, str]] = ..., basis_tx: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., resume_token: _Optional[bytes] = ..., rows_so_far: _Optional[int] = ...) -> None: ...
+    def __init__(self, columns: _Optional[_Iterable[str]] = ..., find_kind: _Optional[_Union[FindKind, str]] = ..., basis_tx: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., resume_token: _Optional[bytes] = ..., rows_so_far: _Optional[int] = ..., more: bool = ...) -> None: ...
 
 class ResumeToken(_message.Message):
     __slots__ = ["db_tx", "last_key", "position", "request_digest", "rows_digest", "same_key_count", "version"]

@@ -26,6 +26,11 @@ class MentatStub(object):
                 request_serializer=mentat_dot_v1_dot_mentat__pb2.QueryRequest.SerializeToString,
                 response_deserializer=mentat_dot_v1_dot_mentat__pb2.QueryResponse.FromString,
                 )
+        self.QueryFirst = channel.unary_unary(
+                '/mentat.v1.Mentat/QueryFirst',
+                request_serializer=mentat_dot_v1_dot_mentat__pb2.QueryRequest.SerializeToString,
+                response_deserializer=mentat_dot_v1_dot_mentat__pb2.QueryResponse.FromString,
+                )
         self.Pull = channel.unary_unary(
                 '/mentat.v1.Mentat/Pull',
                 request_serializer=mentat_dot_v1_dot_mentat__pb2.PullRequest.SerializeToString,
@@ -187,6 +192,27 @@ class MentatServicer(object):
         ABORTED             a resumed query produced its rows in another
         order than the first run (the server checks a
         fingerprint of the skipped rows): start over.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def QueryFirst(self, request, context):
+        """Runs a small Datalog query in one call: one request, one response. A
+        unary call costs the client and the server less than a stream (no
+        stream set-up, one batch of operations each way), so clients send
+        every query here first and use Query only when `more` says so:
+        - the whole answer, when it fits one message (`batch_rows` rows, about
+        --max-message-bytes): `more` is false;
+        - its first message, with `more` set and a resume token: call Query
+        with the same request and that `resume_token` for the rest;
+        - `more` set with no rows and no token: not a small query (the
+        planner expects over about a thousand rows, or it steps through
+        over a few thousand datoms before it is done). Nothing was sent:
+        call Query with the same request. QueryFirst never does more than
+        that bounded work, so a big query is not run twice.
+        The request and the status codes are Query's, except that a request
+        with a `resume_token` is refused (INVALID_ARGUMENT): resume with Query.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -394,6 +420,11 @@ def add_MentatServicer_to_server(servicer, server):
                     request_deserializer=mentat_dot_v1_dot_mentat__pb2.QueryRequest.FromString,
                     response_serializer=mentat_dot_v1_dot_mentat__pb2.QueryResponse.SerializeToString,
             ),
+            'QueryFirst': grpc.unary_unary_rpc_method_handler(
+                    servicer.QueryFirst,
+                    request_deserializer=mentat_dot_v1_dot_mentat__pb2.QueryRequest.FromString,
+                    response_serializer=mentat_dot_v1_dot_mentat__pb2.QueryResponse.SerializeToString,
+            ),
             'Pull': grpc.unary_unary_rpc_method_handler(
                     servicer.Pull,
                     request_deserializer=mentat_dot_v1_dot_mentat__pb2.PullRequest.FromString,
@@ -503,6 +534,23 @@ class Mentat(object):
             timeout=None,
             metadata=None):
         return grpc.experimental.unary_stream(request, target, '/mentat.v1.Mentat/Query',
+            mentat_dot_v1_dot_mentat__pb2.QueryRequest.SerializeToString,
+            mentat_dot_v1_dot_mentat__pb2.QueryResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def QueryFirst(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/mentat.v1.Mentat/QueryFirst',
             mentat_dot_v1_dot_mentat__pb2.QueryRequest.SerializeToString,
             mentat_dot_v1_dot_mentat__pb2.QueryResponse.FromString,
             options, channel_credentials,
