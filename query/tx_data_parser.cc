@@ -80,6 +80,15 @@ class TxDataParser {
         s = ParseOpForm(form);
       } else if (form.is_map()) {
         s = ParseMapForm(form);
+      } else if (form.is_keyword() && &form == &tx.items().front() &&
+                 tx.size() > 1) {
+        // [:db/add e a v] alone: one operation, not yet a list of them.
+        s = Error(form, StrCat("expected an operation like [:db/add e a v] "
+                               "or a map, found ",
+                               Described(form),
+                               "; tx-data is a vector of operations: wrap a "
+                               "single one in another vector, [[",
+                               edn::PrintEdnAbbreviated(form, 40), " ...]]"));
       } else {
         s = Error(form,
                   StrCat("expected an operation like [:db/add e a v] or a map, "

@@ -355,6 +355,11 @@ TEST_CASE("tx-data: errors name the position and the form") {
   CHECK(Error("[1 2]") ==
         "line 1, column 2: expected an operation like [:db/add e a v] or a "
         "map, found an integer 1 in 1");
+  // A single operation without the vector around it gets told so.
+  CHECK(Error("[:db/add \"a\" :a/b 1]") ==
+        "line 1, column 2: expected an operation like [:db/add e a v] or a "
+        "map, found a keyword :db/add; tx-data is a vector of operations: "
+        "wrap a single one in another vector, [[:db/add ...]] in :db/add");
   CHECK(Error("[[]]") == "line 1, column 2: empty operation in []");
   CHECK(Error("[[1 2 3]]")
             .find("line 1, column 3: expected an operation "

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mentat/base/closest_name.h"
+
 namespace mentat::cli {
 namespace {
 
@@ -125,39 +127,10 @@ std::vector<std::string> SplitWords(std::string_view args) {
   return words;
 }
 
-namespace {
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
-
 std::string SuggestCommand(std::string_view name) {
-  if (name.empty()) return "";
-  std::string_view best;
-  size_t best_distance = 3;
-  for (const CommandSpec& spec : AllCommands()) {
-    size_t d = EditDistance(name, spec.name);
-    if (spec.name.size() > name.size() && spec.name.starts_with(name)) d = 1;
-    if (d < best_distance) {
-      best_distance = d;
-      best = spec.name;
-    }
-  }
-  return best.empty() ? "" : "." + std::string(best);
+  ClosestName closest(name);
+  for (const CommandSpec& spec : AllCommands()) closest.Offer(spec.name);
+  return closest.best().empty() ? "" : "." + std::string(closest.best());
 }
 
 std::string_view TrimEdn(std::string_view text) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "mentat/base/closest_name.h"
 #include "mentat/base/excerpt.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_value.h"
@@ -84,8 +85,17 @@ std::string TermText(const Term& t) {
   if (v.is_keyword()) {
     *out = schema.FindAttribute(v.text());
     if (*out == nullptr) {
-      return ErrorAt(pos, StrCat("unknown attribute :", Excerpt(v.text()),
-                                 " in ", ClauseText(c)));
+      // A typo of an attribute gets the nearest one.
+      ClosestName closest(v.text());
+      for (const auto& [id, attr] : schema.attributes()) {
+        closest.Offer(attr.ident);
+      }
+      return ErrorAt(
+          pos, StrCat("unknown attribute :", Excerpt(v.text()), " in ",
+                      ClauseText(c),
+                      closest.best().empty()
+                          ? std::string()
+                          : StrCat("; did you mean :", closest.best(), "?")));
     }
     return absl::OkStatus();
   }

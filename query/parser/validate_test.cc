@@ -147,6 +147,10 @@ TEST_CASE("parser: validation of the workload queries") {
 TEST_CASE("parser: validation of attributes") {
   CheckInvalid("[:find ?e :where [?e :issue/nope ?v]]", ":issue/nope",
                "unknown attribute :issue/nope in [?e :issue/nope ?v]");
+  // A typo gets the nearest attribute.
+  CheckInvalid("[:find ?e :where [?e :issue/titel ?v]]", ":issue/titel",
+               "unknown attribute :issue/titel in [?e :issue/titel ?v]; "
+               "did you mean :issue/title?");
   CheckValid("[:find ?e :where [?e :issue/_assignee ?v]]");
   CheckValid("[:find ?e :where [?e :db/ident ?v]]");
   CheckInvalid("[:find ?e :where [?e :state/open ?v]]", ":state/open",
