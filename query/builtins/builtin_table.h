@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mentat/storage/value.h"
@@ -57,6 +58,9 @@ struct FunctionInfo {
 // nullptr when `name` is not a built-in predicate / function.
 const PredicateInfo* FindPredicate(std::string_view name);
 const FunctionInfo* FindFunction(std::string_view name);
+// Every name FindPredicate / FindFunction knows (views into the tables).
+std::vector<std::string_view> PredicateNames();
+std::vector<std::string_view> FunctionNames();
 
 // The implementations, by concern (arithmetic.cc, string_functions.cc).
 FunctionResult Add(std::span<const storage::Value> args);

@@ -66,13 +66,28 @@ FunctionMap* BuildFunctionMap() {
 
 }  // namespace
 
-const FunctionInfo* FindFunction(std::string_view name) {
+static const FunctionMap& Functions() {
   static const FunctionMap* const kMap = BuildFunctionMap();
-  auto it = kMap->find(absl::string_view(name.data(), name.size()));
-  return it == kMap->end() ? nullptr : it->second;
+  return *kMap;
+}
+
+const FunctionInfo* FindFunction(std::string_view name) {
+  auto it = Functions().find(absl::string_view(name.data(), name.size()));
+  return it == Functions().end() ? nullptr : it->second;
+}
+
+std::vector<std::string_view> FunctionNames() {
+  std::vector<std::string_view> names;
+  names.reserve(Functions().size());
+  for (const auto& [name, info] : Functions()) names.push_back(name);
+  return names;
 }
 
 }  // namespace builtins
+
+std::vector<std::string_view> BuiltinFunctionNames() {
+  return builtins::FunctionNames();
+}
 
 bool IsBuiltinFunction(std::string_view name, size_t arity) {
   const builtins::FunctionInfo* f = builtins::FindFunction(name);

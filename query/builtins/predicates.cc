@@ -190,13 +190,28 @@ PredicateMap* BuildPredicateMap() {
 
 }  // namespace
 
-const PredicateInfo* FindPredicate(std::string_view name) {
+static const PredicateMap& Predicates() {
   static const PredicateMap* const kMap = BuildPredicateMap();
-  auto it = kMap->find(absl::string_view(name.data(), name.size()));
-  return it == kMap->end() ? nullptr : it->second;
+  return *kMap;
+}
+
+const PredicateInfo* FindPredicate(std::string_view name) {
+  auto it = Predicates().find(absl::string_view(name.data(), name.size()));
+  return it == Predicates().end() ? nullptr : it->second;
+}
+
+std::vector<std::string_view> PredicateNames() {
+  std::vector<std::string_view> names;
+  names.reserve(Predicates().size());
+  for (const auto& [name, info] : Predicates()) names.push_back(name);
+  return names;
 }
 
 }  // namespace builtins
+
+std::vector<std::string_view> BuiltinPredicateNames() {
+  return builtins::PredicateNames();
+}
 
 bool IsBuiltinPredicate(std::string_view name, size_t arity) {
   const builtins::PredicateInfo* p = builtins::FindPredicate(name);

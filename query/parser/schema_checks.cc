@@ -56,6 +56,17 @@ bool IsPredicateName(std::string_view name) {
   return false;
 }
 
+// "; did you mean X?" for a name that is no predicate or function, when
+// one is near, else "".
+std::string NearestCallable(std::string_view name) {
+  ClosestName closest(name);
+  for (std::string_view n : BuiltinPredicateNames()) closest.Offer(n);
+  for (std::string_view n : BuiltinFunctionNames()) closest.Offer(n);
+  for (const DbFunction& f : kDbFunctions) closest.Offer(f.name);
+  if (closest.best().empty()) return "";
+  return StrCat("; did you mean ", closest.best(), "?");
+}
+
 bool IsFunctionName(std::string_view name) {
   for (size_t n = 0; n <= kMaxProbedArity; ++n) {
     if (IsBuiltinFunction(name, n)) return true;
@@ -377,10 +388,14 @@ bool IsKnownFunctionName(std::string_view name) {
     }
     return CheckDbCall(*f, c, args, binding, schema);
   }
-  for (const Term& t : args) {
-    if (t.kind == Term::Kind::kSource) {
-      return ErrorAt(
-          t.pos, StrCat("unexpected source ", t.name, " in ", ClauseText(c)));
+  // A source is an error in a known built-in's call; an unknown name is
+  // the first thing to say (a misspelt get-else takes $ too).
+  if (IsPredicateName(name) || IsFunctionName(name)) {
+    for (const Term& t : args) {
+      if (t.kind == Term::Kind::kSource) {
+        return ErrorAt(
+            t.pos, StrCat("unexpected source ", t.name, " in ", ClauseText(c)));
+      }
     }
   }
   if (is_predicate) {
@@ -396,8 +411,8 @@ bool IsKnownFunctionName(std::string_view name) {
                                    "bind its result, as [(",
                                    name, " ...) ?x], in ", ClauseText(c)));
     }
-    return ErrorAt(c.pos,
-                   StrCat("unknown predicate ", name, " in ", ClauseText(c)));
+    return ErrorAt(c.pos, StrCat("unknown predicate ", name, " in ",
+                                 ClauseText(c), NearestCallable(name)));
   }
   if (IsBuiltinFunction(name, n)) return absl::OkStatus();
   if (IsFunctionName(name)) {
@@ -411,8 +426,8 @@ bool IsKnownFunctionName(std::string_view name) {
                                  "write it without a binding, as [(",
                                  name, " ...)], in ", ClauseText(c)));
   }
-  return ErrorAt(c.pos,
-                 StrCat("unknown function ", name, " in ", ClauseText(c)));
+  return ErrorAt(c.pos, StrCat("unknown function ", name, " in ", ClauseText(c),
+                               NearestCallable(name)));
 }
 
 [[nodiscard]] absl::Status CheckAggregate(const FindElement& e) {

@@ -383,6 +383,16 @@ TEST_CASE("parser: validation of predicates and functions") {
                "unknown predicate frob? in [(frob? ?a)]");
   CheckInvalid("[:find ?e :where [?e :user/age ?a] [(frob ?a) ?b]]", "[(frob",
                "unknown function frob in [(frob ?a) ?b]");
+  // A typo gets the nearest name.
+  CheckInvalid("[:find ?e :where [?e :user/name ?n] [(start-with? ?n \"a\")]]",
+               "[(start",
+               "unknown predicate start-with? in [(start-with? ?n \"a\")]; "
+               "did you mean starts-with?");
+  CheckInvalid("[:find ?e :where [?e :user/name ?n] [(uper-case ?n) ?u]]",
+               "[(uper", "did you mean upper-case?");
+  CheckInvalid(
+      "[:find ?e :where [?e :user/age ?a] [(get-els $ ?e :user/age 0) ?b]]",
+      "[(get", "did you mean get-else?");
   CheckInvalid("[:find ?e :where [?e :user/name ?n] [(starts-with? ?n)]]",
                "[(starts",
                "wrong number of arguments (1) to predicate "

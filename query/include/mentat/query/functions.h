@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mentat/edn/edn_value.h"
@@ -32,6 +33,12 @@ bool IsBuiltinPredicate(std::string_view name, size_t arity);
 // (+ - * / quot rem mod inc dec max min str subs count upper-case
 // lower-case identity ...).
 bool IsBuiltinFunction(std::string_view name, size_t arity);
+
+// Every name of the built-in predicates, or of the functions, bare and
+// qualified (clojure.core/<), in no particular order: for the "did you
+// mean" of an unknown name.
+std::vector<std::string_view> BuiltinPredicateNames();
+std::vector<std::string_view> BuiltinFunctionNames();
 
 // Evaluates a predicate. InvalidArgument only for a wrong name or arity;
 // a type mismatch is false.
