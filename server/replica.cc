@@ -9,11 +9,21 @@
 
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/tx_log.h"
 #include "snapshot_receiver.h"
 
 namespace mentat::server {
 
 namespace fs = std::filesystem;
+
+absl::Status CheckEntryTerm(const v1::LogEntry& entry) {
+  auto stored = storage::TxLogEntryTerm(entry.tx(), entry.entry());
+  if (!stored.ok()) return stored.status();
+  if (static_cast<uint64_t>(*stored) == entry.term()) return absl::OkStatus();
+  return absl::DataLossError(
+      StrCat("the primary sent transaction ", entry.tx(), " as term ",
+             entry.term(), " but its log entry was written in term ", *stored));
+}
 
 namespace {
 
@@ -391,6 +401,11 @@ absl::Status Replica::FollowOnce(Follower* f,
       f->lag_ms.store(0, std::memory_order_relaxed);
     }
     for (v1::LogEntry& e : *response.mutable_entries()) {
+      apply_error = CheckEntryTerm(e);
+      if (!apply_error.ok()) {
+        ctx.TryCancel();  // the rest of the stream is not applied either
+        break;
+      }
       {
         absl::MutexLock lock(&f->mu);
         while (f->in_flight >= kMaxInFlight && f->apply_error.ok()) {

@@ -20,6 +20,13 @@
 
 namespace mentat::server {
 
+// OK when a Follow entry's `term` is the term its stored bytes carry
+// (storage::TxLogEntryTerm); DataLoss naming both when they differ (a
+// primary, or a proxy between, that mislabels its log: the fencing of
+// docs/replication.md's phase 2 reads the wire field), or when the
+// entry's header does not decode.
+[[nodiscard]] absl::Status CheckEntryTerm(const v1::LogEntry& entry);
+
 // The replica side of replication (docs/replication.md): for each database
 // of the primary (config.replica_of), bootstraps it from a Snapshot when
 // this node has no copy, then follows the primary's log from its basis and

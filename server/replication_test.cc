@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mentat/v1/replication.grpc.pb.h"
+#include "replica.h"
 #include "snapshot_receiver.h"
 #include "test_support.h"
 #include "testing/mentatd_process.h"
@@ -367,6 +368,49 @@ TEST_CASE("replication: a restarted replica resumes from its basis") {
   CheckSameReads(primary, again, tx);
   // It followed from its basis: no second bootstrap.
   CHECK(again.process->log().find("bootstrapping") == std::string::npos);
+}
+
+TEST_CASE(
+    "replication: a Follow entry's term must be the one it was stored "
+    "with") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path());
+  Node primary(dir.path(), "primary");
+  const int64_t tx = MustTransact(primary, kPeopleSchema).tx();
+
+  // The primary's own entry, as Follow sends it.
+  pb::LogEntry entry;
+  {
+    pb::FollowRequest req;
+    auto ctx = Ctx(5000);
+    auto reader = primary.replication->Follow(ctx.get(), req);
+    pb::FollowResponse resp;
+    while (reader->Read(&resp)) {
+      for (const pb::LogEntry& e : resp.entries()) {
+        if (e.tx() == tx) {
+          entry = e;
+          ctx->TryCancel();
+        }
+      }
+    }
+    reader->Finish().IgnoreError();  // cancelled once it had the entry
+  }
+  REQUIRE(entry.tx() == tx);
+  CHECK(CheckEntryTerm(entry).ok());
+
+  // Mislabelled: refused, naming both terms.
+  pb::LogEntry relabelled = entry;
+  relabelled.set_term(entry.term() + 7);
+  absl::Status s = CheckEntryTerm(relabelled);
+  CHECK(s.code() == absl::StatusCode::kDataLoss);
+  CHECK_MESSAGE(s.message().find("term " + std::to_string(entry.term() + 7)) !=
+                    std::string::npos,
+                s.message());
+
+  // A header that does not decode: refused too.
+  pb::LogEntry cut = entry;
+  cut.set_entry(std::string("\0\2", 2));
+  CHECK_FALSE(CheckEntryTerm(cut).ok());
 }
 
 TEST_CASE("replication: bad Follow and Snapshot requests get clear errors") {
