@@ -25,44 +25,25 @@ namespace {
 
 [[nodiscard]] absl::Status ReadTxLog(const Db& db, EntityId from, EntityId to,
                                      const TxLogVisitor& visit) {
-  const EntityId last = db.basis_tx();
-  // Log keys are tx ids; the basis bounds what this Db may see even if the
-  // snapshot holds later commits of a group.
-  uint64_t upper = static_cast<uint64_t>(last) + 1;
-  if (to > 0 && static_cast<uint64_t>(to) < upper) {
-    upper = static_cast<uint64_t>(to);
-  }
-  const uint64_t lower = from < 0 ? 0 : static_cast<uint64_t>(from);
-  if (lower >= upper) return absl::OkStatus();
-
-  rocksdb::ReadOptions ro;
-  ro.snapshot = db.snapshot();
-  const std::string upper_key = internal::Fixed64BE(upper);
-  rocksdb::Slice upper_slice(upper_key);
-  ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db.core().db->NewIterator(ro, db.core().cf(Cf::kLog)));
+  // The raw walk, each entry decoded into one reused vector.
   std::vector<Datom> datoms;
-  for (it->Seek(internal::Fixed64BE(lower)); it->Valid(); it->Next()) {
-    const std::string_view key(it->key().data(), it->key().size());
-    if (key.size() != 8) {
-      return absl::DataLossError(
-          StrCat("log key of ", key.size(), " bytes, want 8"));
-    }
-    const EntityId tx = static_cast<EntityId>(internal::DecodeFixed64BE(key));
-    datoms.clear();
-    absl::Status s = internal::DecodeLogEntry(
-        tx, std::string_view(it->value().data(), it->value().size()), &datoms);
-    if (!s.ok()) return s;
-    if (!visit(tx, datoms)) return absl::OkStatus();
-  }
-  if (!it->status().ok()) return IteratorError(*it);
-  return absl::OkStatus();
+  absl::Status decoded;
+  absl::Status s =
+      ReadTxLogRaw(db, /*prev=*/0, from, to,
+                   [&](EntityId, EntityId tx, std::string_view entry) {
+                     datoms.clear();
+                     decoded = internal::DecodeLogEntry(tx, entry, &datoms);
+                     return decoded.ok() && visit(tx, datoms);
+                   });
+  if (!s.ok()) return s;
+  return decoded;
 }
 
 absl::Status ReadTxLogRaw(const Db& db, EntityId prev, EntityId from,
                           EntityId to, const TxLogRawVisitor& visit) {
   const EntityId last = db.basis_tx();
+  // Log keys are tx ids; the basis bounds what this Db may see even if the
+  // snapshot holds later commits of a group.
   uint64_t upper = static_cast<uint64_t>(last) + 1;
   if (to > 0 && static_cast<uint64_t>(to) < upper) {
     upper = static_cast<uint64_t>(to);

@@ -65,7 +65,7 @@ async def _resumable(open_call: Callable[[Any], Any], request: Any,
             call.cancel()
 
 
-class QueryStream:
+class QueryStream(R.QueryProgress):
     """A query's rows as they arrive. `async for row in stream` yields rows;
     `batches()` yields one list of rows per message. Awaiting the stream
     (`s = await c.query(...)`) reads the first message, after which
@@ -113,23 +113,7 @@ class QueryStream:
             if _broken(e) and self._retries > 0:
                 return None
             raise from_rpc_error(e) from None
-        if m.more and not m.resume_token:
-            return None
-        self._note(m)
-        if m.more:
-            self._request.resume_token = m.resume_token
-        else:
-            self._done = True
-        return m
-
-    def _note(self, m: Any) -> None:
-        if m.columns:
-            self.columns = list(m.columns)
-            self.find_kind = m.find_kind
-        self.basis_tx = m.basis_tx
-        if m.resume_token:
-            self.resume_token = m.resume_token
-        self.rows_so_far = m.rows_so_far
+        return self._take_first(m)
 
     async def _next_message(self) -> Any:
         if self._done:

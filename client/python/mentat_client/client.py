@@ -42,7 +42,7 @@ def _resumable(open_call: Callable[[Any], Any], request: Any,
             call.cancel()
 
 
-class QueryStream:
+class QueryStream(R.QueryProgress):
     """The rows of a query as they arrive, one batch (one message) at a
     time. Iterating yields rows (lists of Python values); batches() yields
     lists of rows. `columns`, `find_kind` and `basis_tx` are known as soon
@@ -91,23 +91,7 @@ class QueryStream:
             if code == grpc.StatusCode.UNAVAILABLE and self._retries > 0:
                 return None
             raise from_rpc_error(e) from None
-        if m.more and not m.resume_token:
-            return None
-        self._note(m)
-        if m.more:
-            self._request.resume_token = m.resume_token
-        else:
-            self._done = True
-        return m
-
-    def _note(self, m: Any) -> None:
-        if m.columns:
-            self.columns = list(m.columns)
-            self.find_kind = m.find_kind
-        self.basis_tx = m.basis_tx
-        if m.resume_token:
-            self.resume_token = m.resume_token
-        self.rows_so_far = m.rows_so_far
+        return self._take_first(m)
 
     def _open(self) -> Any:
         # A resumed call waits for the server to be back (a restart)

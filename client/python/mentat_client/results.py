@@ -90,6 +90,45 @@ class BasisViews:
         return self._view(database=database)
 
 
+class QueryProgress:
+    """What a query stream (blocking or asyncio) knows of its answer so far,
+    kept up to date from each message; and how it takes QueryFirst's reply.
+    The streams make the calls, which differ (one awaits); the bookkeeping
+    is this one."""
+
+    columns: List[str]
+    find_kind: int
+    basis_tx: int
+    resume_token: bytes
+    rows_so_far: int
+    _request: Any
+    _done: bool
+
+    def _note(self, m: Any) -> None:
+        if m.columns:
+            self.columns = list(m.columns)
+            self.find_kind = m.find_kind
+        self.basis_tx = m.basis_tx
+        if m.resume_token:
+            self.resume_token = m.resume_token
+        self.rows_so_far = m.rows_so_far
+
+    def _take_first(self, m: Any) -> Any:
+        """QueryFirst's reply `m` as the stream's first message, or None
+        when the Query stream is to run the query from the start (`more`
+        with no token: not a small query). A reply that says more sets the
+        token the stream continues from; one that does not ends the
+        stream."""
+        if m.more and not m.resume_token:
+            return None
+        self._note(m)
+        if m.more:
+            self._request.resume_token = m.resume_token
+        else:
+            self._done = True
+        return m
+
+
 class Datom(NamedTuple):
     """[e a v tx added]; `a` is the attribute's id (schema() names it)."""
     e: int
