@@ -613,6 +613,13 @@ absl::Status Store::Flush() {
 absl::Status Store::WriteHealth() const {
   const internal::BackgroundErrors::State state =
       core_->background_errors->Current();
+  if (state.error.ok() &&
+      !core_->background_errors->WalSwitchedSinceFailure()) {
+    // See Transactor::ResumeWrites: RocksDB resumed on the failed log.
+    return absl::UnavailableError(
+        "writes are off until the store reopens, reads go on: RocksDB "
+        "resumed after a failed log write without switching the log file");
+  }
   if (state.error.ok()) return absl::OkStatus();
   // A failed compaction leaves writes going (RocksDB retries it); anything
   // else stops them until RocksDB recovers.
