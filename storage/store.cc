@@ -537,6 +537,12 @@ void Store::SetRole(StoreRole role) {
   role_.store(role, std::memory_order_release);
 }
 
+absl::Status Store::Promote(int64_t term) {
+  absl::Status s = transactor_->BeginTerm(term);
+  if (s.ok()) SetRole(StoreRole::kPrimary);
+  return s;
+}
+
 StoreRole Store::role() const { return role_.load(std::memory_order_acquire); }
 
 std::future<absl::StatusOr<TxReport>> Store::Transact(TxRequest request) {

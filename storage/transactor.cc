@@ -169,6 +169,32 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
   return future.get();
 }
 
+absl::Status Transactor::BeginTerm(int64_t term) {
+  std::promise<absl::Status> done;
+  auto future = done.get_future();
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::UnavailableError("the store is closing");
+    Pending job;
+    job.exclusive = [&] {
+      AssertOnTransactorThread("BeginTerm's job");
+      if (term < state_.term) {
+        done.set_value(absl::FailedPreconditionError(
+            StrCat("cannot begin term ", term,
+                   ": this store holds entries of "
+                   "the later term ",
+                   state_.term)));
+        return;
+      }
+      state_.term = term;
+      done.set_value(absl::OkStatus());
+    };
+    queue_.push_back(std::move(job));
+  }
+  cv_.Signal();
+  return future.get();
+}
+
 Store::TransactorCounters Transactor::counters() const {
   Store::TransactorCounters c;
   c.groups = groups_.load(std::memory_order_relaxed);

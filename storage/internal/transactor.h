@@ -42,6 +42,11 @@ class Transactor {
   [[nodiscard]] absl::StatusOr<ImportReport> Import(
       ImportSource* source, const ImportOptions& options);
 
+  // Thread-safe. See Store::Promote: runs on the transactor thread after
+  // everything queued before it, and sets the term the next entries are
+  // written in.
+  [[nodiscard]] absl::Status BeginTerm(int64_t term);
+
   // Thread-safe, lock-free: an atomic load.
   std::shared_ptr<const Db> Latest() const { return latest_.load(); }
 
