@@ -21,6 +21,7 @@
 #include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_scan.h"
 #include "mentat/edn/json_edn.h"
+#include "shell/csv_rows.h"
 #include "shell/error_display.h"
 #include "shell/progress_bar.h"
 
@@ -77,15 +78,41 @@ bool IsVectorOfTransactions(std::string_view form) {
          (inner[second] == '[' || inner[second] == '{');
 }
 
+enum class FileKind { kEdn, kNdjson, kCsv };
+
 class TxSource {
  public:
-  TxSource(std::FILE* f, bool ndjson, int per_tx)
-      : file_(f), ndjson_(ndjson), per_tx_(per_tx) {}
+  TxSource(std::FILE* f, FileKind kind, int per_tx)
+      : file_(f), kind_(kind), per_tx_(per_tx) {}
 
-  // The next transaction, nullopt at the end; errors for unreadable JSON.
+  // CSV: reads the header and maps its columns (before the first Next).
+  [[nodiscard]] absl::Status ReadCsvHeader(
+      const std::vector<std::pair<std::string, std::string>>& map,
+      const std::map<std::string, std::string>& types) {
+    std::vector<std::string> header;
+    absl::Status s = ReadCsvRecord(&header);
+    if (!s.ok()) return s;
+    if (header.empty()) {
+      return absl::InvalidArgumentError(
+          "the CSV file has no header row naming attributes");
+    }
+    absl::StatusOr<CsvMapping> mapping = CsvMapping::Make(header, map, types);
+    if (!mapping.ok()) {
+      return absl::Status(mapping.status().code(),
+                          "line " + std::to_string(csv_.record_line()) + ": " +
+                              std::string(mapping.status().message()));
+    }
+    csv_mapping_.emplace(*std::move(mapping));
+    return absl::OkStatus();
+  }
+
+  // The next transaction, nullopt at the end; errors for unreadable JSON
+  // or CSV.
   [[nodiscard]] absl::StatusOr<std::optional<TxText>> Next() {
     while (ready_.empty()) {
-      absl::Status s = ndjson_ ? ReadNdjson() : ReadEdn();
+      absl::Status s = kind_ == FileKind::kNdjson ? ReadNdjson()
+                       : kind_ == FileKind::kCsv  ? ReadCsv()
+                                                  : ReadEdn();
       if (!s.ok()) return s;
       if (ready_.empty() && eof_) return std::optional<TxText>();
     }
@@ -165,9 +192,64 @@ class TxSource {
     return absl::OkStatus();
   }
 
+  // The next CSV record into *fields (empty at the end of the file; blank
+  // lines are passed over).
+  [[nodiscard]] absl::Status ReadCsvRecord(std::vector<std::string>* fields) {
+    fields->clear();
+    std::string_view line;
+    while (file_.Next(&line)) {
+      absl::StatusOr<bool> complete = csv_.Feed(line, file_.line_no());
+      if (!complete.ok()) return complete.status();
+      if (!*complete) continue;
+      *fields = csv_.TakeRecord();
+      if (!fields->empty()) return absl::OkStatus();
+    }
+    if (csv_.in_quotes()) {
+      return absl::InvalidArgumentError(
+          "line " + std::to_string(csv_.record_line()) +
+          ": a quoted field is not closed before the end of the file");
+    }
+    return absl::OkStatus();
+  }
+
+  [[nodiscard]] absl::Status ReadCsv() {
+    TxText tx;
+    tx.edn = "[";
+    int entities = 0;
+    std::vector<std::string> row;
+    while (entities < per_tx_) {
+      absl::Status s = ReadCsvRecord(&row);
+      if (!s.ok()) return s;
+      if (row.empty()) break;
+      const uint32_t line = csv_.record_line();
+      std::string entity;
+      absl::StatusOr<bool> any = csv_mapping_->AppendEntity(row, &entity);
+      if (!any.ok()) {
+        return absl::Status(any.status().code(),
+                            "line " + std::to_string(line) + ": " +
+                                std::string(any.status().message()));
+      }
+      if (!*any) continue;
+      if (entities == 0) tx.first_line = line;
+      if (entities > 0) tx.edn.push_back('\n');
+      tx.edn.append(entity);
+      tx.lines.push_back(line);
+      ++entities;
+    }
+    if (entities == 0) {
+      eof_ = true;
+      return absl::OkStatus();
+    }
+    tx.edn.push_back(']');
+    ready_.push_back(std::move(tx));
+    return absl::OkStatus();
+  }
+
   LineFile file_;
-  bool ndjson_;
+  FileKind kind_;
   int per_tx_;
+  CsvRecordReader csv_;
+  std::optional<CsvMapping> csv_mapping_;
   bool eof_ = false;
   int64_t next_seq_ = 0;
   std::deque<TxText> ready_;
@@ -341,6 +423,11 @@ class Pipeline {
   std::vector<std::thread> workers_;
 };
 
+bool HasExtension(const std::string& path, const char* ext) {
+  const size_t n = std::strlen(ext);
+  return path.size() > n && path.compare(path.size() - n, n, ext) == 0;
+}
+
 bool LooksLikeNdjson(const std::string& path, std::FILE* f) {
   for (const char* ext : {".ndjson", ".jsonl", ".json"}) {
     const size_t n = std::strlen(ext);
@@ -413,6 +500,59 @@ std::string FromPosition(const std::string& message) {
   return message;
 }
 
+// Polls the server's count of committed datoms (its transactor's, from
+// Stats) on a thread of its own, about twice a second, and reports how
+// many were added since it started. Stops and joins when destroyed.
+class CommittedPoller {
+ public:
+  CommittedPoller(client::Client* client, std::string database,
+                  std::function<void(int64_t)> report)
+      : client_(client),
+        database_(std::move(database)),
+        report_(std::move(report)) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~CommittedPoller() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+
+ private:
+  void Run() {
+    std::optional<int64_t> base;
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      mu_.Unlock();
+      v1::StatsRequest request;
+      request.set_database(database_);
+      client::CallOptions call;
+      call.timeout = std::chrono::milliseconds(2000);
+      absl::StatusOr<v1::StatsResponse> stats = client_->Stats(request, call);
+      if (stats.ok()) {
+        const auto datoms = static_cast<int64_t>(stats->transactor().datoms());
+        if (!base) base = datoms;
+        report_(datoms - *base);
+      }
+      mu_.Lock();
+      // A failed poll (an old server, a permission) leaves the count as is.
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_),
+                               absl::Milliseconds(500))) {
+        return;
+      }
+    }
+  }
+
+  client::Client* client_;
+  std::string database_;
+  std::function<void(int64_t)> report_;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
 // Streams the file through one Import call. Sets *unimplemented (and
 // imports nothing) when the server has no Import.
 [[nodiscard]] absl::Status ImportByStream(
@@ -424,12 +564,18 @@ std::string FromPosition(const std::string& message) {
   std::vector<TxPlace> places;
   absl::Status read_error;
   bool first = true;
+  const auto stopping = [&] {
+    return options.stop != nullptr && options.stop->load();
+  };
   auto next = [&](v1::ImportRequest* request) {
     if (!read_error.ok()) return false;
+    // Stopping: no more messages; the server finishes what it was sent.
+    if (!first && stopping()) return false;
     if (first) request->set_database(options.database);
     size_t bytes = 0;
     while (bytes < kMessageBytes) {
       if (canceller != nullptr && canceller->cancelled()) break;
+      if (stopping()) break;
       absl::StatusOr<std::optional<TxText>> tx = source->Next();
       if (!tx.ok()) {
         read_error =
@@ -470,6 +616,13 @@ std::string FromPosition(const std::string& message) {
   }
   summary->transactions = response->transactions();
   summary->datoms = response->datoms();
+  summary->basis_tx = response->basis_tx();
+  if (summary->transactions > 0 &&
+      summary->transactions <= static_cast<int64_t>(places.size())) {
+    summary->last_line =
+        places[static_cast<size_t>(summary->transactions - 1)].first_line;
+  }
+  summary->stopped = stopping();
   if (!read_error.ok()) return read_error;
   if (canceller != nullptr && canceller->cancelled()) {
     return absl::CancelledError("import cancelled");
@@ -490,8 +643,62 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
   }
   struct stat st = {};
   const int64_t total = fstat(fileno(f), &st) == 0 ? st.st_size : 0;
-  const bool ndjson = LooksLikeNdjson(path, f);
-  TxSource source(f, ndjson, std::max(1, options.entities_per_tx));
+  const FileKind kind = HasExtension(path, ".csv") ? FileKind::kCsv
+                        : LooksLikeNdjson(path, f) ? FileKind::kNdjson
+                                                   : FileKind::kEdn;
+  if (kind != FileKind::kCsv && !options.csv_map.empty()) {
+    std::fclose(f);
+    return absl::InvalidArgumentError("--map is for CSV files (.csv)");
+  }
+  // CSV cells are read by their attributes' types.
+  std::map<std::string, std::string> types;
+  if (kind == FileKind::kCsv) {
+    v1::SchemaRequest request;
+    request.set_database(options.database);
+    client::CallOptions call;
+    call.canceller = canceller;
+    absl::StatusOr<v1::SchemaResponse> schema = client->Schema(request, call);
+    if (!schema.ok()) {
+      std::fclose(f);
+      return schema.status();
+    }
+    for (const v1::Attribute& a : schema->attributes()) {
+      types[a.ident()] = a.value_type();
+    }
+  }
+  // A source positioned after the CSV header and the skipped transactions.
+  uint32_t skipped_to_line = 0;
+  const auto open_source =
+      [&](std::optional<TxSource>* source) -> absl::Status {
+    source->emplace(f, kind, std::max(1, options.entities_per_tx));
+    if (kind == FileKind::kCsv) {
+      absl::Status s = (*source)->ReadCsvHeader(options.csv_map, types);
+      if (!s.ok()) {
+        return absl::Status(s.code(), "import stopped at " + path + ": " +
+                                          std::string(s.message()));
+      }
+    }
+    for (int64_t i = 0; i < options.skip; ++i) {
+      absl::StatusOr<std::optional<TxText>> tx = (*source)->Next();
+      if (!tx.ok()) {
+        return absl::InvalidArgumentError("import stopped at " + path + ": " +
+                                          std::string(tx.status().message()));
+      }
+      if (!tx->has_value()) {
+        return absl::InvalidArgumentError(
+            "--skip " + std::to_string(options.skip) + ": " + path +
+            " has only " + std::to_string(i) + " transactions");
+      }
+      skipped_to_line = (*tx)->first_line;
+    }
+    return absl::OkStatus();
+  };
+  std::optional<TxSource> stream_source;
+  if (absl::Status s = open_source(&stream_source); !s.ok()) {
+    std::fclose(f);
+    return s;
+  }
+  TxSource& source = *stream_source;
   const auto start = std::chrono::steady_clock::now();
   ImportSummary summary;
   std::optional<ProgressBar> bar;
@@ -505,19 +712,40 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
   absl::Status result;
   bool unimplemented = !options.use_import_rpc;
   if (!unimplemented) {
-    const auto tick = [&](int64_t transactions) {
-      if (!bar) return;
+    // The bar counts the bytes and transactions sent, and the datoms the
+    // server has committed (its transactor's count, polled).
+    absl::Mutex bar_mu;
+    std::atomic<int64_t> bytes_sent{0};
+    std::atomic<int64_t> transactions_sent{0};
+    std::atomic<int64_t> datoms_committed{0};
+    const auto redraw = [&] {
       ImportProgress p;
-      p.bytes_done = source.bytes();
+      p.bytes_done = bytes_sent.load();
       p.bytes_total = total;
-      p.transactions = transactions;
+      p.transactions = transactions_sent.load();
+      p.datoms = datoms_committed.load();
       p.elapsed_seconds = std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count();
+      absl::MutexLock lock(&bar_mu);
       bar->Update(p);
     };
+    const auto tick = [&](int64_t transactions) {
+      if (!bar) return;
+      bytes_sent.store(source.bytes());
+      transactions_sent.store(transactions);
+      redraw();
+    };
+    std::optional<CommittedPoller> poller;
+    if (bar) {
+      poller.emplace(client, options.database, [&](int64_t datoms) {
+        datoms_committed.store(datoms);
+        redraw();
+      });
+    }
     result = ImportByStream(client, &source, path, options, canceller, tick,
                             &summary, &unimplemented);
+    poller.reset();
     summary.bytes = source.bytes();
     summary.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -534,9 +762,14 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
     if (unimplemented) std::rewind(f);
   }
   if (unimplemented) {
-    TxSource transact_source(f, ndjson, std::max(1, options.entities_per_tx));
-    TxSource& source = transact_source;
+    std::optional<TxSource> transact_source;
+    if (absl::Status s = open_source(&transact_source); !s.ok()) {
+      std::fclose(f);
+      return s;
+    }
+    TxSource& source = *transact_source;
     Pipeline pipeline(client, options.database, options.inflight, canceller);
+    uint32_t last_sent_line = 0;
     const auto progress = [&]() {
       ImportProgress p;
       p.bytes_done = source.bytes();
@@ -586,6 +819,10 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
         result = absl::CancelledError("import cancelled");
         break;
       }
+      if (options.stop != nullptr && options.stop->load()) {
+        summary.stopped = true;
+        break;
+      }
       absl::StatusOr<std::optional<TxText>> tx = source.Next();
       if (!tx.ok()) {
         result = absl::InvalidArgumentError("import stopped at " + path + ": " +
@@ -593,6 +830,7 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
         break;
       }
       if (!tx->has_value()) break;
+      last_sent_line = (*tx)->first_line;
       pipeline.Submit(std::move(**tx), tick);
       tick();
       if (pipeline.has_failures()) {
@@ -607,6 +845,9 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
     }
     summary.transactions = pipeline.transactions();
     summary.datoms = pipeline.datoms();
+    // Everything sent was answered, and retried until it committed (else
+    // the result is the error): the committed ones are the first sent.
+    if (result.ok()) summary.last_line = last_sent_line;
     summary.bytes = source.bytes();
     summary.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -618,11 +859,17 @@ absl::StatusOr<ImportSummary> ImportFile(client::Client* client,
     }
   }
   std::fclose(f);
+  if (summary.last_line == 0) summary.last_line = skipped_to_line;
   if (!result.ok()) {
-    return absl::Status(result.code(),
-                        std::string(result.message()) + " (" +
-                            std::to_string(summary.transactions) +
-                            " transactions committed before it stopped)");
+    return absl::Status(
+        result.code(),
+        std::string(result.message()) + " (" +
+            std::to_string(summary.transactions) +
+            " transactions committed before it stopped" +
+            (options.skip > 0
+                 ? ", after the " + std::to_string(options.skip) + " skipped"
+                 : std::string()) +
+            ")");
   }
   return summary;
 }

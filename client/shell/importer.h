@@ -1,8 +1,11 @@
 #ifndef MENTAT_CLIENT_SHELL_IMPORTER_H_
 #define MENTAT_CLIENT_SHELL_IMPORTER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mentat/client/client.h"
@@ -27,6 +30,14 @@ struct ImportOptions {
   int entities_per_tx = 500;
   // Draw a progress bar on stderr (when it is a terminal).
   bool progress = false;
+  // CSV: COLUMN=TARGET mappings (see CsvMapping), over the header's names.
+  std::vector<std::pair<std::string, std::string>> csv_map;
+  // Transactions at the start of the file to pass over: those a stopped
+  // import committed (it says how many).
+  int64_t skip = 0;
+  // When set, the import stops sending, waits for what it sent, and
+  // returns with ImportSummary::stopped (Ctrl-C once). Not owned.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct ImportSummary {
@@ -35,6 +46,12 @@ struct ImportSummary {
   int64_t bytes = 0;
   int64_t retried = 0;
   double seconds = 0;
+  // Stopped through ImportOptions::stop: the file's first `skip +
+  // transactions` transactions are committed, the rest not sent.
+  bool stopped = false;
+  // The file line where the last committed transaction starts (0: none).
+  uint32_t last_line = 0;
+  int64_t basis_tx = 0;  // the server's basis when the import ended (stream)
 };
 
 // Loads a file through the Import RPC (or Transact calls, see
@@ -47,6 +64,9 @@ struct ImportSummary {
 //    the server maps JSON input (see JsonToEdn), `entities_per_tx` lines
 //    per transaction. Tempids are scoped to their transaction: refer to
 //    entities on other lines with lookup refs ([":user/email", "a@b.c"]).
+//  - CSV (.csv): a header row naming attributes, one entity per row,
+//    `entities_per_tx` rows per transaction, cells read by each
+//    attribute's type (CsvMapping; the schema is asked of the server).
 // Stops at the first transaction the server refuses; its error names the
 // file, line and column. Ctrl-C (the canceller) stops it with CANCELLED.
 // Transactions already committed stay committed.

@@ -490,6 +490,143 @@ class CliTest(unittest.TestCase):
         self.fails("-c", ".import /nonexistent/file.edn")
 
 
+    def test_import_csv(self):
+        self.ok("-c", ".create csv")
+        self.ok("--db", "csv", "-c",
+                '.t [{:db/ident :u/email :db/valueType :db.type/string '
+                ':db/cardinality :db.cardinality/one :db/unique '
+                ':db.unique/identity} '
+                '{:db/ident :p/name :db/valueType :db.type/string '
+                ':db/cardinality :db.cardinality/one} '
+                '{:db/ident :p/age :db/valueType :db.type/long '
+                ':db/cardinality :db.cardinality/one} '
+                '{:db/ident :p/score :db/valueType :db.type/double '
+                ':db/cardinality :db.cardinality/one} '
+                '{:db/ident :p/ok :db/valueType :db.type/boolean '
+                ':db/cardinality :db.cardinality/one} '
+                '{:db/ident :p/born :db/valueType :db.type/instant '
+                ':db/cardinality :db.cardinality/one} '
+                '{:db/ident :p/kind :db/valueType :db.type/keyword '
+                ':db/cardinality :db.cardinality/one} '
+                '{:db/ident :p/owner :db/valueType :db.type/ref '
+                ':db/cardinality :db.cardinality/one}]')
+        self.ok("--db", "csv", "-c", '[{:u/email "a@x"} {:u/email "b@x"}]')
+        path = os.path.join(self.tmp, "people.csv")
+        with open(path, "w") as f:
+            # Quotes with commas, doubled quotes and a line break; an empty
+            # cell leaves its attribute out; a column skipped by --map.
+            f.write('name,age,score,ok,born,kind,who,note\r\n'
+                    '"Smith, Ann",42,1.5,yes,2000-01-02T03:04:05Z,p/admin,a@x,x\r\n'
+                    '"Bob ""the"" Builder",7,2,false,1990-05-06T00:00:00Z,'
+                    ':p/user,b@x,y\n'
+                    '"two\nlines",,,,,,,z\n'
+                    '\n')
+        maps = ["--map name=:p/name", "--map age=p/age", "--map score=:p/score",
+                "--map ok=:p/ok", "--map born=:p/born", "--map kind=:p/kind",
+                "--map who=:p/owner->:u/email", "--map note="]
+        self.ok("--db", "csv", "-c", ".import %s %s" % (path, " ".join(maps)))
+        out = self.ok(
+            "--db", "csv", "--format", "csv", "-t", "-c",
+            '[:find ?n ?a ?s ?o ?k ?e ?b :where [?p :p/name ?n] '
+            '[(get-else $ ?p :p/age -1) ?a] [(get-else $ ?p :p/score -1.0) ?s] '
+            '[(get-else $ ?p :p/ok false) ?o] '
+            '[(get-else $ ?p :p/kind :none) ?k] '
+            '[(get-else $ ?p :p/owner 0) ?w] [(get-else $ ?w :u/email "-") ?e] '
+            '[(get-else $ ?p :p/born #inst "1970-01-01T00:00:00Z") ?b]]')
+        rows = sorted(csv.reader(io.StringIO(out)))
+        self.assertEqual(rows, sorted([
+            ["Smith, Ann", "42", "1.5", "true", ":p/admin", "a@x",
+             "2000-01-02T03:04:05Z"],
+            ['Bob "the" Builder', "7", "2.0", "false", ":p/user", "b@x",
+             "1990-05-06T00:00:00Z"],
+            ["two\nlines", "-1", "-1.0", "false", ":none", "-",
+             "1970-01-01T00:00:00Z"]]))
+        # A header naming attributes needs no --map.
+        plain = os.path.join(self.tmp, "plain.csv")
+        with open(plain, "w") as f:
+            f.write(":p/name,p/age\nCarol,30\n")
+        self.ok("--db", "csv", "-c", ".import " + plain)
+        self.assertEqual(self.ok("--db", "csv", "-t", "--format", "csv", "-c",
+                                 '[:find ?a . :where [?p :p/name "Carol"] '
+                                 '[?p :p/age ?a]]').strip(), "30")
+        # Errors name the file, the line, the column and the attribute,
+        # and nothing of a refused file is half imported.
+        def refused(text, *options):
+            bad = os.path.join(self.tmp, "bad.csv")
+            with open(bad, "w") as f:
+                f.write(text)
+            return self.fails("--db", "csv", "-c",
+                              " ".join((".import", bad) + options)).stderr
+        err = refused("p/nam,p/age\nx,1\n")
+        self.assertIn("bad.csv: line 1", err)
+        self.assertIn("did you mean :p/name?", err)
+        err = refused("p/name,p/age\nx,1\ny,abc\n")
+        self.assertIn("bad.csv: line 3: column 2 (p/age, :p/age, "
+                      ":db.type/long): not an integer", err)
+        self.assertIn("line 1: --map names column zzz",
+                      refused("p/name\nx\n", "--map", "zzz=:p/name"))
+        self.assertIn("line 2: a quoted field is not closed",
+                      refused('p/name\n"x\n'))
+        self.assertIn("line 2: the row has 3 fields, the header 2",
+                      refused("p/name,p/age\nx,1,3\n"))
+        self.assertIn("map the column as COLUMN=:ns/ref->:ns/unique",
+                      refused("p/name,p/owner\nx,nobody\n"))
+        self.assertIn("not a ref", refused("p/name\nx\n", "--map",
+                                           "p/name=:p/name->:u/email"))
+        # A lookup that finds nothing is the server's error, at its line.
+        self.assertRegex(refused("p/name,p/owner\nx,[:u/email zz]\n"),
+                         r"bad.csv:2")
+        self.assertEqual(self.ok("--db", "csv", "-t", "-c",
+                                 '[:find (count ?p) . :where [?p :p/name]]'
+                                 ).strip(), "4")
+
+    def test_import_stops_on_ctrl_c_and_resumes(self):
+        self.ok("-c", ".create stop")
+        self.ok("--db", "stop", "-c",
+                '.t [{:db/ident :c/n :db/valueType :db.type/long '
+                ':db/cardinality :db.cardinality/one}]')
+        path = os.path.join(self.tmp, "many.csv")
+        total = 300000
+        with open(path, "w") as f:
+            f.write(":c/n\n")
+            for i in range(total):
+                f.write("%d\n" % i)
+        count = ('[:find (count ?e) (count-distinct ?n) :where [?e :c/n ?n]]')
+        proc = subprocess.Popen(
+            [harness.ARGS.cli, "--addr", self.server.addr, "--db", "stop",
+             "-c", ".import %s --batch 10" % path],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Ctrl-C once the import is under way (the server has committed
+        # some of it), not before it started.
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            out = self.ok("--db", "stop", "-t", "--format", "csv", "-c", count)
+            if out.strip() and out.strip() != "0,0":
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        if proc.returncode in (0, 130):
+            # The import ended before Ctrl-C reached it (130: between the
+            # import's end and the exit, a script's Ctrl-C exits).
+            self.skipTest("the import finished before Ctrl-C reached it")
+        self.assertEqual(proc.returncode, 1, err)
+        self.assertIn("Stopping the import", err)
+        m = re.search(r"the first (\d+) transactions of .* are committed.*"
+                      r"To go on: (\.import .* --skip \1)$", err.strip())
+        self.assertIsNotNone(m, err)
+        committed = int(m.group(1))
+        # Exactly the first `committed` transactions are in, nothing twice.
+        self.assertEqual(
+            self.ok("--db", "stop", "-t", "--format", "csv", "-c",
+                    count).strip(),
+            "%d,%d" % (committed * 10, committed * 10))
+        self.ok("--db", "stop", "-c", m.group(2))
+        self.assertEqual(
+            self.ok("--db", "stop", "-t", "--format", "csv", "-c",
+                    count).strip(), "%d,%d" % (total, total))
+
+
 class AuthTest(unittest.TestCase):
 
     def test_bearer_token(self):
