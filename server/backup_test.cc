@@ -61,6 +61,17 @@ TEST_CASE("server: Backup checks its destination") {
   CHECK_FALSE(fs::exists(backups.path() + "/x"));
 }
 
+TEST_CASE("server: a missing --backup-dir is made at start") {
+  TempDir parent;
+  const std::string backups = parent.path() + "/not/yet/there";
+  TestServer t([&](ServerConfig* c) { c->backup_dir = backups; });
+  CHECK(fs::is_directory(backups));
+  pb::BackupResponse resp;
+  grpc::Status s = Backup(t, backups + "/first", &resp);
+  CHECK_MESSAGE(s.ok(), s.error_message());
+  CHECK(fs::exists(backups + "/first/CURRENT"));
+}
+
 TEST_CASE("server: Backup while writing, then restore into a second server") {
   TempDir backups;
   fs::create_directories(backups.path());

@@ -23,6 +23,20 @@ namespace {
 using storage::EntityId;
 using storage::IndexOrder;
 
+// The storage order of a wire index (checked to be one of the four).
+IndexOrder ToIndexOrder(v1::Index index) {
+  switch (index) {
+    case v1::AEVT:
+      return IndexOrder::kAevt;
+    case v1::AVET:
+      return IndexOrder::kAvet;
+    case v1::VAET:
+      return IndexOrder::kVaet;
+    default:
+      return IndexOrder::kEavt;
+  }
+}
+
 // An entity position: an id, an ident keyword, or a lookup ref
 // [keyword value].
 [[nodiscard]] absl::StatusOr<EntityId> EntityComponent(
@@ -230,7 +244,7 @@ class DatomsStream : public BatchStream {
     if (!resolved.ok()) return resolved.status();
     db_ = resolved->db;
     basis_tx_ = resolved->basis_tx;
-    order_ = static_cast<IndexOrder>(request_.index());
+    order_ = ToIndexOrder(request_.index());
     auto prefix = PrefixFor(order_, request_.components(), resolved->view);
     if (!prefix.ok()) return prefix.status();
     prefix_ = *std::move(prefix);
@@ -270,9 +284,14 @@ Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req) {
   v1::DatomsRequest request;
   absl::Status s = Admit(sc, ctx);
   if (s.ok()) s = ParseRequest(*req, &request);
-  if (s.ok() && (request.index() < v1::EAVT || request.index() > v1::VAET)) {
+  if (s.ok() && request.index() == v1::INDEX_UNSPECIFIED) {
     s = absl::InvalidArgumentError(
-        StrCat("unknown index ", static_cast<int>(request.index())));
+        "index: name the index to read (EAVT, AEVT, AVET or VAET)");
+  } else if (s.ok() &&
+             (request.index() < v1::EAVT || request.index() > v1::VAET)) {
+    s = absl::InvalidArgumentError(StrCat("index: unknown index ",
+                                          static_cast<int>(request.index()),
+                                          " (EAVT, AEVT, AVET or VAET)"));
   }
   std::shared_ptr<Database> database;
   if (s.ok()) {

@@ -159,6 +159,16 @@ TEST_CASE("server: datoms streams an index by components, resumably") {
   avet.mutable_components(1)->set_string_value("seven");
   ReadDatoms(t, avet, &s);
   CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  // No index named (the enum's zero, INDEX_UNSPECIFIED), or none known.
+  pb::DatomsRequest unnamed;
+  unnamed.add_components()->set_keyword("person/age");
+  ReadDatoms(t, unnamed, &s);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("name the index to read") != std::string::npos);
+  unnamed.set_index(static_cast<pb::Index>(9));
+  ReadDatoms(t, unnamed, &s);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("unknown index 9") != std::string::npos);
   pb::DatomsRequest vaet;
   vaet.set_index(pb::VAET);
   vaet.add_components()->set_long_value(1);

@@ -6,6 +6,7 @@
 #include <rocksdb/statistics.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -141,6 +142,18 @@ absl::Status ServerImpl::Start() {
   const bool is_replica = !config.replica_of.empty();
   db_options.replica = is_replica;
   registry = std::make_unique<DatabaseRegistry>(config.data_dir, db_options);
+  // Backups go under --backup-dir: made here, so that the first Backup
+  // does not fail on a directory nobody created (and a bad path fails at
+  // start, not at the first backup).
+  if (!config.backup_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.backup_dir, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(StrCat("cannot create --backup-dir ",
+                                                  config.backup_dir, ": ",
+                                                  ec.message()));
+    }
+  }
   // A replica's databases come from its primary: one made here would not
   // be the primary's.
   s = registry->OpenAll(config.create_default_database && !is_replica);

@@ -209,7 +209,10 @@ absl::Status WriteReport(const std::string& dir) {
     }
   }
   std::ofstream gp(dir + "/plots.gp", std::ios::trunc);
-  gp << "set terminal svg size 900,500 dynamic font 'sans,11'\n";
+  // Plain text labels: gnuplot's enhanced mode would set the _ of
+  // point_lookup and read_mix as subscripts.
+  gp << "set terminal svg size 900,500 dynamic font 'sans,11'\n"
+     << "set termoption noenhanced\n";
   if (latency_points > 0) {
     gp << "set output 'latency.svg'\n"
        << "set title 'Latency by scenario, 1 client, scale " << scale << "'\n"
@@ -231,6 +234,30 @@ absl::Status WriteReport(const std::string& dir) {
        << "plot 'sweep.dat' using 1:2 with linespoints title 'ops/s' axes "
           "x1y1, '' using 1:3 with linespoints title 'p99 ms' axes x1y2\n";
     md << "\n![sweep](sweep.svg)\n";
+  }
+  // The soak (sustained scenario): read throughput and p99, and the
+  // server's memory, per window over the run.
+  if (std::ifstream(dir + "/sustained.csv").good()) {
+    gp << "set output 'sustained.svg'\n"
+       << "set datafile separator ','\nset key noautotitle\n"
+       << "unset logscale\nset xlabel 'seconds'\nset ylabel 'reads/window'\n"
+       << "set y2label 'read p99 ms'\nset ytics nomirror\nset y2tics\n"
+       << "set title 'Sustained run, scale " << scale
+       << ": reads and read p99 per window'\n"
+       << "plot 'sustained.csv' using 2:(column('read_ops')) with linespoints "
+          "title 'reads' axes x1y1, '' using 2:(column('read_p99_ms')) with "
+          "linespoints title 'read p99 ms' axes x1y2\n"
+       << "set output 'sustained-memory.svg'\n"
+       << "set title 'Sustained run, scale " << scale
+       << ": server memory per window'\n"
+       << "unset y2label\nunset y2tics\nset ytics mirror\n"
+       << "set ylabel 'MB'\n"
+       << "plot for [c in 'server_rss_mb block_cache_mb memtable_mb "
+          "entity_cache_mb column_cache_mb other_mb'] 'sustained.csv' using "
+          "2:(column(c)) with lines title c\n"
+       << "set datafile separator whitespace\n";
+    md << "\n![sustained](sustained.svg)\n\n![sustained "
+          "memory](sustained-memory.svg)\n";
   }
   gp.close();
   if (std::system(("cd '" + dir + "' && gnuplot plots.gp").c_str()) != 0) {

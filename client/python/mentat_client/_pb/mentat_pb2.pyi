@@ -11,9 +11,11 @@ AVET: Index
 DESCRIPTOR: _descriptor.FileDescriptor
 EAVT: Index
 FIND_COLLECTION: FindKind
+FIND_KIND_UNSPECIFIED: FindKind
 FIND_RELATION: FindKind
 FIND_SCALAR: FindKind
 FIND_TUPLE: FindKind
+INDEX_UNSPECIFIED: Index
 VAET: Index
 
 class Attribute(_message.Message):
