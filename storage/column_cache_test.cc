@@ -12,8 +12,10 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "internal/column_image.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
+#include "rocksdb/file_checksum.h"
 #include "test_support.h"
 
 namespace mentat::storage {
@@ -419,6 +421,29 @@ namespace {
 std::vector<std::string> ScanLatest(Store& store, EntityId attr,
                                     EntityId some_entity) {
   return Scan(store.Latest()->View(Basis::Current()), attr, some_entity);
+}
+
+TEST_CASE("column images' CRC32C is RocksDB's, in one piece or several") {
+  // The standard check value of CRC32C.
+  const std::string digits = "123456789";
+  CHECK(internal::Crc32cExtend(0, digits.data(), digits.size()) == 0xe3069283u);
+  std::mt19937 rng(7);
+  std::string data(100003, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  auto gen =
+      rocksdb::GetFileChecksumGenCrc32cFactory()->CreateFileChecksumGenerator(
+          rocksdb::FileChecksumGenContext());
+  gen->Update(data.data(), 37);
+  gen->Update(data.data() + 37, data.size() - 37);
+  gen->Finalize();
+  uint32_t want = 0;
+  for (const char c : gen->GetChecksum()) {
+    want = (want << 8) | static_cast<uint8_t>(c);
+  }
+  CHECK(internal::Crc32cExtend(0, data.data(), data.size()) == want);
+  const uint32_t first = internal::Crc32cExtend(0, data.data(), 5);
+  CHECK(internal::Crc32cExtend(first, data.data() + 5, data.size() - 5) ==
+        want);
 }
 
 TEST_CASE("a reopened store has its columns at once, from their images") {
