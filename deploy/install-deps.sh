@@ -36,6 +36,9 @@ test_packages=(
   # it in a test, mypy checks its type hints) and the metrics scrape test.
   python3-grpcio python3-protobuf python3-pip python3-setuptools mypy
   prometheus
+  # The cluster tests start a real etcd (issue 19's leader election;
+  # server/testing/etcd_process.h); etcdctl is handy to look at its keys.
+  etcd-server etcd-client
   # Fuzz targets (libFuzzer) are built with clang, and clang checks the
   # thread-safety annotations (tools/thread_safety_check.sh).
   clang-14 libclang-rt-14-dev

@@ -294,5 +294,39 @@ TEST_CASE(
   CHECK((r.tempids.at("c") & kCounterMask) >= 5000);
 }
 
+TEST_CASE("a promoted replica writes its entries in the term it won") {
+  TempDir pdir, rdir;
+  auto primary = Store::Open(pdir.path());
+  REQUIRE(primary.ok());
+  std::filesystem::create_directories(rdir.path());
+  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
+  REQUIRE(cp.ok());
+  MustTransact(**primary, Attr("user/name", "db.type/string"));
+  const auto entries = LogAfter(**primary, cp->basis_tx);
+  REQUIRE(entries.size() == 1);
+
+  auto replica = Store::Open(rdir.path() + "/db");
+  REQUIRE(replica.ok());
+  (*replica)->SetRole(StoreRole::kReplica);
+  REQUIRE((*replica)->ApplyReplicated(Rewritten(entries[0], 7, 0)).get().ok());
+  // A term older than the one its entries carry is refused, and the role
+  // stays: a deposed primary's election cannot go back in time.
+  absl::Status older = (*replica)->Promote(6);
+  CHECK(older.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK((*replica)->role() == StoreRole::kReplica);
+  REQUIRE((*replica)->Promote(9).ok());
+  CHECK((*replica)->role() == StoreRole::kPrimary);
+  auto r =
+      MustTransact(**replica, {Add(E("c"), "user/name", Value::String("c"))});
+  const auto log = RawLog(*(*replica)->Latest());
+  REQUIRE(log.back().first == r.tx);
+  CHECK(HeaderOf(r.tx, log.back().second).term == 9);
+  // The term survives a restart (read back from the last entry).
+  replica->reset();
+  replica = Store::Open(rdir.path() + "/db");
+  REQUIRE(replica.ok());
+  CHECK((*replica)->Promote(8).code() == absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace mentat::storage

@@ -132,6 +132,14 @@ class Store {
   void SetRole(StoreRole role);
   StoreRole role() const;
 
+  // A replica elected primary of `term` (docs/replication.md, phase 2):
+  // once the replicated entries queued before this call are applied, every
+  // log entry this store writes carries `term`, and the role becomes
+  // kPrimary. Blocks until the transactor has done it. FailedPrecondition
+  // (nothing changed) when the store already holds entries of a later
+  // term; Unavailable when it is closing.
+  [[nodiscard]] absl::Status Promote(int64_t term);
+
   // Bulk import: applies the source's transactions with exactly the
   // semantics of Transact (the same code applies them), but writes sorted
   // SST files and ingests them instead of going through the memtable and
