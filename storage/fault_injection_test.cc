@@ -422,6 +422,82 @@ TEST_CASE("full disk: a disk that stays full; the info log does not abort") {
   CheckAfterReopen(dir.path(), &env, acknowledged, failed);
 }
 
+TEST_CASE(
+    "full disk: WAL writes fail again right after writes resume; nothing "
+    "aborts, nothing is lost") {
+  // The disk is filled and freed by someone else: RocksDB's poll sees free
+  // space, DB::Resume succeeds, and the next WAL write fails again. The
+  // WAL's writer then holds an error, and RocksDB (built with assertions,
+  // as Debian's is) aborted the process when the next commit appended to
+  // it.
+  TempDir dir;
+  FaultEnv env;
+  std::map<int64_t, EntityId> acknowledged;
+  std::set<int64_t> failed;
+  int64_t n = 0;
+  {
+    auto store = Store::Open(dir.path(), WithEnv(&env));
+    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+    Store& s = **store;
+    REQUIRE(s.Transact(Tx(FaultSchema())).get().ok());
+    for (int i = 0; i < 10; ++i) {
+      auto r = s.Transact(TxN(++n)).get();
+      REQUIRE(r.ok());
+      acknowledged[n] = r->tx;
+    }
+    env.ReportFullDisk(false);
+    env.Set(Fault::kNoSpace, ".log");
+    std::set<std::string> failed_wals;
+    // Every commit meets the fault; between them, RocksDB's own recovery
+    // (which polls the free space, and sees some) resumes writes.
+    for (int i = 0; i < 4; ++i) {
+      if (i > 0) {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(90);
+        while (!s.WriteHealth().ok() &&
+               std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        MESSAGE("write health before commit ", i, ": ",
+                s.WriteHealth().ToString());
+      }
+      auto r = s.Transact(TxN(++n)).get();
+      if (r.ok()) {
+        acknowledged[n] = r->tx;
+        FAIL("acknowledged while every WAL write fails: ", n);
+        continue;
+      }
+      failed.insert(n);
+      MESSAGE("refused: ", r.status().ToString());
+      // Each failure is on a new WAL file: recovery switched it.
+      CheckDiskFull(r.status(), dir.path());
+      const std::string message(r.status().message());
+      const size_t log = message.find(".log)");
+      REQUIRE(log != std::string::npos);
+      const std::string wal = message.substr(log - 6, 10);
+      CHECK_MESSAGE(!failed_wals.contains(wal), "failed twice: ", wal);
+      failed_wals.insert(wal);
+      Present during = Inspect(s);
+      CHECK(during.partial == 0);
+      CHECK(during.tx_of.size() == acknowledged.size());
+    }
+    CHECK(env.injected() > 0);
+
+    env.Set(Fault::kNone);
+    env.ReportFullDisk(true);
+    auto r = TransactUntilResumed(s, &n, &failed);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    acknowledged[n] = r->tx;
+    CHECK(s.WriteHealth().ok());
+    for (int i = 0; i < 5; ++i) {
+      auto more = s.Transact(TxN(++n)).get();
+      REQUIRE_MESSAGE(more.ok(), more.status().ToString());
+      acknowledged[n] = more->tx;
+    }
+  }
+  CheckAfterReopen(dir.path(), &env, acknowledged, failed);
+}
+
 TEST_CASE("full disk: a failing compaction; writes and reads go on") {
   TempDir dir;
   FaultEnv env;

@@ -345,6 +345,10 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   // bgerror_resume_retry_interval). The listener keeps its state for
   // WriteHealth.
   db_options.listeners.push_back(core->background_errors);
+  // The transactor's memtable pin (Transactor::PinMemtable) is written
+  // without the WAL, which would make RocksDB flush every memtable at
+  // close; the pin needs no keeping, and the WAL holds everything else.
+  db_options.avoid_flush_during_shutdown = true;
   if (options.rocksdb_statistics) {
     core->statistics = rocksdb::CreateDBStatistics();
     core->statistics->set_stats_level(rocksdb::StatsLevel::kExceptTimers);
@@ -619,6 +623,13 @@ absl::Status Store::Flush() {
 absl::Status Store::WriteHealth() const {
   const internal::BackgroundErrors::State state =
       core_->background_errors->Current();
+  if (state.error.ok() &&
+      !core_->background_errors->WalSwitchedSinceFailure()) {
+    // See Transactor::ResumeWrites: RocksDB resumed on the failed log.
+    return absl::UnavailableError(
+        "writes are off until the store reopens, reads go on: RocksDB "
+        "resumed after a failed log write without switching the log file");
+  }
   if (state.error.ok()) return absl::OkStatus();
   // A failed compaction leaves writes going (RocksDB retries it); anything
   // else stops them until RocksDB recovers.

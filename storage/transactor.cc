@@ -275,6 +275,18 @@ absl::Status Transactor::ResumeWrites() {
   // SstFileManager polls) and not from others; then nothing commits until
   // the store reopens. Resume answers Busy while its own recovery runs.
   const rocksdb::Status resumed = core_->db->Resume();
+  if (resumed.ok() && !core_->background_errors->WalSwitchedSinceFailure()) {
+    // Recovery left the WAL whose write failed in place (PinMemtable's
+    // key was sealed away in the same write that failed): writing to it
+    // would abort the process. Only reopening the store switches it.
+    return absl::UnavailableError(StrCat(
+        "writes are off until the store reopens (restart mentatd): a write "
+        "to the store's log failed (",
+        write_error_.ok() ? std::string("outside a commit")
+                          : write_error_.ToString(),
+        ") and RocksDB resumed on the same log file; reads go on and nothing "
+        "committed is lost"));
+  }
   if (resumed.ok()) {
     write_error_ = rocksdb::Status::OK();
     return absl::OkStatus();
@@ -301,9 +313,27 @@ absl::Status Transactor::ResumeWrites() {
       "); nothing was written: reopen the store to recover"));
 }
 
+rocksdb::Status Transactor::PinMemtable() {
+  const uint64_t seals = core_->background_errors->PinnedFamilySeals();
+  if (seals == pinned_at_seal_) return rocksdb::Status::OK();
+  rocksdb::WriteBatch pin;
+  rocksdb::ColumnFamilyHandle* meta = core_->cf(internal::Cf::kMeta);
+  rocksdb::Status s = pin.Put(meta, internal::kMetaWalSwitchKey, "");
+  if (s.ok()) s = pin.Delete(meta, internal::kMetaWalSwitchKey);
+  if (!s.ok()) return s;
+  rocksdb::WriteOptions wo;
+  wo.disableWAL = true;
+  s = core_->db->Write(wo, &pin);
+  if (s.ok()) pinned_at_seal_ = seals;
+  return s;
+}
+
 void Transactor::CommitGroup(std::deque<Pending>* group) {
   AssertOnTransactorThread("CommitGroup");
-  if (!write_error_.ok()) {
+  // A WAL write that failed outside a commit (retention's horizon) is
+  // checked for here too.
+  if (!write_error_.ok() ||
+      !core_->background_errors->WalSwitchedSinceFailure()) {
     const absl::Status refused = ResumeWrites();
     if (!refused.ok()) {
       failed_transactions_.fetch_add(group->size(), std::memory_order_relaxed);
@@ -357,7 +387,8 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     InvalidateCached(results);
     rocksdb::WriteOptions wo;
     wo.sync = core_->options.sync_commits;
-    rocksdb::Status s = core_->db->Write(wo, batch.batch());
+    rocksdb::Status s = PinMemtable();
+    if (s.ok()) s = core_->db->Write(wo, batch.batch());
     if (!s.ok()) {
       if (internal::IsDiskFull(s)) {
         // ENOSPC on the log's write: the record did not reach it whole,

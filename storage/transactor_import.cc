@@ -58,6 +58,12 @@ class CompactionPause {
 absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
   AssertOnTransactorThread("ImportOnThread");
+  // After a failed write, as before a commit: an import writes the WAL too.
+  if (!write_error_.ok() ||
+      !core_->background_errors->WalSwitchedSinceFailure()) {
+    const absl::Status refused = ResumeWrites();
+    if (!refused.ok()) return refused;
+  }
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
   internal::ImportBatch batch(core_.get(), options.filter_bytes,
@@ -99,7 +105,8 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     internal::WriteStatsMeta(*pending->stats, pending->dirty, meta_cf, &meta);
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    rocksdb::Status w = core_->db->Write(wo, &meta);
+    rocksdb::Status w = PinMemtable();
+    if (w.ok()) w = core_->db->Write(wo, &meta);
     if (!w.ok()) {
       // The commit path's error state: RocksDB stopped writes.
       write_error_ = w;

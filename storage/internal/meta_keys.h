@@ -23,6 +23,9 @@ inline constexpr char kMetaFormatVersion[] = "2";
 inline constexpr char kMetaFormatVersionV1[] = "1";
 // The history retention horizon (tx, 8 BE): as_of before it is refused.
 inline constexpr char kMetaRetentionKey[] = "retention";
+// Written and deleted at once, in a memtable only, to make RocksDB switch
+// its WAL after a failed WAL write (Transactor::SwitchWal). Never read.
+inline constexpr char kMetaWalSwitchKey[] = "walswitch";
 
 // "part" + partition index (1 byte): the next counter, 8 bytes BE.
 inline std::string MetaPartitionKey(int partition) {

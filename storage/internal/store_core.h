@@ -139,8 +139,10 @@ struct StoreCore {
       std::make_unique<RetentionState>();
   std::vector<std::unique_ptr<HistoryRetentionFilter>> retention_filters;
   // RocksDB's background error state (a listener of the DB).
+  // It counts the seals of the meta family's memtable, which the
+  // transactor keeps non-empty (Transactor::PinMemtable).
   std::shared_ptr<BackgroundErrors> background_errors =
-      std::make_shared<BackgroundErrors>();
+      std::make_shared<BackgroundErrors>(CfName(Cf::kMeta));
 };
 
 }  // namespace mentat::storage::internal

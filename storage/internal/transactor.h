@@ -96,11 +96,20 @@ class Transactor {
   // Before a group commits after a failed write: OK once RocksDB takes
   // writes again, else the status that refuses the group.
   [[nodiscard]] absl::Status ResumeWrites();
+  // Before every write to the WAL: keeps the meta family's memtable
+  // non-empty (a key written and deleted there without the WAL, again
+  // after each seal), so that RocksDB's recovery from a failed WAL write
+  // always has data to flush and switches to a new WAL (see
+  // internal/background_errors.h). Cheap when nothing was sealed.
+  [[nodiscard]] rocksdb::Status PinMemtable();
 
   // Set when a commit failed with an I/O error: RocksDB then refuses
   // writes until DB::Resume succeeds (or the store reopens). Transactor
   // thread only.
   rocksdb::Status write_error_;
+  // BackgroundErrors::PinnedFamilySeals() at the last PinMemtable write
+  // (transactor thread only); the maximum forces the first.
+  uint64_t pinned_at_seal_ = UINT64_MAX;
   // True while a bulk import runs (transactor thread only).
   bool importing_ = false;
 

@@ -52,6 +52,11 @@ class FaultEnv : public rocksdb::EnvWrapper {
   int injected() const { return injected_.load(); }
   // How often RocksDB asked for the free space of a full disk.
   int full_disk_polls() const { return full_disk_polls_.load(); }
+  // With false, a kNoSpace fault fails writes while the free space
+  // RocksDB polls looks as the real disk's: a disk that another process
+  // fills and frees again between RocksDB's poll and its next write, so
+  // DB::Resume succeeds and the next write fails again. Default true.
+  void ReportFullDisk(bool report) { report_full_.store(report); }
 
   const char* Name() const override { return "MentatFaultEnv"; }
 
@@ -85,7 +90,8 @@ class FaultEnv : public rocksdb::EnvWrapper {
   // the fault was on, at whatever moment a busy machine made it.
   rocksdb::Status GetFreeSpace(const std::string& path,
                                uint64_t* free) override {
-    if (fault_.load() == Fault::kNoSpace && UnderPrefix(path + "/")) {
+    if (fault_.load() == Fault::kNoSpace && report_full_.load() &&
+        UnderPrefix(path + "/")) {
       full_disk_polls_.fetch_add(1);
       *free = 0;
       return rocksdb::Status::OK();
@@ -243,6 +249,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
   std::atomic<Fault> fault_{Fault::kNone};
   std::atomic<int> injected_{0};
   std::atomic<int> full_disk_polls_{0};
+  std::atomic<bool> report_full_{true};
   absl::Mutex mu_;
   std::string suffix_ ABSL_GUARDED_BY(mu_);
   std::string prefix_ ABSL_GUARDED_BY(mu_);
