@@ -53,7 +53,7 @@ ClusterNode::ClusterNode(Options options, NodeRole* role, RoleActions* actions)
       role_(role),
       actions_(actions),
       etcd_(options_.etcd, std::chrono::milliseconds(std::clamp<int64_t>(
-                               options_.lease_ttl_s * 1000 / 4, 200, 2000))) {}
+                               options_.lease_ttl_s * 1000 / 3, 500, 2000))) {}
 
 ClusterNode::~ClusterNode() { Stop(); }
 
@@ -74,8 +74,18 @@ absl::StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(
     Options options, NodeRole* role, RoleActions* actions) {
   std::unique_ptr<ClusterNode> node(
       new ClusterNode(std::move(options), role, actions));
-  const auto sent = std::chrono::steady_clock::now();
+  // etcd may be starting too (its port open before it serves): a few
+  // seconds of retries, then a clear error.
+  auto sent = std::chrono::steady_clock::now();
+  const auto give_up = sent + std::chrono::seconds(5);
   auto lease = node->etcd_.GrantLease(node->options_.lease_ttl_s);
+  while (!lease.ok() &&
+         lease.status().code() == absl::StatusCode::kUnavailable &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sent = std::chrono::steady_clock::now();
+    lease = node->etcd_.GrantLease(node->options_.lease_ttl_s);
+  }
   if (!lease.ok()) {
     return absl::Status(lease.status().code(),
                         StrCat("cluster ", node->options_.cluster,

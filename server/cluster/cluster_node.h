@@ -61,8 +61,9 @@ class ClusterNode {
     std::chrono::milliseconds poll{100};
   };
 
-  // Grants the lease (Unavailable naming the endpoints when etcd does not
-  // answer: the node does not start without it) and starts the threads.
+  // Grants the lease (retrying for 5 s while etcd does not answer, then
+  // Unavailable naming the endpoints: the node does not start without
+  // it) and starts the threads.
   // `role` and `actions` outlive the node.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ClusterNode>> Start(
       Options options, NodeRole* role, RoleActions* actions);
