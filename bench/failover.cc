@@ -112,6 +112,7 @@ bool StartNode(const Options& o, const std::string& etcd, int incarnation,
   n->log = StrCat(o.dir, "/", n->id, ".", incarnation, ".log");
   n->pid =
       Spawn({o.mentatd, "--data-dir", n->data_dir, "--listen", "127.0.0.1:0",
+             "--http", "127.0.0.1:0",
              "--sync-commits=" + std::string(o.sync_commits ? "true" : "false"),
              "--cluster", "bench", "--etcd", etcd, "--node-id", n->id,
              "--lease-ttl", std::to_string(o.lease_ttl)},
@@ -187,15 +188,18 @@ int Run(const Options& o) {
   const std::string endpoint = StrCat("127.0.0.1:", client_port);
   std::vector<Node> nodes(3);
   std::vector<int> incarnation(3, 0);
-  for (int i = 0; i < 3; ++i) {
-    nodes[i].id = StrCat("n", i + 1);
-    nodes[i].data_dir = StrCat(o.dir, "/", nodes[i].id);
-    if (!StartNode(o, endpoint, 0, &nodes[i])) return 1;
-  }
   auto cleanup = [&] {
     for (Node& n : nodes) KillAndReap(n.pid);
     KillAndReap(etcd);
   };
+  for (int i = 0; i < 3; ++i) {
+    nodes[i].id = StrCat("n", i + 1);
+    nodes[i].data_dir = StrCat(o.dir, "/", nodes[i].id);
+    if (!StartNode(o, endpoint, 0, &nodes[i])) {
+      cleanup();
+      return 1;
+    }
+  }
   // The schema, at whichever node is elected first.
   bool schema = false;
   for (auto until = Clock::now() + std::chrono::seconds(60);
