@@ -1,5 +1,6 @@
 #include "mentat/server/config.h"
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -269,6 +270,21 @@ const std::vector<Flag>& Flags() {
                  "a replica reaches its primary over TLS, trusting the CA "
                  "certificates in FILE",
                  &ServerConfig::primary_tls_ca),
+      StringFlag("cluster", "NAME",
+                 "join cluster NAME: elect a primary through etcd, fail "
+                 "over when it dies (needs --etcd and --node-id)",
+                 &ServerConfig::cluster),
+      StringFlag("etcd", "HOST:PORT,...",
+                 "etcd's client endpoints (the cluster's leader key)",
+                 &ServerConfig::etcd),
+      StringFlag("node-id", "ID", "this node's name in its cluster",
+                 &ServerConfig::node_id),
+      StringFlag("advertise", "HOST:PORT",
+                 "the gRPC address the cluster's other nodes reach this one "
+                 "at (default: the first --listen address, bound port)",
+                 &ServerConfig::advertise),
+      IntFlag("lease-ttl", "the etcd lease of a cluster node, in seconds",
+              &ServerConfig::lease_ttl_s, 2, 3600),
       IntFlag("max-basis-wait-ms",
               "longest a read with min_basis_tx waits for its basis",
               &ServerConfig::max_basis_wait_ms, 0, int64_t{1} << 40),
@@ -445,6 +461,29 @@ absl::StatusOr<CommandLine> ParseCommandLine(
           "(--tls-cert and --tls-key), listen on 127.0.0.1 or a unix: "
           "socket, or pass --insecure-listen on a network you trust"));
     }
+  }
+  if (!c.cluster.empty()) {
+    if (c.etcd.empty() || c.node_id.empty()) {
+      return absl::InvalidArgumentError(
+          "--cluster needs --etcd HOST:PORT[,...] and --node-id ID");
+    }
+    if (!c.replica_of.empty()) {
+      return absl::InvalidArgumentError(
+          "--cluster and --replica-of exclude each other: in a cluster the "
+          "node follows whoever etcd says is primary");
+    }
+    for (char ch : c.cluster + c.node_id) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' &&
+          ch != '_' && ch != '.') {
+        return absl::InvalidArgumentError(StrCat(
+            "--cluster and --node-id take letters, digits, '-', '_' and '.' "
+            "(they name keys in etcd), not '",
+            std::string(1, ch), "'"));
+      }
+    }
+  } else if (!c.etcd.empty() || !c.node_id.empty() || !c.advertise.empty()) {
+    return absl::InvalidArgumentError(
+        "--etcd, --node-id and --advertise need --cluster NAME");
   }
   if (c.max_value_bytes > static_cast<size_t>(c.max_message_bytes) / 2) {
     return absl::InvalidArgumentError(StrCat(

@@ -57,6 +57,39 @@ TEST_CASE("config: defaults, flags, environment, file") {
   CHECK(DescribeConfig(secret).find("hush") == std::string::npos);
 }
 
+TEST_CASE("config: a cluster node needs etcd and an id, not --replica-of") {
+  auto cl = ParseCommandLine({"--cluster", "c", "--etcd", "127.0.0.1:2379",
+                              "--node-id", "a", "--lease-ttl", "2"},
+                             {});
+  REQUIRE_MESSAGE(cl.ok(), cl.status().ToString());
+  CHECK(cl->config.cluster == "c");
+  CHECK(cl->config.lease_ttl_s == 2);
+  CHECK(ParseCommandLine({}, {})->config.lease_ttl_s == 3);
+  auto no_etcd = ParseCommandLine({"--cluster", "c", "--node-id", "a"}, {});
+  REQUIRE(!no_etcd.ok());
+  CHECK(std::string(no_etcd.status().message()).find("--etcd") !=
+        std::string::npos);
+  auto both = ParseCommandLine({"--cluster", "c", "--etcd", "h:1", "--node-id",
+                                "a", "--replica-of", "h:2"},
+                               {});
+  REQUIRE(!both.ok());
+  CHECK(std::string(both.status().message()).find("exclude each other") !=
+        std::string::npos);
+  auto bad_id = ParseCommandLine(
+      {"--cluster", "c", "--etcd", "h:1", "--node-id", "a/b"}, {});
+  REQUIRE(!bad_id.ok());
+  CHECK(std::string(bad_id.status().message()).find("'/'") !=
+        std::string::npos);
+  auto alone = ParseCommandLine({"--etcd", "h:1"}, {});
+  REQUIRE(!alone.ok());
+  CHECK(std::string(alone.status().message()).find("need --cluster") !=
+        std::string::npos);
+  CHECK(!ParseCommandLine({"--cluster", "c", "--etcd", "h:1", "--node-id", "a",
+                           "--lease-ttl", "1"},
+                          {})
+             .ok());
+}
+
 TEST_CASE("config: beyond loopback only with TLS, a token, or on purpose") {
   for (const char* local : {"127.0.0.1:7878", "localhost:1", "[::1]:7878",
                             "unix:/tmp/m.sock", "127.0.0.1:1,unix:/x"}) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -189,6 +190,46 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Adopt(
         StrCat("database \"", name, "\" is already open"));
   }
   return OpenLocked(std::string(name), /*create=*/false);
+}
+
+void DatabaseRegistry::SetReplica(bool replica) {
+  absl::MutexLock lock(&mu_);
+  options_.replica = replica;
+  for (const auto& [name, db] : *map_.load()) {
+    db->store().SetRole(replica ? storage::StoreRole::kReplica
+                                : storage::StoreRole::kPrimary);
+  }
+}
+
+absl::Status DatabaseRegistry::SetAside(std::string_view name,
+                                        std::string* aside) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<const Map> map = map_.load();
+  auto it = map->find(name);
+  if (it == map->end()) {
+    return absl::NotFoundError(StrCat("no database named \"", name, "\""));
+  }
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const fs::path from = fs::path(data_dir_) / std::string(name);
+  const fs::path to = fs::path(data_dir_) / StrCat(name, ".discarded-", micros);
+  std::error_code ec;
+  // The open store keeps its files through the rename (same file system);
+  // it closes when the last call lets go of it.
+  fs::rename(from, to, ec);
+  if (ec) {
+    return absl::UnavailableError(StrCat("cannot move database ", name,
+                                         " aside to ", to.string(), ": ",
+                                         ec.message()));
+  }
+  absl::Status s = SyncDirectory(data_dir_);
+  if (!s.ok()) return s;
+  auto next = std::make_shared<Map>(*map);
+  next->erase(std::string(name));
+  map_.store(std::move(next));
+  *aside = to.string();
+  return absl::OkStatus();
 }
 
 std::string DatabaseRegistry::PathOf(std::string_view name) const {

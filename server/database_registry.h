@@ -60,6 +60,22 @@ class DatabaseRegistry {
   // cannot be written.
   [[nodiscard]] absl::Status Delete(std::string_view name);
 
+  // Cluster nodes (docs/replication.md, phase 2): sets every open
+  // database's store to the replica role (true) or back to primary, and
+  // opens later databases (a replica's bootstrap, a primary's Create) in
+  // that role. Promotion itself (the term) is Store::Promote.
+  void SetReplica(bool replica);
+
+  // Takes `name` out of the registry (calls holding it keep their
+  // reference) and renames its directory to <data_dir>/<name>.discarded-
+  // <micros> (a name OpenAll never opens), kept for an operator. Its path
+  // in *aside. A cluster node does this to a former primary's database
+  // whose log has a tail the new primary lacks, before bootstrapping it
+  // again. NotFound if it is not open; Unavailable if the rename fails
+  // (nothing changed then).
+  [[nodiscard]] absl::Status SetAside(std::string_view name,
+                                      std::string* aside);
+
   // Every open database, sorted by name.
   std::vector<std::shared_ptr<Database>> List() const;
 
@@ -87,7 +103,7 @@ class DatabaseRegistry {
                                                    const std::string& name);
 
   const std::string data_dir_;
-  const DatabaseOptions options_;
+  DatabaseOptions options_ ABSL_GUARDED_BY(mu_);
   // Writers (Create, Delete, CloseAll) hold mu_ and publish a new map.
   absl::Mutex mu_;
   std::atomic<std::shared_ptr<const Map>> map_;

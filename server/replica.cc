@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/tx_log.h"
@@ -40,6 +41,16 @@ constexpr int kMaxInFlight = 4096;
                       s.error_message());
 }
 
+// The primary refused the follower's basis (follow_call.cc's
+// CheckFollower): the follower holds transactions the primary never
+// wrote.
+bool IsTailRefusal(const absl::Status& s) {
+  if (s.code() != absl::StatusCode::kFailedPrecondition) return false;
+  return absl::StrContains(s.message(), "the follower is ahead of this node") ||
+         absl::StrContains(s.message(),
+                           "the follower's history differs from this node's");
+}
+
 }  // namespace
 
 // One database being followed. Counters are read by /metrics.
@@ -64,8 +75,12 @@ struct Replica::Follower {
   absl::Status apply_error ABSL_GUARDED_BY(mu);
 };
 
-Replica::Replica(const ServerConfig& config, DatabaseRegistry& registry)
-    : config_(config), registry_(registry) {}
+Replica::Replica(const ServerConfig& config, DatabaseRegistry& registry,
+                 std::string primary, bool discard_tails)
+    : config_(config),
+      registry_(registry),
+      primary_(std::move(primary)),
+      discard_tails_(discard_tails) {}
 
 Replica::~Replica() { Stop(); }
 
@@ -96,7 +111,7 @@ absl::Status Replica::Start() {
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  channel_ = grpc::CreateCustomChannel(config_.replica_of, creds, args);
+  channel_ = grpc::CreateCustomChannel(primary_, creds, args);
   mentat_ = v1::Mentat::NewStub(channel_);
   replication_ = v1::Replication::NewStub(channel_);
   InitialSync();
@@ -112,8 +127,8 @@ absl::Status Replica::Start() {
     }
   }
   list_thread_ = std::thread([this] { ListLoop(); });
-  spdlog::info("replica of {}: following {} database(s) held here",
-               config_.replica_of, registry_.List().size());
+  spdlog::info("replica of {}: following {} database(s) held here", primary_,
+               registry_.List().size());
   return absl::OkStatus();
 }
 
@@ -168,8 +183,7 @@ void Replica::ListLoop() {
         spdlog::warn(
             "replica: cannot list the databases of the primary {}: "
             "{}: {}; retrying",
-            config_.replica_of, static_cast<int>(s.error_code()),
-            s.error_message());
+            primary_, static_cast<int>(s.error_code()), s.error_message());
         warned = true;
       }
       continue;
@@ -262,7 +276,7 @@ void Replica::InitialSync() {
     spdlog::warn(
         "replica: the primary {} does not answer ({}); serving what this "
         "node holds and bootstrapping the rest once it does",
-        config_.replica_of, s.error_message());
+        primary_, s.error_message());
     return;
   }
   for (const auto& info : response.databases()) {
@@ -273,7 +287,7 @@ void Replica::InitialSync() {
                       std::chrono::minutes(10));
     int64_t basis = 0;
     spdlog::info("replica: bootstrapping database {} from a snapshot of {}",
-                 info.name(), config_.replica_of);
+                 info.name(), primary_);
     absl::Status b = Bootstrap(*replication_, config_, info.name(), &bctx,
                                &bytes_received_, &basis);
     if (b.ok()) b = registry_.Adopt(info.name()).status();
@@ -316,7 +330,7 @@ void Replica::FollowLoop(Follower* f) {
       if (stop) ctx.TryCancel();
       int64_t basis = 0;
       spdlog::info("replica: bootstrapping database {} from a snapshot of {}",
-                   f->name, config_.replica_of);
+                   f->name, primary_);
       s = Bootstrap(*replication_, config_, f->name, &ctx, &bytes_received_,
                     &basis);
       {
@@ -349,18 +363,39 @@ void Replica::FollowLoop(Follower* f) {
       if (stopping_) return;
     }
     f->reconnects.fetch_add(1, std::memory_order_relaxed);
+    if (discard_tails_ && IsTailRefusal(s)) {
+      // A former primary's tail: this node's log has transactions the
+      // primary (elected after it) never received. They were never
+      // replicated, so no other node has them either; the database is
+      // moved aside, kept for an operator, and bootstrapped again.
+      std::string aside;
+      absl::Status moved = registry_.SetAside(f->name, &aside);
+      if (moved.ok()) {
+        tails_discarded_.fetch_add(1, std::memory_order_relaxed);
+        spdlog::error(
+            "replica: database {} holds transactions the primary {} does "
+            "not have ({}); moved it aside to {} and bootstrapping it from "
+            "the primary",
+            f->name, primary_, std::string(s.message()), aside);
+        last_error = absl::OkStatus();
+        if (!Pause(kFirstBackoff)) return;
+        continue;
+      }
+      spdlog::error("replica: cannot discard the tail of database {}: {}",
+                    f->name, moved.ToString());
+    }
     const bool lasting = s.code() == absl::StatusCode::kFailedPrecondition ||
                          s.code() == absl::StatusCode::kDataLoss;
     f->failing.store(lasting ? 1 : 0, std::memory_order_relaxed);
     if (s.ToString() != last_error.ToString()) {
       if (lasting) {
         spdlog::error("replica: following database {} from {} failed: {}",
-                      f->name, config_.replica_of, s.ToString());
+                      f->name, primary_, s.ToString());
       } else {
         spdlog::warn(
             "replica: the stream of database {} from {} ended: {}; "
             "reconnecting",
-            f->name, config_.replica_of, s.ToString());
+            f->name, primary_, s.ToString());
       }
       last_error = s;
     }

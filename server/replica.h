@@ -42,7 +42,16 @@ namespace mentat::server {
 // destructor stops).
 class Replica {
  public:
-  Replica(const ServerConfig& config, DatabaseRegistry& registry);
+  // Follows the primary at `primary` ("HOST:PORT"; --replica-of, or the
+  // address etcd's leader key names). With `discard_tails` (a cluster
+  // node, docs/replication.md "Failover"), a database whose log the
+  // primary refuses as ahead of its own or different from it (a former
+  // primary's tail that no replica received) is moved aside
+  // (DatabaseRegistry::SetAside, logged, counted) and bootstrapped again
+  // from the primary; without it (--replica-of) the replica only reports
+  // and retries, never dropping data by itself.
+  Replica(const ServerConfig& config, DatabaseRegistry& registry,
+          std::string primary, bool discard_tails = false);
   ~Replica();
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
@@ -56,6 +65,10 @@ class Replica {
   // Prometheus text: role, per database applied basis, lag (transactions
   // and milliseconds), bytes received, reconnects, bootstraps.
   std::string RenderPrometheus() const;
+
+  const std::string& primary() const { return primary_; }
+  // Databases moved aside because their tail was not the primary's.
+  uint64_t tails_discarded() const { return tails_discarded_.load(); }
 
  private:
   struct Follower;
@@ -74,6 +87,8 @@ class Replica {
 
   const ServerConfig& config_;
   DatabaseRegistry& registry_;
+  const std::string primary_;
+  const bool discard_tails_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Mentat::Stub> mentat_;
   std::unique_ptr<v1::Replication::Stub> replication_;
@@ -87,6 +102,7 @@ class Replica {
   std::thread list_thread_;
   std::atomic<uint64_t> bytes_received_{0};
   std::atomic<uint64_t> bootstraps_{0};
+  std::atomic<uint64_t> tails_discarded_{0};
 };
 
 }  // namespace mentat::server

@@ -7,6 +7,7 @@
 namespace mentat::server {
 
 absl::Status RefuseAtReplica(const ServiceContext& sc, std::string_view what) {
+  if (sc.role != nullptr) return sc.role->CheckWritable(what);
   if (sc.config.replica_of.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(
       StrCat("this node is a read replica of ", sc.config.replica_of, ": ",

@@ -12,6 +12,10 @@
 
 #include "absl/synchronization/mutex.h"
 #include "basis_wait.h"
+#include "cluster/cluster_member.h"
+#include "cluster/cluster_node.h"
+#include "cluster/etcd_client.h"
+#include "cluster/node_role.h"
 #include "database_registry.h"
 #include "grpc_listener.h"
 #include "http_server.h"
@@ -53,6 +57,11 @@ class ServerImpl {
   std::unique_ptr<ReplicationService> replication_service;
   // Set on a read replica (--replica-of).
   std::unique_ptr<Replica> replica;
+  // Set on a cluster node (--cluster): its role, what its role changes
+  // do, and the election.
+  std::unique_ptr<cluster::NodeRole> role;
+  std::unique_ptr<cluster::ClusterMember> member;
+  std::unique_ptr<cluster::ClusterNode> cluster_node;
   std::unique_ptr<GrpcListener> listener;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
       external_acceptor;
@@ -91,6 +100,26 @@ std::string ConnectHint(const ServerConfig& config, int port) {
     hint += " --token TOKEN (the --auth-token)";
   }
   return hint;
+}
+
+// The address a cluster node advertises: --advertise, else the first
+// --listen address with the port it bound (a wildcard host cannot be
+// reached: InvalidArgument asking for --advertise).
+absl::StatusOr<std::string> AdvertisedAddress(const ServerConfig& config,
+                                              int port) {
+  if (!config.advertise.empty()) return config.advertise;
+  const std::vector<std::string> listen = ListenAddresses(config);
+  for (const std::string& address : listen) {
+    if (address.starts_with("unix:")) continue;
+    const size_t colon = address.rfind(':');
+    const std::string host = address.substr(0, colon);
+    if (host.empty() || host == "0.0.0.0" || host == "[::]") break;
+    return StrCat(host, ":", port);
+  }
+  return absl::InvalidArgumentError(
+      "--cluster: give --advertise HOST:PORT, the address the other nodes "
+      "reach this one at (--listen has no TCP address with a host to "
+      "advertise)");
 }
 
 }  // namespace
@@ -140,7 +169,15 @@ absl::Status ServerImpl::Start() {
   db_options.idempotency_cache_entries = config.idempotency_cache_entries;
   db_options.resume_window_micros = config.resume_window_s * 1000000;
   const bool is_replica = !config.replica_of.empty();
-  db_options.replica = is_replica;
+  const bool is_cluster = !config.cluster.empty();
+  std::vector<std::string> etcd_endpoints;
+  if (is_cluster) {
+    auto endpoints = cluster::EtcdClient::ParseEndpoints(config.etcd);
+    if (!endpoints.ok()) return endpoints.status();
+    etcd_endpoints = *std::move(endpoints);
+  }
+  // A cluster node starts as a replica: it writes only once elected.
+  db_options.replica = is_replica || is_cluster;
   registry = std::make_unique<DatabaseRegistry>(config.data_dir, db_options);
   // Backups go under --backup-dir: made here, so that the first Backup
   // does not fail on a directory nobody created (and a bad path fails at
@@ -155,8 +192,9 @@ absl::Status ServerImpl::Start() {
     }
   }
   // A replica's databases come from its primary: one made here would not
-  // be the primary's.
-  s = registry->OpenAll(config.create_default_database && !is_replica);
+  // be the primary's. (A cluster's first primary makes "default".)
+  s = registry->OpenAll(config.create_default_database && !is_replica &&
+                        !is_cluster);
   if (!s.ok()) return s;
 
   readers = std::make_unique<ReaderPool>(
@@ -169,6 +207,10 @@ absl::Status ServerImpl::Start() {
   basis_waiters = std::make_unique<BasisWaiters>(
       *readers, std::chrono::milliseconds(config.max_basis_wait_ms));
   sc->basis_waiters = basis_waiters.get();
+  if (is_cluster) {
+    role = std::make_unique<cluster::NodeRole>(config.cluster);
+    sc->role = role.get();
+  }
   service = std::make_unique<MentatService>(*sc);
   replication_service = std::make_unique<ReplicationService>(*sc);
 
@@ -202,9 +244,25 @@ absl::Status ServerImpl::Start() {
   }
 
   if (is_replica) {
-    replica = std::make_unique<Replica>(config, *registry);
+    replica = std::make_unique<Replica>(config, *registry, config.replica_of);
     s = replica->Start();
     if (!s.ok()) return s;
+  }
+  std::string advertised;
+  if (is_cluster) {
+    auto address = AdvertisedAddress(config, port);
+    if (!address.ok()) return address.status();
+    advertised = *address;
+    member = std::make_unique<cluster::ClusterMember>(config, *registry);
+    cluster::ClusterNode::Options options;
+    options.cluster = config.cluster;
+    options.node_id = config.node_id;
+    options.advertise = advertised;
+    options.etcd = etcd_endpoints;
+    options.lease_ttl_s = config.lease_ttl_s;
+    auto node = cluster::ClusterNode::Start(options, role.get(), member.get());
+    if (!node.ok()) return node.status();
+    cluster_node = *std::move(node);
   }
 
   // The configuration line comes first: whoever waits for the serving line
@@ -217,8 +275,10 @@ absl::Status ServerImpl::Start() {
       http ? StrCat("port ", http->port()) : std::string("(off)"),
       readers->threads(), readers->nodes(), readers->pinned() ? ", pinned" : "",
       registry->List().size(), fd_limit,
-      is_replica ? StrCat("read replica of ", config.replica_of)
-                 : std::string("primary"));
+      is_replica   ? StrCat("read replica of ", config.replica_of)
+      : is_cluster ? StrCat("node ", config.node_id, " of cluster ",
+                            config.cluster, " at ", advertised)
+                   : std::string("primary"));
   spdlog::info("connect with: {}", ConnectHint(config, port));
   return absl::OkStatus();
 }
@@ -296,12 +356,19 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
               "# HELP mentat_replication_role 0: primary (or a single node), "
               "1: read replica.\n# TYPE mentat_replication_role gauge\n"
               "mentat_replication_role ",
-              replica != nullptr ? 1 : 0, "\n");
+              replica != nullptr ||
+                      (role != nullptr &&
+                       role->Get().kind != cluster::NodeRole::Kind::kPrimary)
+                  ? 1
+                  : 0,
+              "\n");
     StrAppend(&r.body,
               "# HELP mentat_basis_waits Reads waiting for min_basis_tx.\n"
               "# TYPE mentat_basis_waits gauge\nmentat_basis_waits ",
               basis_waiters->waiting(), "\n");
     if (replica != nullptr) r.body += replica->RenderPrometheus();
+    if (cluster_node != nullptr) r.body += cluster_node->RenderPrometheus();
+    if (member != nullptr) r.body += member->RenderPrometheus();
     return r;
   }
   r.status = 404;
@@ -315,7 +382,11 @@ void ServerImpl::Shutdown() {
   shut_down = true;
   if (sc != nullptr) sc->shutting_down.store(true);
   spdlog::info("shutting down: refusing new calls, ending subscriptions");
-  // A replica stops applying first: nothing writes while databases close.
+  // A cluster's primary resigns first (the next election need not wait
+  // for its lease); a replica stops applying: nothing writes while
+  // databases close.
+  if (cluster_node != nullptr) cluster_node->Stop();
+  if (member != nullptr) member->Stop();
   if (replica != nullptr) replica->Stop();
   if (grpc_server != nullptr) {
     if (auto* health = grpc_server->GetHealthCheckService()) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "basis_wait.h"
+#include "cluster/node_role.h"
 #include "database_registry.h"
 #include "mentat/query/query_engine.h"
 #include "mentat/server/config.h"
@@ -37,12 +38,17 @@ struct ServiceContext {
   // Reads with min_basis_tx wait here (basis_wait.h). Set before the
   // first call; owned by MentatServer.
   BasisWaiters* basis_waiters = nullptr;
+  // A cluster node's role (--cluster), which gates writes; null
+  // otherwise. Owned by MentatServer.
+  cluster::NodeRole* role = nullptr;
 };
 
 // OK on a primary. On a read replica (config.replica_of set),
 // FailedPrecondition naming the primary, for `what` ("Transact") a replica
 // does not do: writes go to the primary (docs/replication.md says why
-// they are refused rather than forwarded).
+// they are refused rather than forwarded). On a cluster node,
+// NodeRole::CheckWritable: OK only on the elected primary before its
+// lease deadline.
 [[nodiscard]] absl::Status RefuseAtReplica(const ServiceContext& sc,
                                            std::string_view what);
 

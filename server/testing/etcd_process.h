@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_support.h"  // HttpGet
 #include "testing/mentatd_process.h"
 
 namespace mentat::server::testing {
@@ -117,7 +118,8 @@ class EtcdProcess {
     const auto until =
         std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < until) {
-      if (Accepts(client_port_)) return true;
+      // The port opens before etcd serves: its /health says when.
+      if (Accepts(client_port_) && Healthy()) return true;
       int status;
       if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = 0;
@@ -126,6 +128,18 @@ class EtcdProcess {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
+  }
+
+  // True if etcd's /health answers {"health":"true"}.
+  bool Healthy() const {
+    try {
+      int status = 0;
+      const std::string body = HttpGet(client_port_, "/health", &status);
+      return status == 200 &&
+             body.find("\"health\":\"true\"") != std::string::npos;
+    } catch (const std::exception&) {
+      return false;
+    }
   }
 
   // "127.0.0.1:PORT", what --etcd takes.

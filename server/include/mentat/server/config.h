@@ -144,6 +144,19 @@ struct ServerConfig {
   std::string primary_token_file;
   bool primary_tls = false;
   std::string primary_tls_ca;
+  // A cluster with leader election through etcd (docs/replication.md,
+  // phase 2). With `cluster` set, the node campaigns for the leader key
+  // /mentat/<cluster>/leader in etcd (`etcd`: "host:port,host:port"),
+  // is the primary while it holds it and a replica of whoever holds it
+  // otherwise. `node_id` names the node in etcd (unique in the cluster);
+  // `advertise` is the gRPC address the others reach it at (empty: the
+  // first --listen address with the port it bound). The lease TTL bounds
+  // failover: a primary stops writing TTL/2 after its last renewal.
+  std::string cluster;
+  std::string etcd;
+  std::string node_id;
+  std::string advertise;
+  int64_t lease_ttl_s = 3;
   // The longest a read with min_basis_tx waits for its basis, whatever
   // the call's deadline (milliseconds).
   int64_t max_basis_wait_ms = 30000;

@@ -1,0 +1,347 @@
+// A cluster (docs/replication.md, phase 2) with a real etcd and three real
+// mentatd processes on loopback: one node wins and is primary, the others
+// follow it; kill -9 of the primary elects the most caught-up replica,
+// which takes writes and has what was acknowledged and replicated before;
+// a primary stopped past its lease refuses writes when it runs again and
+// rejoins as a replica; a killed primary restarted rejoins as a replica.
+// Every wait polls with a deadline (never a sleep as synchronisation).
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.h"
+#include "testing/etcd_process.h"
+#include "testing/mentatd_process.h"
+
+namespace mentat::server::testing {
+namespace {
+
+// Short leases keep the test's wall time modest: a failover takes about
+// the TTL.
+constexpr char kTtl[] = "2";
+// Every wait's deadline: generous for a busy 2-core machine.
+constexpr auto kDeadline = std::chrono::seconds(60);
+
+// A cluster node: its data directory survives the process (a restart).
+struct ClusterNodeProcess {
+  ClusterNodeProcess(const std::string& dir, const std::string& id,
+                     const std::string& etcd, int incarnation = 0)
+      : id(id) {
+    const std::string log =
+        dir + "/" + id + "." + std::to_string(incarnation) + ".log";
+    std::vector<std::string> args = {"--data-dir",
+                                     dir + "/" + id,
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--http",
+                                     "127.0.0.1:0",
+                                     "--sync-commits=false",
+                                     "--readers-per-node",
+                                     "2",
+                                     "--block-cache",
+                                     "16M",
+                                     "--cluster",
+                                     "test",
+                                     "--etcd",
+                                     etcd,
+                                     "--node-id",
+                                     id,
+                                     "--lease-ttl",
+                                     kTtl};
+    process =
+        std::make_unique<MentatdProcess>(args, std::vector<std::string>{}, log);
+    port = process->WaitForPort(std::chrono::seconds(30));
+    REQUIRE_MESSAGE(port > 0, process->log());
+    static const std::regex kHttp(R"(HTTP on port (\d+))");
+    std::smatch m;
+    const std::string text = process->log();
+    REQUIRE(std::regex_search(text, m, kHttp));
+    http_port = std::stoi(m[1]);
+    address = "127.0.0.1:" + std::to_string(port);
+    stub = pb::Mentat::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  // 0 primary, 1 replica, 2 candidate (mentat_cluster_role).
+  int Role() const {
+    return static_cast<int>(
+        MetricValue(HttpGet(http_port, "/metrics"), "mentat_cluster_role"));
+  }
+  double Metric(const std::string& name) const {
+    return MetricValue(HttpGet(http_port, "/metrics"), name);
+  }
+  grpc::Status Transact(const std::string& edn,
+                        pb::TransactResponse* resp = nullptr) {
+    pb::TransactRequest req;
+    req.set_tx_data(edn);
+    pb::TransactResponse ignored;
+    auto ctx = Ctx(10000);
+    return stub->Transact(ctx.get(), req, resp != nullptr ? resp : &ignored);
+  }
+
+  std::string id;
+  std::unique_ptr<MentatdProcess> process;
+  int port = 0;
+  int http_port = 0;
+  std::string address;
+  std::unique_ptr<pb::Mentat::Stub> stub;
+};
+
+bool Before(std::chrono::steady_clock::time_point until) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return std::chrono::steady_clock::now() < until;
+}
+
+// The one node of `nodes` that says it is primary, once every other says
+// it is a replica; nullptr at the deadline.
+ClusterNodeProcess* WaitForPrimary(
+    const std::vector<ClusterNodeProcess*>& nodes) {
+  const auto until = std::chrono::steady_clock::now() + kDeadline;
+  do {
+    ClusterNodeProcess* primary = nullptr;
+    int replicas = 0;
+    for (ClusterNodeProcess* n : nodes) {
+      const int role = n->Role();
+      if (role == 0) primary = n;
+      if (role == 1) replicas++;
+    }
+    if (primary != nullptr && replicas == static_cast<int>(nodes.size()) - 1) {
+      return primary;
+    }
+  } while (Before(until));
+  return nullptr;
+}
+
+// Polls until `edn` commits at `node` (a new primary takes writes once
+// its stores are promoted); the last status.
+grpc::Status TransactUntilOk(ClusterNodeProcess& node, const std::string& edn,
+                             pb::TransactResponse* resp) {
+  const auto until = std::chrono::steady_clock::now() + kDeadline;
+  grpc::Status s;
+  do {
+    s = node.Transact(edn, resp);
+    if (s.ok()) return s;
+  } while (Before(until));
+  return s;
+}
+
+constexpr char kNames[] = "[:find ?n :where [?e :person/name ?n]]";
+
+// The names at `node` once it has `min_basis` (retrying while its copy of
+// the database is still being bootstrapped).
+std::vector<std::string> NamesAt(ClusterNodeProcess& node, int64_t min_basis) {
+  const auto until = std::chrono::steady_clock::now() + kDeadline;
+  QueryOutcome q;
+  do {
+    pb::QueryRequest req;
+    req.set_query(kNames);
+    req.set_min_basis_tx(min_basis);
+    q = RunQuery(*node.stub, req, 20000);
+    if (q.status.ok()) break;
+  } while (Before(until));
+  REQUIRE_MESSAGE(q.status.ok(), StatusText(q.status));
+  std::vector<std::string> out;
+  for (const pb::Row& r : q.rows) out.push_back(r.values(0).string_value());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Names(int from, int n) {
+  std::string edn = "[";
+  for (int i = from; i < from + n; ++i) {
+    edn += "{:person/name \"p" + std::to_string(i) + "\"}";
+  }
+  return edn + "]";
+}
+
+TEST_CASE(
+    "cluster: election, writes, failover after kill -9, a stale primary "
+    "refuses writes, former primaries rejoin as replicas") {
+  TempDir dir;
+  EtcdProcess etcd(dir.path());
+  if (!etcd.available()) {
+    MESSAGE(
+        "etcd is not installed (deploy/install-deps.sh test installs "
+        "etcd-server): the cluster test is skipped");
+    return;
+  }
+  REQUIRE_MESSAGE(etcd.WaitReady(), etcd.log());
+  std::vector<std::unique_ptr<ClusterNodeProcess>> owned;
+  for (const char* id : {"n1", "n2", "n3"}) {
+    owned.push_back(
+        std::make_unique<ClusterNodeProcess>(dir.path(), id, etcd.endpoint()));
+  }
+  std::vector<ClusterNodeProcess*> all = {owned[0].get(), owned[1].get(),
+                                          owned[2].get()};
+
+  // One node wins; writes to it succeed; the replicas reach its basis.
+  ClusterNodeProcess* first = WaitForPrimary(all);
+  REQUIRE_MESSAGE(first != nullptr, all[0]->process->log());
+  const double first_term = first->Metric("mentat_cluster_term");
+  CHECK(first_term > 0);
+  pb::TransactResponse resp;
+  REQUIRE(TransactUntilOk(*first, kPeopleSchema, &resp).ok());
+  REQUIRE(TransactUntilOk(*first, Names(0, 20), &resp).ok());
+  const int64_t acknowledged = resp.tx();
+  const std::vector<std::string> before = NamesAt(*first, acknowledged);
+  CHECK(before.size() == 20);
+  std::vector<ClusterNodeProcess*> replicas;
+  for (ClusterNodeProcess* n : all) {
+    if (n == first) continue;
+    replicas.push_back(n);
+    CHECK(NamesAt(*n, acknowledged) == before);
+    // A replica refuses writes, naming the primary.
+    grpc::Status refused = n->Transact(Names(100, 1));
+    CHECK(refused.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK(refused.error_message().find(first->address) != std::string::npos);
+  }
+
+  // kill -9 of the primary: a replica is elected in a later term and
+  // takes writes; what the replicas had is there.
+  first->process->Kill();
+  ClusterNodeProcess* second = WaitForPrimary(replicas);
+  REQUIRE_MESSAGE(second != nullptr, replicas[0]->process->log());
+  CHECK(second->Metric("mentat_cluster_term") > first_term);
+  CHECK(second->Metric("mentat_cluster_elections_won_total") == 1);
+  REQUIRE(TransactUntilOk(*second, Names(20, 5), &resp).ok());
+  const int64_t after_failover = resp.tx();
+  std::vector<std::string> expected = NamesAt(*second, after_failover);
+  CHECK(expected.size() == 25);
+  for (const std::string& name : before) {
+    CHECK(std::find(expected.begin(), expected.end(), name) != expected.end());
+  }
+  ClusterNodeProcess* third = replicas[0] == second ? replicas[1] : replicas[0];
+  CHECK(NamesAt(*third, after_failover) == expected);
+
+  // A stale primary: stopped past its lease, the other node wins; when it
+  // runs again its writes are refused, and it follows the new primary.
+  second->process->Signal(SIGSTOP);
+  ClusterNodeProcess* fourth = WaitForPrimary({third});
+  second->process->Signal(SIGCONT);
+  REQUIRE_MESSAGE(fourth == third, third->process->log());
+  grpc::Status stale = second->Transact(Names(200, 1));
+  CHECK(!stale.ok());
+  CHECK((stale.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         stale.error_code() == grpc::StatusCode::FAILED_PRECONDITION));
+  MESSAGE("a stale primary's write: ", StatusText(stale));
+  REQUIRE(TransactUntilOk(*third, Names(25, 5), &resp).ok());
+  const int64_t latest = resp.tx();
+  expected = NamesAt(*third, latest);
+  CHECK(expected.size() == 30);
+  CHECK(WaitForPrimary({third, second}) == third);
+  CHECK(NamesAt(*second, latest) == expected);
+
+  // The primary killed first comes back with its data: a replica of the
+  // current primary, with everything.
+  owned.push_back(std::make_unique<ClusterNodeProcess>(dir.path(), first->id,
+                                                       etcd.endpoint(), 1));
+  ClusterNodeProcess* back = owned.back().get();
+  CHECK(WaitForPrimary({third, second, back}) == third);
+  CHECK(NamesAt(*back, latest) == expected);
+  CHECK(back->Metric("mentat_cluster_tails_discarded_total") == 0);
+  grpc::Status at_back = back->Transact(Names(300, 1));
+  CHECK(at_back.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK(at_back.error_message().find(third->address) != std::string::npos);
+}
+
+// The first file under `dir` whose name contains `part`, or "".
+std::string FindUnder(const std::string& dir, const std::string& part) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().find(part) != std::string::npos) {
+      return e.path().string();
+    }
+  }
+  return "";
+}
+
+TEST_CASE(
+    "cluster: a former primary's unreplicated tail is moved aside and the "
+    "database bootstrapped from the new primary") {
+  TempDir dir;
+  EtcdProcess etcd(dir.path());
+  if (!etcd.available()) {
+    MESSAGE("etcd is not installed: the cluster test is skipped");
+    return;
+  }
+  REQUIRE_MESSAGE(etcd.WaitReady(), etcd.log());
+  std::vector<std::unique_ptr<ClusterNodeProcess>> owned;
+  for (const char* id : {"n1", "n2", "n3"}) {
+    owned.push_back(
+        std::make_unique<ClusterNodeProcess>(dir.path(), id, etcd.endpoint()));
+  }
+  ClusterNodeProcess* primary =
+      WaitForPrimary({owned[0].get(), owned[1].get(), owned[2].get()});
+  REQUIRE(primary != nullptr);
+  pb::TransactResponse resp;
+  REQUIRE(TransactUntilOk(*primary, kPeopleSchema, &resp).ok());
+  REQUIRE(TransactUntilOk(*primary, Names(0, 10), &resp).ok());
+  const int64_t replicated = resp.tx();
+  std::vector<std::string> replica_ids;
+  for (auto& n : owned) {
+    if (n.get() == primary) continue;
+    CHECK(NamesAt(*n, replicated).size() == 10);
+    replica_ids.push_back(n->id);
+    n->process->Kill();
+  }
+  // With both replicas down, the primary acknowledges a transaction no
+  // other node receives (asynchronous mode), then dies.
+  REQUIRE(TransactUntilOk(*primary, Names(50, 3), &resp).ok());
+  const std::string primary_id = primary->id;
+  primary->process->Kill();
+
+  // The replicas come back and elect one of them, which writes on.
+  owned.push_back(std::make_unique<ClusterNodeProcess>(
+      dir.path(), replica_ids[0], etcd.endpoint(), 1));
+  owned.push_back(std::make_unique<ClusterNodeProcess>(
+      dir.path(), replica_ids[1], etcd.endpoint(), 1));
+  ClusterNodeProcess* a = owned[owned.size() - 2].get();
+  ClusterNodeProcess* b = owned.back().get();
+  ClusterNodeProcess* next = WaitForPrimary({a, b});
+  REQUIRE(next != nullptr);
+  REQUIRE(TransactUntilOk(*next, Names(60, 2), &resp).ok());
+  const int64_t latest = resp.tx();
+  const std::vector<std::string> expected = NamesAt(*next, latest);
+  CHECK(expected.size() == 12);
+
+  // The old primary rejoins: its tail is refused by the new primary, so
+  // its database is moved aside (kept) and bootstrapped again.
+  owned.push_back(std::make_unique<ClusterNodeProcess>(dir.path(), primary_id,
+                                                       etcd.endpoint(), 1));
+  ClusterNodeProcess* back = owned.back().get();
+  const auto until = std::chrono::steady_clock::now() + kDeadline;
+  while (back->Metric("mentat_cluster_tails_discarded_total") < 1 &&
+         Before(until)) {
+  }
+  CHECK(back->Metric("mentat_cluster_tails_discarded_total") == 1);
+  CHECK(NamesAt(*back, latest) == expected);
+  CHECK(
+      !FindUnder(dir.path() + "/" + primary_id, "default.discarded-").empty());
+  CHECK(back->process->log().find("moved it aside") != std::string::npos);
+}
+
+TEST_CASE("cluster: etcd unreachable at start is a clear error") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path());
+  const std::string nowhere = "127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  MentatdProcess p(
+      {"--data-dir", dir.path() + "/n", "--listen", "127.0.0.1:0", "--cluster",
+       "test", "--etcd", nowhere, "--node-id", "n1", "--lease-ttl", kTtl},
+      {}, dir.path() + "/n.log");
+  CHECK(p.WaitForPort(std::chrono::seconds(30)) == 0);
+  const int status = p.Wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) != 0);
+  const std::string log = p.log();
+  CHECK_MESSAGE(log.find("cannot get a lease from etcd") != std::string::npos,
+                log);
+  CHECK(log.find(nowhere) != std::string::npos);
+}
+
+}  // namespace
+}  // namespace mentat::server::testing
