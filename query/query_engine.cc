@@ -1,5 +1,6 @@
 #include "mentat/query/query_engine.h"
 
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -90,7 +91,9 @@ class CollectingSink : public RowSink {
     if (result_->rows.empty()) {
       result_->rows = std::move(rows);
     } else {
-      for (Row& r : rows) result_->rows.push_back(std::move(r));
+      result_->rows.insert(result_->rows.end(),
+                           std::make_move_iterator(rows.begin()),
+                           std::make_move_iterator(rows.end()));
     }
     return absl::OkStatus();
   }

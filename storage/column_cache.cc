@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/synchronization/mutex.h"
+#include "internal/column_image.h"
 
 namespace mentat::storage::internal {
 
@@ -12,8 +13,67 @@ ColumnCache::ColumnCache(const ColumnCacheOptions& options)
 std::shared_ptr<const AttributeColumn> ColumnCache::Find(IndexOrder order,
                                                          EntityId attribute,
                                                          EntityId t) {
+  const uint64_t key = SlotKey(order, attribute);
+  bool unchecked = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = slots_.find(key);
+    if (it == slots_.end()) return nullptr;
+    unchecked = it->second.verifying;
+  }
+  if (unchecked && !CheckImage(key)) return nullptr;
+  return FindChecked(key, t);
+}
+
+bool ColumnCache::CheckImage(uint64_t slot_key) {
+  std::shared_ptr<const KeyRun> base;
+  uint32_t expected = 0;
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      auto it = slots_.find(slot_key);
+      if (it == slots_.end()) return false;
+      Slot& slot = it->second;
+      if (!slot.verifying) return !slot.versions.empty();
+      if (slot.check_failed || stopping_) return false;
+      if (!slot.checking) {
+        slot.checking = true;
+        base = slot.versions.back()->base;
+        expected = slot.image_checksum;
+        generation = slot.generation;
+        break;
+      }
+      idle_cv_.Wait(&mu_);  // the column thread (or a reader) checks it
+    }
+  }
+  const bool intact = ColumnImageChecksum(*base) == expected;
   absl::MutexLock lock(&mu_);
-  auto it = slots_.find(SlotKey(order, attribute));
+  Slot& slot = slots_[slot_key];
+  slot.checking = false;
+  idle_cv_.SignalAll();
+  if (slot.generation != generation || !slot.verifying) {
+    return !slot.verifying && !slot.versions.empty();
+  }
+  if (!intact) {
+    // The column thread's check (queued when the image was installed)
+    // removes the file and rebuilds the column.
+    slot.check_failed = true;
+    return false;
+  }
+  slot.verifying = false;
+  if (FoldDueLocked(*slot.versions.back())) {
+    QueueLocked(slot, JobKind::kFold,
+                (slot_key & 1) == 0 ? IndexOrder::kAevt : IndexOrder::kAvet,
+                static_cast<EntityId>(slot_key >> 2));
+  }
+  return true;
+}
+
+std::shared_ptr<const AttributeColumn> ColumnCache::FindChecked(
+    uint64_t slot_key, EntityId t) {
+  absl::MutexLock lock(&mu_);
+  auto it = slots_.find(slot_key);
   if (it == slots_.end() || it->second.verifying) return nullptr;
   Slot& slot = it->second;
   // Each group commit that wrote the attribute made a version, so the
@@ -47,14 +107,56 @@ void ColumnCache::RequestBuild(IndexOrder order, EntityId attribute) {
 }
 
 void ColumnCache::QueueLocked(Slot& slot, JobKind kind, IndexOrder order,
-                              EntityId attribute) {
+                              EntityId attribute, bool import) {
   if (slot.queued || stopping_) return;
   if (kind == JobKind::kBuild && (!slot.versions.empty() || slot.too_big)) {
     return;
   }
   slot.queued = true;
-  jobs_.push_back(Job{kind, order, attribute, slot.generation});
+  jobs_.push_back(Job{kind, order, attribute, slot.generation, import});
+  if (import) ++import_builds_;
   jobs_cv_.Signal();
+}
+
+void ColumnCache::EndLocked(Slot& slot, const Job& job) {
+  if (job.import && import_builds_ > 0) --import_builds_;
+  EndJobLocked(slot);
+}
+
+void ColumnCache::QueueImportBuilds(const Statistics& stats) {
+  struct Wanted {
+    int64_t datoms;
+    IndexOrder order;
+    EntityId attribute;
+  };
+  std::vector<Wanted> wanted;
+  for (const auto& [attribute, s] : stats.all()) {
+    if (s.datoms < 0 ||
+        static_cast<uint64_t>(s.datoms) < options_.build_after_rows) {
+      continue;
+    }
+    wanted.push_back({s.datoms, IndexOrder::kAevt, attribute});
+    if (s.values_tracked) {
+      wanted.push_back({s.datoms, IndexOrder::kAvet, attribute});
+    }
+  }
+  // Smallest first, so that as many fit as can; the rest in a fixed order
+  // (the statistics are a hash map).
+  std::sort(wanted.begin(), wanted.end(), [](const Wanted& a, const Wanted& b) {
+    if (a.datoms != b.datoms) return a.datoms < b.datoms;
+    if (a.order != b.order) return a.order == IndexOrder::kAvet;
+    return a.attribute < b.attribute;
+  });
+  absl::MutexLock lock(&mu_);
+  for (const Wanted& w : wanted) {
+    QueueLocked(slots_[SlotKey(w.order, w.attribute)], JobKind::kBuild, w.order,
+                w.attribute, /*import=*/true);
+  }
+}
+
+void ColumnCache::WaitImportBuilds() {
+  absl::MutexLock lock(&mu_);
+  while (import_builds_ > 0 && !stopping_) idle_cv_.Wait(&mu_);
 }
 
 bool ColumnCache::FoldDueLocked(const AttributeColumn& column) const {
@@ -150,6 +252,7 @@ void ColumnCache::DropLocked(Slot& slot) {
   slot.versions.clear();
   slot.scanned = 0;
   slot.verifying = false;
+  slot.check_failed = false;
   ++slot.generation;
 }
 
@@ -195,7 +298,7 @@ bool ColumnCache::BeginBuild(Job* job) {
   absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job->order, job->attribute)];
   if (stopping_ || !slot.versions.empty() || slot.too_big) {
-    EndJobLocked(slot);
+    EndLocked(slot, *job);
     return false;
   }
   job->generation = slot.generation;
@@ -223,7 +326,7 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
   if (too_big) slot.too_big = true;
   if (base == nullptr || stale || stopping_) {
     if (base == nullptr) slot.scanned = 0;
-    EndJobLocked(slot);
+    EndLocked(slot, job);
     return false;
   }
   auto column = std::make_shared<AttributeColumn>();
@@ -241,7 +344,12 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
   column->base = std::move(base);
   if (column->charge() > max_column_bytes()) {
     slot.too_big = true;
-    EndJobLocked(slot);
+    EndLocked(slot, job);
+    return false;
+  }
+  // A column no query asked for takes only room that is free.
+  if (job.import && bytes_ + column->charge() > options_.capacity_bytes) {
+    EndLocked(slot, job);
     return false;
   }
   const bool fold = FoldDueLocked(*column);
@@ -249,7 +357,7 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
   slot.scanned = 0;
   slot.used = ++tick_;
   ++builds_;
-  EndJobLocked(slot);
+  EndLocked(slot, job);
   if (fold) QueueLocked(slot, JobKind::kFold, job.order, job.attribute);
   EvictLocked();
   return !slot.versions.empty();
@@ -306,6 +414,7 @@ void ColumnCache::Stop() {
     slots_[SlotKey(job.order, job.attribute)].queued = false;
   }
   jobs_.clear();
+  import_builds_ = 0;
   jobs_cv_.SignalAll();
   idle_cv_.SignalAll();
 }
@@ -337,11 +446,18 @@ void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,
 std::shared_ptr<const KeyRun> ColumnCache::BeginVerify(const Job& job,
                                                        uint32_t* checksum) {
   absl::MutexLock lock(&mu_);
-  Slot& slot = slots_[SlotKey(job.order, job.attribute)];
+  const uint64_t key = SlotKey(job.order, job.attribute);
+  // A reader checking it: its answer comes first, then this job's. (The
+  // map may rehash while the lock is released: the slot is found again.)
+  while (slots_[key].checking && slots_[key].verifying && !stopping_) {
+    idle_cv_.Wait(&mu_);
+  }
+  Slot& slot = slots_[key];
   if (stopping_ || !slot.verifying || slot.generation != job.generation) {
     EndJobLocked(slot);
     return nullptr;
   }
+  slot.checking = true;
   *checksum = slot.image_checksum;
   // No fold runs while the slot verifies, so every version shares the
   // image's base.
@@ -351,11 +467,13 @@ std::shared_ptr<const KeyRun> ColumnCache::BeginVerify(const Job& job,
 void ColumnCache::FinishVerify(const Job& job, bool intact) {
   absl::MutexLock lock(&mu_);
   Slot& slot = slots_[SlotKey(job.order, job.attribute)];
+  slot.checking = false;
   if (!slot.verifying || slot.generation != job.generation) {
     EndJobLocked(slot);
     return;
   }
   slot.verifying = false;
+  slot.check_failed = false;
   if (!intact) {
     DropLocked(slot);
     slot.image_as_of = 0;

@@ -463,6 +463,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
 void Store::Close() {
   if (transactor_) transactor_->Stop();
   if (core_ && core_->column_worker) {
+    // The columns an import queued are for the next opening's first
+    // queries: they are finished (and imaged) rather than dropped.
+    core_->column_cache->WaitImportBuilds();
     core_->column_worker->Stop();
     if (options_.column_images) internal::ColumnWorker::SaveImages(core_.get());
   }

@@ -158,7 +158,11 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
              {core_->entity_cache.get(), core_->value_cache.get()}) {
           if (cache != nullptr) cache->InvalidateAll(floor);
         }
-        if (core_->column_cache) core_->column_cache->TouchAll(floor);
+        if (core_->column_cache) {
+          core_->column_cache->TouchAll(floor);
+          // Columns of the imported data, built before queries ask.
+          if (report.ok()) core_->column_cache->QueueImportBuilds(*stats_);
+        }
         done.set_value(std::move(report));
       };
       queue_.push_back(std::move(job));

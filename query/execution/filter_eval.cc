@@ -77,7 +77,7 @@ bool FilterEval::Missing(const Pred& p, const storage::Value* row) {
   return true;
 }
 
-bool FilterEval::Pass(const storage::Value* row) {
+bool FilterEval::PassAll(const storage::Value* row) {
   for (const Pred& p : preds_) {
     if (p.kind == planner::PredicateSpec::Kind::kMissing) {
       if (!Missing(p, row)) return false;

@@ -27,10 +27,14 @@ class FilterEval {
 
   // True if `row` passes every predicate. A storage error makes it false
   // and sets status().
-  bool Pass(const storage::Value* row);
+  // (Inline for the common case of no predicates: scans call it per row.)
+  bool Pass(const storage::Value* row) {
+    return preds_.empty() || PassAll(row);
+  }
   const absl::Status& status() const { return status_; }
 
  private:
+  bool PassAll(const storage::Value* row);
   struct Pred {
     planner::PredicateSpec::Kind kind;
     bool (*fn)(std::span<const storage::Value>) = nullptr;

@@ -74,6 +74,14 @@ class ResultEmitter {
   // By column: a plain value (not a pull, tuple or aggregate), converted
   // without Convert's checks and status.
   std::vector<bool> plain_;
+  // Every column plain, with no :keys, :order, :offset or limit: AddRow
+  // converts a row's values straight into the pending batch (PlainRow).
+  bool all_plain_ = false;
+  std::vector<int32_t> find_slots_;  // by column: its slot in a :where row
+  size_t batch_rows_ = 1;
+  // AddRow's path when all_plain_: a large result (since() answers
+  // thousands of rows) spends most of its time here.
+  [[nodiscard]] absl::Status PlainRow(const storage::Value* row);
   std::vector<Row> pending_;
   size_t pending_bytes_ = 0;  // texts of pending_'s plain values
   std::vector<const storage::Value*> columns_;  // scratch for Output

@@ -46,6 +46,11 @@ struct ColumnImage {
 // image of the run carries it.
 uint32_t ColumnImageChecksum(const KeyRun& keys);
 
+// CRC32C (Castagnoli) of `n` bytes continuing `crc` (0 to start):
+// Crc32cExtend(Crc32cExtend(0, a), b) is the CRC32C of a then b. With
+// the CPU's crc32 instruction where it has one.
+uint32_t Crc32cExtend(uint32_t crc, const char* data, size_t n);
+
 // The image file of (order, attribute) in the store at `store_path`.
 std::string ColumnImagePath(const std::string& store_path, IndexOrder order,
                             EntityId attribute);
