@@ -48,6 +48,9 @@ class ServerImpl {
 
   ServerConfig config;
   Metrics metrics;
+  // A cluster node's role (--cluster), before the registry: its stores'
+  // write gate reads it.
+  std::unique_ptr<cluster::NodeRole> role;
   std::unique_ptr<DatabaseRegistry> registry;
   std::unique_ptr<ReaderPool> readers;
   std::unique_ptr<query::QueryEngine> engine;
@@ -57,9 +60,8 @@ class ServerImpl {
   std::unique_ptr<ReplicationService> replication_service;
   // Set on a read replica (--replica-of).
   std::unique_ptr<Replica> replica;
-  // Set on a cluster node (--cluster): its role, what its role changes
-  // do, and the election.
-  std::unique_ptr<cluster::NodeRole> role;
+  // Set on a cluster node (--cluster): what its role changes do, and the
+  // election.
   std::unique_ptr<cluster::ClusterMember> member;
   std::unique_ptr<cluster::ClusterNode> cluster_node;
   std::unique_ptr<GrpcListener> listener;
@@ -176,8 +178,16 @@ absl::Status ServerImpl::Start() {
     if (!endpoints.ok()) return endpoints.status();
     etcd_endpoints = *std::move(endpoints);
   }
-  // A cluster node starts as a replica: it writes only once elected.
+  // A cluster node starts as a replica: it writes only once elected, and
+  // each commit passes its lease deadline again on the transactor (a
+  // transaction admitted in time but queued past it is refused).
   db_options.replica = is_replica || is_cluster;
+  if (is_cluster) {
+    role = std::make_unique<cluster::NodeRole>(config.cluster);
+    db_options.store.write_gate = [r = role.get()] {
+      return r->CheckWritable("the commit");
+    };
+  }
   registry = std::make_unique<DatabaseRegistry>(config.data_dir, db_options);
   // Backups go under --backup-dir: made here, so that the first Backup
   // does not fail on a directory nobody created (and a bad path fails at
@@ -207,10 +217,7 @@ absl::Status ServerImpl::Start() {
   basis_waiters = std::make_unique<BasisWaiters>(
       *readers, std::chrono::milliseconds(config.max_basis_wait_ms));
   sc->basis_waiters = basis_waiters.get();
-  if (is_cluster) {
-    role = std::make_unique<cluster::NodeRole>(config.cluster);
-    sc->role = role.get();
-  }
+  sc->role = role.get();
   service = std::make_unique<MentatService>(*sc);
   replication_service = std::make_unique<ReplicationService>(*sc);
 

@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -292,6 +294,41 @@ TEST_CASE(
   auto r =
       MustTransact(**replica, {Add(E("c"), "user/name", Value::String("c"))});
   CHECK((r.tempids.at("c") & kCounterMask) >= 5000);
+}
+
+TEST_CASE("the write gate refuses transactions, not replicated entries") {
+  TempDir pdir, rdir;
+  auto primary = Store::Open(pdir.path());
+  REQUIRE(primary.ok());
+  std::filesystem::create_directories(rdir.path());
+  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
+  REQUIRE(cp.ok());
+  MustTransact(**primary, Attr("user/name", "db.type/string"));
+  const auto entries = LogAfter(**primary, cp->basis_tx);
+  REQUIRE(entries.size() == 1);
+
+  auto open = std::make_shared<std::atomic<bool>>(false);
+  StoreOptions options;
+  options.write_gate = [open]() -> absl::Status {
+    if (open->load()) return absl::OkStatus();
+    return absl::UnavailableError("the lease deadline passed");
+  };
+  auto store = Store::Open(rdir.path() + "/db", options);
+  REQUIRE(store.ok());
+  (*store)->SetRole(StoreRole::kReplica);
+  REQUIRE((*store)->ApplyReplicated(entries[0]).get().ok());
+  REQUIRE((*store)->Promote(3).ok());
+  auto refused =
+      (*store)
+          ->Transact(Tx({Add(E("a"), "user/name", Value::String("a"))}))
+          .get();
+  CHECK(refused.status().code() == absl::StatusCode::kUnavailable);
+  CHECK(refused.status().message() == "the lease deadline passed");
+  const EntityId basis = (*store)->Latest()->basis_tx();
+  CHECK(basis == entries[0].tx);
+  open->store(true);
+  MustTransact(**store, {Add(E("a"), "user/name", Value::String("a"))});
+  CHECK((*store)->Latest()->basis_tx() > basis);
 }
 
 TEST_CASE("a promoted replica writes its entries in the term it won") {

@@ -353,7 +353,15 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   std::vector<absl::StatusOr<TxReport>> results;
   results.reserve(group->size());
   bool any_committed = false;
+  // Asked once per group, microseconds before its write: a cluster
+  // primary whose lease deadline passed while the group waited refuses it.
+  absl::Status gate;
+  if (core_->options.write_gate) gate = core_->options.write_gate();
   for (Pending& p : *group) {
+    if (!p.replicated && !gate.ok()) {
+      results.push_back(gate);
+      continue;
+    }
     internal::TxState tx_state = state_;
     internal::StatsDelta delta;
     batch.SetSavePoint();

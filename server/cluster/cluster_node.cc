@@ -353,6 +353,10 @@ void ClusterNode::Campaign() {
   }
   if (!won->created) return;  // another node was faster: the next poll
   const int64_t term = won->kv.create_revision;
+  // The role first: the stores' write gate reads it, and promotion may
+  // write (a new cluster's first primary creates "default"). Calls that
+  // arrive before a store is promoted are refused by the store itself.
+  role_->SetPrimary(term, options_.advertise, sent + Ttl() / 2);
   absl::Status s = actions_->BecomePrimary(term);
   if (!s.ok()) {
     spdlog::error(
@@ -370,7 +374,6 @@ void ClusterNode::Campaign() {
   following_.clear();
   following_term_ = 0;
   elections_won_.fetch_add(1, std::memory_order_relaxed);
-  role_->SetPrimary(term, options_.advertise, sent + Ttl() / 2);
   PublishSelf(lease);
   spdlog::info("cluster {}: node {} at {} is primary in term {}",
                options_.cluster, options_.node_id, options_.advertise, term);

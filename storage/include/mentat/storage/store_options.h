@@ -3,8 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+
+#include "absl/status/status.h"
 
 namespace rocksdb {
 class Env;
@@ -97,6 +100,14 @@ struct StoreOptions {
   // owned, and it must outlive the store. Tests pass one that injects I/O
   // faults. Default: nullptr, RocksDB's default environment.
   rocksdb::Env* env = nullptr;
+  // Asked on the transactor thread as it applies each group of
+  // transactions, before the write (replicated entries are not asked): a
+  // transaction is refused with its status when it is not OK. A cluster's
+  // primary (docs/replication.md, phase 2) passes its lease deadline here, so
+  // that a transaction admitted before the deadline but queued past it
+  // (or held by a stopped process) does not commit in a term that may
+  // have ended. Called often: keep it cheap. Default: empty, never asked.
+  std::function<absl::Status()> write_gate;
 };
 
 }  // namespace mentat::storage
