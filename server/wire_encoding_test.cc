@@ -91,8 +91,9 @@ TEST_CASE("wire encoding: whole QueryResponse messages") {
   }
   CHECK(got == expected.SerializeAsString());
 
-  // Emptied; the next message has neither columns nor rows, and a
-  // relation's kind and a zero basis are left out as protobuf leaves them.
+  // Emptied; the next message has neither columns nor rows, and a zero
+  // basis is left out as protobuf leaves it (a relation's kind is 1, not
+  // the enum's zero, so it is written).
   CHECK(enc.rows() == 0);
   enc.set_find_kind(pb::FIND_RELATION);
   enc.AddRow(row2);
@@ -104,6 +105,7 @@ TEST_CASE("wire encoding: whole QueryResponse messages") {
     got.append(reinterpret_cast<const char*>(s.begin()), s.size());
   }
   pb::QueryResponse second;
+  second.set_find_kind(pb::FIND_RELATION);
   pb::Row* r = second.add_rows();
   for (const EdnValue& v : row2) EdnToProto(v, r->add_values());
   CHECK(got == second.SerializeAsString());

@@ -489,19 +489,19 @@ TEST_CASE("a bulk import builds its big attributes' columns before any read") {
   // Built by the import alone: no reader asked.
   CHECK(columns->column_cache_counters().entries == 3);
   CHECK(columns->column_cache_counters().misses == 3);
-  const Schema& schema = columns->Latest()->schema();
-  const EntityId one = schema.FindAttribute("c/one")->id;
-  for (const char* name : {"c/one", "c/name", "c/many"}) {
-    const EntityId attr = schema.FindAttribute(name)->id;
-    CHECK(ScanLatest(*columns, attr, 0) == ScanLatest(*plain, attr, 0));
-  }
-  // Their images are on disk: a reopened store has them at once.
+  // Their images are on disk: a reopened store has them at once. (Read
+  // only after the reopen: a read of c/many before it could earn that
+  // attribute a column of its own, built and imaged at close.)
   columns.reset();
   StoreOptions no_builds = options;
   no_builds.column_build_after_rows = uint64_t{1} << 40;
   columns = *Store::Open(column_dir.path(), no_builds);
   CHECK(columns->column_cache_counters().entries == 3);
-  CHECK(ScanLatest(*columns, one, 0) == ScanLatest(*plain, one, 0));
+  const Schema& schema = columns->Latest()->schema();
+  for (const char* name : {"c/one", "c/name", "c/many"}) {
+    const EntityId attr = schema.FindAttribute(name)->id;
+    CHECK(ScanLatest(*columns, attr, 0) == ScanLatest(*plain, attr, 0));
+  }
   CHECK(columns->column_cache_counters().hits > 0);
 }
 
