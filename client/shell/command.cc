@@ -32,7 +32,9 @@ const std::vector<CommandSpec>& AllCommands() {
           {"expanded", "on|off",
            "show table rows as records, a line per column (\\x)"},
           {"output", "[FILE]", "write results to FILE (none: stdout)"},
-          {"import", "FILE", "load EDN transactions or NDJSON entities"},
+          {"import", "FILE [--map COL=:ns/attr]... [--batch N] [--skip N]",
+           "load EDN transactions, NDJSON entities or CSV rows (Ctrl-C "
+           "stops cleanly)"},
           {"export", "FILE", "write the database as EDN transactions"},
           {"dbs", "", "list databases"},
           {"use", "DB", "switch to database DB"},
