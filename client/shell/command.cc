@@ -32,9 +32,9 @@ const std::vector<CommandSpec>& AllCommands() {
           {"expanded", "on|off",
            "show table rows as records, a line per column (\\x)"},
           {"output", "[FILE]", "write results to FILE (none: stdout)"},
-          {"import", "FILE [--map COL=:ns/attr]... [--batch N] [--skip N]",
-           "load EDN transactions, NDJSON entities or CSV rows (Ctrl-C "
-           "stops cleanly)"},
+          {"import", "FILE [OPTIONS]",
+           "load EDN transactions, NDJSON entities or CSV rows (--map "
+           "COL=:ns/attr, --batch N, --skip N; Ctrl-C stops cleanly)"},
           {"export", "FILE", "write the database as EDN transactions"},
           {"dbs", "", "list databases"},
           {"use", "DB", "switch to database DB"},
