@@ -6,6 +6,8 @@
 #include <set>
 
 #include "mentat/base/closest_name.h"
+#include "mentat/edn/edn_printer.h"
+#include "mentat/edn/edn_value.h"
 
 namespace mentat::cli {
 namespace {
@@ -23,30 +25,9 @@ std::string WithoutColon(std::string_view s) {
   return t;
 }
 
+// The EDN printer's string escapes (every control character included).
 void AppendEdnString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
-  out->push_back('"');
+  edn::PrintEdnTo(edn::EdnValue::String(std::string(s)), out);
 }
 
 bool IsInteger(std::string_view s) {
