@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "internal/coding.h"
+#include "internal/import_compaction.h"
 #include "internal/rocks_status.h"
 #include "internal/sst_run.h"
 #include "mentat/base/str_cat.h"
@@ -324,7 +325,8 @@ absl::Status ImportBatch::WriteCfFiles(
     Frozen* chunk, Cf cf, std::vector<rocksdb::IngestExternalFileArg>* args) {
   const int c = static_cast<int>(cf);
   SstRun run(core_, cf, StrCat(chunk->dir, "/", CfName(cf)),
-             cf == Cf::kEavt || cf == Cf::kEavtHist);
+             cf == Cf::kEavt || cf == Cf::kEavtHist,
+             /*compress=*/!ChunksOverlap(cf));
   absl::Status s;
   if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
     const IndexOrder order = static_cast<IndexOrder>(c);
@@ -406,6 +408,7 @@ absl::Status ImportBatch::WriteAndIngest(Frozen* chunk, int threads) {
   std::vector<rocksdb::IngestExternalFileArg> args;
   for (int c = 0; c < kFamilies; ++c) {
     if (!statuses[c].ok()) return statuses[c];
+    chunk->has_files[c] = !per_cf[c].empty();
     for (auto& arg : per_cf[c]) args.push_back(std::move(arg));
   }
   // One call for every family: the ingestion is atomic across them.
@@ -455,6 +458,9 @@ absl::Status ImportBatch::FinishIngest() {
   frozen_->worker.join();
   absl::Status s = frozen_->status;
   if (s.ok()) {
+    for (size_t c = 0; c < ingested_.size(); ++c) {
+      ingested_[c] = ingested_[c] || frozen_->has_files[c];
+    }
     for (uint64_t hash : frozen_->filter_adds) groups_.Add(hash);
     for (const ImportedGroups::ChangeAt& change : frozen_->summary_changes) {
       groups_.Apply(change);
@@ -468,6 +474,16 @@ absl::Status ImportBatch::FinishIngest() {
   std::filesystem::remove_all(frozen_->dir, ec);
   frozen_.reset();
   return s;
+}
+
+std::vector<Cf> ImportBatch::OverlappingFamiliesIngested() const {
+  std::vector<Cf> families;
+  for (int c = 0; c < static_cast<int>(Cf::kCount); ++c) {
+    if (ingested_[c] && ChunksOverlap(static_cast<Cf>(c))) {
+      families.push_back(static_cast<Cf>(c));
+    }
+  }
+  return families;
 }
 
 }  // namespace mentat::storage::internal

@@ -237,6 +237,86 @@ TEST_CASE("an import of fresh entities puts entity and log files below L0") {
   CHECK(avet_l0 != "0");
 }
 
+TEST_CASE("an import leaves no family crowding L0 and takes writes at once") {
+  // Every chunk's AEVT, AVET and VAET files overlap the chunks' before
+  // them and reach L0; left there, many chunks stopped writes after a long
+  // import (issue 20). The import merges them into the last level before
+  // it answers, with the same data as an import in one chunk.
+  TempDir chunked_dir, whole_dir;
+  // A write after the import, the same in both stores.
+  auto Write = [] {
+    return TxRequest{{Add(E("z"), "u/email", Value::String("z@x")),
+                      Add(EntityRef::TxTempId(), "db/txInstant",
+                          Value::Instant(kStart + int64_t{5000} * 1000000))}};
+  };
+  auto chunked = *Store::Open(chunked_dir.path());
+  // The schema, then 40 small transactions of issues, a chunk each: more
+  // chunks than levels, and more than the L0 files that slow writes down.
+  std::vector<TxRequest> txs = {Transactions().front()};
+  int64_t instant = kStart;
+  for (int t = 0; t < 40; ++t) {
+    std::vector<TxOp> ops;
+    for (int i = t * 10; i < t * 10 + 10; ++i) {
+      const std::string e = "i" + std::to_string(i);
+      ops.push_back(Add(E(e.c_str()), "i/title",
+                        Value::String("Issue " + std::to_string(i))));
+      ops.push_back(Add(E(e.c_str()), "i/state",
+                        Value::Keyword(i % 3 ? "s/open" : "s/closed")));
+      ops.push_back(Add(E(e.c_str()), "i/label", Value::Long(i % 7)));
+    }
+    ops.push_back(Add(EntityRef::TxTempId(), "db/txInstant",
+                      Value::Instant(instant += 1000000)));
+    txs.push_back(TxRequest{std::move(ops)});
+  }
+  ImportOptions options;
+  options.chunk_keys = 50;
+  VectorSource source(txs);
+  auto report = chunked->Import(&source, options);
+  REQUIRE_MESSAGE(report.ok(), report.status().ToString());
+  REQUIRE(report->chunks > 20);
+
+  const internal::StoreCore& core = chunked->Latest()->core();
+  auto int_property = [&](internal::Cf cf, const std::string& name) {
+    uint64_t v = 0;
+    REQUIRE(core.db->GetIntProperty(core.cf(cf), name, &v));
+    return v;
+  };
+  for (int c = 0; c < static_cast<int>(internal::Cf::kCount); ++c) {
+    const auto cf = static_cast<internal::Cf>(c);
+    const std::string name = internal::CfName(cf);
+    CAPTURE(name);
+    std::string files;
+    REQUIRE(core.db->GetProperty(core.cf(cf), "rocksdb.num-files-at-level0",
+                                 &files));
+    const uint64_t l0 = std::stoull(files);
+    const auto slowdown = static_cast<uint64_t>(
+        core.db->GetOptions(core.cf(cf)).level0_slowdown_writes_trigger);
+    CHECK(l0 < slowdown);
+    if (cf == internal::Cf::kAevt || cf == internal::Cf::kAvet ||
+        cf == internal::Cf::kVaet) {
+      CHECK(l0 == 0);
+    }
+  }
+  // Compactions are back on, and a write commits without a stall or a
+  // slowdown.
+  CHECK_FALSE(core.db->GetOptions(core.cf(internal::Cf::kAvet))
+                  .disable_auto_compactions);
+  auto after = chunked->Transact(Write()).get();
+  REQUIRE_MESSAGE(after.ok(), after.status().ToString());
+  CHECK(int_property(internal::Cf::kAevt, "rocksdb.is-write-stopped") == 0);
+  CHECK(int_property(internal::Cf::kAevt,
+                     "rocksdb.actual-delayed-write-rate") == 0);
+
+  // The same keys as an import in one chunk.
+  auto whole = *Store::Open(whole_dir.path());
+  VectorSource again(txs);
+  auto one = whole->Import(&again, ImportOptions());
+  REQUIRE_MESSAGE(one.ok(), one.status().ToString());
+  REQUIRE(one->chunks == 1);
+  REQUIRE(whole->Transact(Write()).get().ok());
+  CHECK(Dump(*chunked) == Dump(*whole));
+}
+
 TEST_CASE("readers of what an import published fill the entity cache") {
   TempDir dir;
   auto store = *Store::Open(dir.path());

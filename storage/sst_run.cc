@@ -10,11 +10,12 @@
 namespace mentat::storage::internal {
 
 SstRun::SstRun(const StoreCore* core, Cf cf, std::string path,
-               bool split_by_partition)
+               bool split_by_partition, bool compress)
     : core_(core),
       cf_(cf),
       path_(std::move(path)),
-      split_(split_by_partition) {}
+      split_(split_by_partition),
+      compress_(compress) {}
 
 absl::Status SstRun::Add(std::string_view key, std::string_view value,
                          bool deleted) {
@@ -30,6 +31,11 @@ absl::Status SstRun::Add(std::string_view key, std::string_view value,
   if (!writer_) {
     rocksdb::Options options(core_->db->GetDBOptions(),
                              core_->db->GetOptions(core_->cf(cf_)));
+    if (!compress_) {
+      // SstFileWriter takes the bottommost compression when one is set.
+      options.compression = rocksdb::kNoCompression;
+      options.bottommost_compression = rocksdb::kNoCompression;
+    }
     writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(),
                                                        options, core_->cf(cf_));
     files_.push_back(StrCat(path_, "-", files_.size(), ".sst"));

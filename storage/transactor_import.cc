@@ -2,10 +2,13 @@
 // ImportBatch, which collects writes for SST ingestion instead of a
 // WriteBatch.
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "internal/coding.h"
 #include "internal/import_batch.h"
+#include "internal/import_compaction.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/transactor.h"
@@ -16,44 +19,6 @@ namespace mentat::storage {
 
 using internal::Cf;
 using internal::Fixed64BE;
-
-namespace {
-
-// Pauses automatic compactions of the data families while it lives. The
-// chunks of AEVT, AVET and VAET overlap each other (every chunk holds every
-// attribute) and land in L0; compacting them chunk by chunk would rewrite
-// the growing lower level once per chunk. Once the import ends, RocksDB
-// compacts the L0 files in one pass, in the background. (Ingestion does
-// not stall on L0 files while compactions are off.)
-class CompactionPause {
- public:
-  explicit CompactionPause(const internal::StoreCore* core) : core_(core) {
-    for (int c = 0; c < static_cast<int>(Cf::kCount); ++c) {
-      rocksdb::ColumnFamilyHandle* cf = core_->cf(static_cast<Cf>(c));
-      if (static_cast<Cf>(c) == Cf::kMeta ||
-          core_->db->GetOptions(cf).disable_auto_compactions) {
-        continue;
-      }
-      if (core_->db->SetOptions(cf, {{"disable_auto_compactions", "true"}})
-              .ok()) {
-        paused_.push_back(cf);
-      }
-    }
-  }
-  ~CompactionPause() {
-    for (rocksdb::ColumnFamilyHandle* cf : paused_) {
-      // Best effort: a store reopened later starts with them on anyway.
-      core_->db->SetOptions(cf, {{"disable_auto_compactions", "false"}})
-          .PermitUncheckedError();
-    }
-  }
-
- private:
-  const internal::StoreCore* core_;
-  std::vector<rocksdb::ColumnFamilyHandle*> paused_;
-};
-
-}  // namespace
 
 absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     ImportSource* source, const ImportOptions& options) {
@@ -68,7 +33,7 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
   internal::StatsDirty dirty;
   internal::ImportBatch batch(core_.get(), options.filter_bytes,
                               options.summary_groups);
-  CompactionPause pause(core_.get());
+  internal::CompactionPause pause(core_.get());
   internal::TxState chunk_start = state_;
   ImportReport report;
   const std::string tmp_dir = core_->path + "/import-tmp";
@@ -141,6 +106,28 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     return last ? finish() : absl::OkStatus();
   };
 
+  // Merges what the ingested chunks left overlapping (or crowding L0)
+  // into the last level, before the import answers and while compactions
+  // are still paused: every family then takes writes at once. Its time is
+  // the import's. After a failure too (the chunks before it are in), but
+  // then the failure is what the import reports.
+  auto settle = [&]() -> absl::Status {
+    std::vector<Cf> families = batch.OverlappingFamiliesIngested();
+    for (Cf cf : internal::FamiliesCrowdedInL0(core_.get())) {
+      if (std::find(families.begin(), families.end(), cf) == families.end()) {
+        families.push_back(cf);
+      }
+    }
+    absl::Status s =
+        internal::CompactImportedFamilies(core_.get(), families, 2);
+    if (s.ok()) return s;
+    return absl::Status(s.code(),
+                        StrCat("the import's ", report.transactions,
+                               " transactions are committed, but merging their "
+                               "files failed: ",
+                               s.message()));
+  };
+
   absl::Status error;
   TxRequest request;
   for (;;) {
@@ -180,6 +167,7 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
       absl::Status s = flush(/*last=*/false);
       if (!s.ok()) {
         state_ = chunk_start;
+        settle().IgnoreError();
         return s;
       }
     }
@@ -187,9 +175,12 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
   absl::Status s = flush(/*last=*/true);
   if (!s.ok()) {
     state_ = chunk_start;
+    settle().IgnoreError();
     return s;
   }
+  s = settle();
   if (!error.ok()) return error;
+  if (!s.ok()) return s;
   return report;
 }
 

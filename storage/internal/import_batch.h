@@ -84,6 +84,12 @@ class ImportBatch final : public TxBatch {
   // status; from then on reads see it in the DB. Errors as StartIngest's.
   [[nodiscard]] absl::Status FinishIngest();
 
+  // The families whose chunk files overlap (ChunksOverlap) and that
+  // received files from the chunks ingested so far. Their files are
+  // written uncompressed: the import merges them at its end
+  // (CompactImportedFamilies), which compresses them.
+  std::vector<Cf> OverlappingFamiliesIngested() const;
+
  private:
   // A write to a family that is not read back.
   struct RunEntry {
@@ -105,6 +111,8 @@ class ImportBatch final : public TxBatch {
     std::vector<uint64_t> filter_adds;
     std::vector<ImportedGroups::ChangeAt> summary_changes;
     absl::Status status;
+    // The families the chunk has files for (set by the worker).
+    std::array<bool, static_cast<int>(Cf::kCount)> has_files{};
     std::thread worker;
   };
   // Sorts and writes the chunk's keys of `cf` as SST files; adds what
@@ -143,6 +151,8 @@ class ImportBatch final : public TxBatch {
   std::vector<Marks> save_points_;
   ImportedGroups groups_;
   std::unique_ptr<Frozen> frozen_;
+  // The families ingested chunks had files for.
+  std::array<bool, static_cast<int>(Cf::kCount)> ingested_{};
   // Node-based: a scan keeps a pointer to its range while fn may scan.
   absl::node_hash_map<std::string, CachedRange> db_cache_;
   // Iterators over the DB, shared by the scans of a chunk (the DB changes

@@ -27,7 +27,7 @@ class SstRun {
  public:
   // Files are named `path`-N.sst.
   SstRun(const StoreCore* core, Cf cf, std::string path,
-         bool split_by_partition);
+         bool split_by_partition, bool compress = true);
 
   // Adds `key` with `value`, or a delete of it.
   [[nodiscard]] absl::Status Add(std::string_view key, std::string_view value,
@@ -45,6 +45,7 @@ class SstRun {
   Cf cf_;
   std::string path_;
   bool split_;
+  bool compress_;
   int partition_ = -1;
   std::vector<std::string> files_;
   std::unique_ptr<rocksdb::SstFileWriter> writer_;
