@@ -58,15 +58,21 @@ struct Ledger {
   std::vector<std::string> unacked;
 };
 
-std::string RoleOf(Node& n) {
+// "primary" when n takes a probe write (answered OK, or DEADLINE_EXCEEDED
+// committed on it only); "" otherwise (a replica refuses, a candidate is
+// unavailable, a dead node does not answer).
+std::string RoleOf(Node& n, int timeout_ms) {
   if (n.pid <= 0 || n.stub == nullptr) return "";
-  v1::StatsRequest req;
-  v1::StatsResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(1000));
-  if (!n.stub->Stats(&ctx, req, &resp).ok()) return "";
-  return resp.replication().role();
+  static std::atomic<int> probes{0};
+  grpc::Status s = Write(n, StrCat("[{:chaos/id \"probe-", probes++, "\"}]"),
+                         timeout_ms, nullptr);
+  if (s.ok()) return "primary";
+  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+      s.error_message().find("committed on this primary") !=
+          std::string::npos) {
+    return "primary";
+  }
+  return "";
 }
 
 // The :chaos/id values at n (a read at its latest basis); false if the
@@ -183,7 +189,8 @@ int Run(const Options& o) {
     for (auto until = Clock::now() + std::chrono::seconds(60);
          primary < 0 && Clock::now() < until;) {
       for (int i = 0; i < 3 && primary < 0; ++i) {
-        if (RoleOf(nodes[i]) == "primary") primary = i;
+        if (RoleOf(nodes[i], o.semi_sync_timeout_ms + 2000) == "primary")
+          primary = i;
       }
     }
     if (primary < 0) {
@@ -216,7 +223,9 @@ int Run(const Options& o) {
     for (auto until = Clock::now() + std::chrono::seconds(60);
          next < 0 && Clock::now() < until;) {
       for (int i = 0; i < 3 && next < 0; ++i) {
-        if (i != primary && RoleOf(nodes[i]) == "primary") next = i;
+        if (i != primary &&
+            RoleOf(nodes[i], o.semi_sync_timeout_ms + 2000) == "primary")
+          next = i;
       }
     }
     std::set<std::string> present;
