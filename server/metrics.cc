@@ -225,6 +225,10 @@ std::string Metrics::RenderPrometheus(
       {"mentat_transactor_queue_depth", "gauge",
        "Transactions waiting for the transactor.",
        &DatabaseFigures::queue_depth},
+      {"mentat_clog_flushes_total", "counter",
+       "Memtable flushes asked for because commits stepped over more than "
+       "256 deleted keys of one busy entity or value.",
+       &DatabaseFigures::clog_flushes},
       {"mentat_block_cache_hits_total", "counter", "RocksDB block cache hits.",
        &DatabaseFigures::block_cache_hits},
       {"mentat_block_cache_misses_total", "counter",

@@ -48,6 +48,7 @@ struct DatabaseFigures {
   uint64_t groups = 0;
   uint64_t largest_group = 0;
   uint64_t queue_depth = 0;
+  uint64_t clog_flushes = 0;
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
   uint64_t block_cache_usage = 0;

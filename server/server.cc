@@ -335,6 +335,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       f.groups = c.groups;
       f.largest_group = c.largest_group;
       f.queue_depth = c.queue_depth;
+      f.clog_flushes = c.clog_flushes;
       f.block_cache_hits = store.RocksDbTicker(rocksdb::BLOCK_CACHE_HIT);
       f.block_cache_misses = store.RocksDbTicker(rocksdb::BLOCK_CACHE_MISS);
       f.block_cache_usage = store.RocksDbProperty("rocksdb.block-cache-usage");

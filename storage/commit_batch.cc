@@ -98,24 +98,98 @@ absl::StatusOr<std::optional<EntityId>> CommitBatch::Get(IndexOrder order,
   return std::optional<EntityId>(static_cast<EntityId>(DecodeFixed64BE(value)));
 }
 
+rocksdb::Iterator* CommitBatch::DbIterator(IndexOrder order, bool bounded) {
+  const int o = static_cast<int>(order);
+  auto& it = bounded ? db_iterators_[o] : unbounded_iterators_[o];
+  if (!it) {
+    rocksdb::ReadOptions ro;
+    if (bounded) ro.max_skippable_internal_keys = kClogSkips;
+    it.reset(core_->db->NewIterator(ro, core_->cf(CurrentCf(order))));
+  }
+  return it.get();
+}
+
+absl::StatusOr<const CommitBatch::Rows*> CommitBatch::ClogRows(
+    IndexOrder order, std::string_view prefix) {
+  const int o = static_cast<int>(order);
+  auto found = clog_rows_[o].find(prefix);
+  if (found != clog_rows_[o].end()) return &found->second;
+  if (!clogged_prefixes_[o].contains(prefix)) return nullptr;
+  Rows rows;
+  rocksdb::Iterator* it = DbIterator(order, /*bounded=*/false);
+  const rocksdb::Slice start(prefix.data(), prefix.size());
+  for (it->Seek(start); it->Valid() && it->key().starts_with(start);
+       it->Next()) {
+    if (it->value().size() != 8 || rows.size() == kClogRowsMax) {
+      // Read by the iterator instead (which reports a bad value).
+      clogged_prefixes_[o].erase(clogged_prefixes_[o].find(prefix));
+      return nullptr;
+    }
+    rows.emplace_back(it->key().ToString(),
+                      static_cast<EntityId>(DecodeFixed64BE(std::string_view(
+                          it->value().data(), it->value().size()))));
+  }
+  if (!it->status().ok()) {
+    return absl::UnavailableError(StrCat("scanning ", IndexOrderName(order),
+                                         ": ", it->status().ToString()));
+  }
+  return &clog_rows_[o].emplace(prefix, std::move(rows)).first->second;
+}
+
 absl::Status CommitBatch::Scan(IndexOrder order, std::string_view prefix,
                                const std::function<bool(const Datom&)>& fn) {
   const int o = static_cast<int>(order);
-  auto& it = db_iterators_[o];
-  if (!it) {
-    it.reset(core_->db->NewIterator(rocksdb::ReadOptions(),
-                                    core_->cf(CurrentCf(order))));
+  // The committed side is a RocksDB iterator, or, for a prefix that
+  // clogged an earlier scan of this group, its rows read once: a group
+  // that changes one busy entity a thousand times must not step over its
+  // tombstones a thousand times (they stay until the group's write).
+  absl::StatusOr<const Rows*> rows = ClogRows(order, prefix);
+  if (!rows.ok()) return rows.status();
+  size_t row = 0;
+  rocksdb::Iterator* it = nullptr;
+  if (*rows == nullptr) it = DbIterator(order, /*bounded=*/true);
+  // A bounded step that gave up goes on, unbounded, from where it was:
+  // `from` is the key it sought, or (`past`) the key it stepped from.
+  auto go_on = [&](std::string_view from, bool past) {
+    if (it->Valid() || !it->status().IsIncomplete()) return;
+    clogged_ |= 1u << o;
+    clogged_prefixes_[o].emplace(prefix);
+    it = DbIterator(order, /*bounded=*/false);
+    it->Seek(rocksdb::Slice(from.data(), from.size()));
+    if (past && it->Valid() &&
+        it->key() == rocksdb::Slice(from.data(), from.size())) {
+      it->Next();
+    }
+  };
+  std::string stepped_from;
+  auto next = [&](std::string_view key) {
+    if (it == nullptr) {
+      ++row;
+      return;
+    }
+    stepped_from.assign(key);  // `key` is the iterator's, gone after Next
+    it->Next();
+    go_on(stepped_from, /*past=*/true);
+  };
+  if (it != nullptr) {
+    it->Seek(rocksdb::Slice(prefix.data(), prefix.size()));
+    go_on(prefix, /*past=*/false);
   }
   const auto& map = overlay_[o];
   auto ov = map.lower_bound(prefix);
-  it->Seek(rocksdb::Slice(prefix.data(), prefix.size()));
   Datom d;
   for (;;) {
     std::string_view db_key;
-    bool db_valid = it->Valid();
-    if (db_valid) {
-      db_key = std::string_view(it->key().data(), it->key().size());
-      db_valid = db_key.starts_with(prefix);
+    bool db_valid;
+    if (it == nullptr) {
+      db_valid = row < (*rows)->size();
+      if (db_valid) db_key = (**rows)[row].first;
+    } else {
+      db_valid = it->Valid();
+      if (db_valid) {
+        db_key = std::string_view(it->key().data(), it->key().size());
+        db_valid = db_key.starts_with(prefix);
+      }
     }
     const bool ov_valid =
         ov != map.end() && std::string_view(ov->first).starts_with(prefix);
@@ -124,24 +198,27 @@ absl::Status CommitBatch::Scan(IndexOrder order, std::string_view prefix,
     EntityId tx;
     if (ov_valid && (!db_valid || std::string_view(ov->first) <= db_key)) {
       // The group's write shadows the committed key.
-      if (db_valid && std::string_view(ov->first) == db_key) it->Next();
+      if (db_valid && std::string_view(ov->first) == db_key) next(db_key);
       key = ov->first;
       tx = ov->second;
       ++ov;
       if (tx == kDeleted) continue;
     } else {
-      rocksdb::Slice v = it->value();
-      if (v.size() != 8) {
-        return absl::DataLossError(
-            StrCat("bad tx under a key of ", IndexOrderName(order)));
+      if (it == nullptr) {
+        tx = (**rows)[row].second;
+      } else {
+        rocksdb::Slice v = it->value();
+        if (v.size() != 8) {
+          return absl::DataLossError(
+              StrCat("bad tx under a key of ", IndexOrderName(order)));
+        }
+        tx = static_cast<EntityId>(
+            DecodeFixed64BE(std::string_view(v.data(), 8)));
       }
-      key = db_key;
-      tx =
-          static_cast<EntityId>(DecodeFixed64BE(std::string_view(v.data(), 8)));
-      absl::Status s = DecodeKey(order, key, &d);
+      absl::Status s = DecodeKey(order, db_key, &d);
       if (!s.ok()) return s;
       // Decoded before the iterator moves: the key is its bytes.
-      it->Next();
+      next(db_key);
       d.tx = tx;
       d.added = true;
       if (!fn(d)) break;
@@ -153,7 +230,7 @@ absl::Status CommitBatch::Scan(IndexOrder order, std::string_view prefix,
     d.added = true;
     if (!fn(d)) break;
   }
-  if (!it->status().ok()) {
+  if (it != nullptr && !it->status().ok()) {
     return absl::UnavailableError(StrCat("scanning ", IndexOrderName(order),
                                          ": ", it->status().ToString()));
   }

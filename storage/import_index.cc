@@ -148,6 +148,11 @@ void ImportIndex::Link(IndexOrder order, Slot& slot, uint32_t i) {
   }
   if (!HasMaps(order)) return;
   e.next[2] = 0;
+  // A group with a map has had kPromoteAt entries since its map was made
+  // (Unlink drops the map with the entry that made it): a smaller group
+  // has none, and the lookup (a cache miss in a map of a million groups)
+  // is saved.
+  if (group_count < kPromoteAt) return;
   const std::string_view group = key.substr(0, GroupLength(order, key));
   auto promoted = slot.promoted.find(group_hash);
   if (promoted != slot.promoted.end()) {
@@ -166,9 +171,7 @@ void ImportIndex::Link(IndexOrder order, Slot& slot, uint32_t i) {
     }
     return;
   }
-  if (group_count < kPromoteAt || slot.shared_hash.contains(group_hash)) {
-    return;
-  }
+  if (slot.shared_hash.contains(group_hash)) return;
   Promoted made;
   made.at = i;
   // Newest first: the first entry of an entity is its latest.
@@ -286,8 +289,20 @@ void ImportIndex::Scan(IndexOrder order, std::string_view prefix,
   EnsureIndexed(order);
   const Slot& slot = slots_[SlotOf(order)];
   const int level = ScanLevel(order, prefix);
-  if (level == 1 && HasMaps(order)) {
-    auto promoted = slot.promoted.find(GroupHash(prefix));
+  // The chain's head first: most scans of an import name a group the
+  // chunk does not hold (a new value), and end here.
+  const bool grouped = level >= 0 || prefix.size() >= 8;
+  const int l = level >= 0 ? level : 0;
+  const uint64_t hash = l == 1 ? GroupHash(prefix) : First8(prefix);
+  const Head* head = nullptr;
+  if (grouped) {
+    auto it = slot.heads[l].find(hash);
+    if (it == slot.heads[l].end()) return;
+    head = &it->second;
+  }
+  if (level == 1 && HasMaps(order) && head->count >= kPromoteAt) {
+    // Only a group of kPromoteAt entries or more has a map (Link).
+    auto promoted = slot.promoted.find(hash);
     if (promoted != slot.promoted.end()) {
       cursor->entries_ = &slot.entries;
       cursor->map_ = &promoted->second.latest;
@@ -300,15 +315,10 @@ void ImportIndex::Scan(IndexOrder order, std::string_view prefix,
   }
   // Matches, newest first.
   absl::InlinedVector<uint32_t, 8> found;
-  if (level >= 0 || prefix.size() >= 8) {
+  if (grouped) {
     // The prefix is the chain's bytes (level 1: a whole group).
-    const int l = level >= 0 ? level : 0;
-    auto it = slot.heads[l].find(l == 1 ? GroupHash(prefix) : First8(prefix));
-    if (it != slot.heads[l].end()) {
-      for (uint32_t i = it->second.first; i != 0;
-           i = slot.entries[i - 1].next[l]) {
-        if (slot.entries[i - 1].key().starts_with(prefix)) found.push_back(i);
-      }
+    for (uint32_t i = head->first; i != 0; i = slot.entries[i - 1].next[l]) {
+      if (slot.entries[i - 1].key().starts_with(prefix)) found.push_back(i);
     }
   } else {
     for (uint32_t i = static_cast<uint32_t>(slot.entries.size()); i > 0; --i) {

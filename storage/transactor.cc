@@ -206,6 +206,7 @@ Store::TransactorCounters Transactor::counters() const {
   c.failed_transactions = failed_transactions_.load(std::memory_order_relaxed);
   c.datoms = datoms_.load(std::memory_order_relaxed);
   c.largest_group = largest_group_.load(std::memory_order_relaxed);
+  c.clog_flushes = clog_flushes_.load(std::memory_order_relaxed);
   {
     absl::MutexLock lock(&mu_);
     c.queue_depth = queue_.size();
@@ -332,6 +333,43 @@ rocksdb::Status Transactor::PinMemtable() {
   return s;
 }
 
+void Transactor::FlushClogged(uint32_t clogged) {
+  AssertOnTransactorThread("FlushClogged");
+  const auto now = std::chrono::steady_clock::now();
+  for (IndexOrder order :
+       {IndexOrder::kEavt, IndexOrder::kAvet, IndexOrder::kVaet}) {
+    const int o = static_cast<int>(order);
+    if ((clogged & (1u << o)) == 0) continue;
+    if (now - clog_flushed_at_[o] < kClogFlushInterval) continue;
+    // One flush at a time: the last one's memtable is still read until it
+    // is written out, and another would only add a file.
+    rocksdb::ColumnFamilyHandle* cf = core_->cf(internal::CurrentCf(order));
+    uint64_t unflushed = 0;
+    if (core_->db->GetIntProperty(cf, "rocksdb.num-immutable-mem-table",
+                                  &unflushed) &&
+        unflushed > 0) {
+      continue;
+    }
+    clog_flushed_at_[o] = now;
+    rocksdb::FlushOptions fo;
+    fo.wait = false;
+    fo.allow_write_stall = true;
+    const rocksdb::Status s = core_->db->Flush(fo, cf);
+    if (s.ok()) {
+      clog_flushes_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      // Not an error of any commit: the scans stay slow until the
+      // memtable fills and flushes by itself.
+      const std::string_view name = IndexOrderName(order);
+      rocksdb::Warn(core_->db->GetDBOptions().info_log.get(),
+                    "[mentat] flushing %.*s's memtable of stepped-over "
+                    "tombstones failed: %s",
+                    static_cast<int>(name.size()), name.data(),
+                    s.ToString().c_str());
+    }
+  }
+}
+
 void Transactor::CommitGroup(std::deque<Pending>* group) {
   AssertOnTransactorThread("CommitGroup");
   // A WAL write that failed outside a commit (retention's horizon) is
@@ -436,6 +474,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     UpdateColumns(results);
     Publish(std::move(stats));
   }
+  if (batch.clogged() != 0) FlushClogged(batch.clogged());
 
   uint64_t committed = 0, failed = 0, datoms = 0;
   for (const auto& r : results) {

@@ -6,10 +6,13 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/status/statusor.h"
 #include "internal/key_arena.h"
 #include "internal/store_core.h"
@@ -57,6 +60,18 @@ class CommitBatch final : public TxBatch {
   // statistics the transactor adds to it).
   rocksdb::WriteBatch* batch() { return &batch_; }
 
+  // The orders (bit 1 << order) whose scans stepped over more than
+  // kClogSkips internal keys at one step: tombstones and the Puts they
+  // delete, still side by side in the memtable (an entity whose value
+  // changed thousands of times since the last flush). Each scan there
+  // costs time in proportion; a flush, where each SingleDelete cancels
+  // its Put, ends it (Transactor::FlushClogged).
+  uint32_t clogged() const { return clogged_; }
+  static constexpr uint64_t kClogSkips = 256;
+  // A clogged prefix's committed rows are kept for the group's later scans
+  // when there are at most this many.
+  static constexpr size_t kClogRowsMax = 1024;
+
  private:
   // What a write in a save point replaced in the index, to undo it.
   struct Undo {
@@ -67,6 +82,16 @@ class CommitBatch final : public TxBatch {
   };
   // Records in the index that `key` of `order` now holds `tx`.
   void Record(IndexOrder order, std::string_view key, EntityId tx);
+  // The group's iterator over the committed DB for `order`: `bounded`
+  // ones give up (Incomplete) after kClogSkips internal keys at one step.
+  rocksdb::Iterator* DbIterator(IndexOrder order, bool bounded);
+  // The committed rows (key, tx) under `prefix` when an earlier scan of
+  // the group found it clogged, read at the first call and kept for the
+  // group (the committed DB does not change until the group's write);
+  // nullptr for any other prefix.
+  using Rows = std::vector<std::pair<std::string, EntityId>>;
+  [[nodiscard]] absl::StatusOr<const Rows*> ClogRows(IndexOrder order,
+                                                     std::string_view prefix);
 
   const StoreCore* core_;
   rocksdb::WriteBatch batch_;
@@ -81,6 +106,13 @@ class CommitBatch final : public TxBatch {
   // Iterators over the committed DB; valid for the whole group, since only
   // the transactor writes and it writes the group at the end.
   std::array<std::unique_ptr<rocksdb::Iterator>, 4> db_iterators_;
+  // The same without the bound, for scans that met a clogged range.
+  std::array<std::unique_ptr<rocksdb::Iterator>, 4> unbounded_iterators_;
+  uint32_t clogged_ = 0;
+  // (std::less<> looks std::string_view up; abseil's hash sets here take
+  // only absl::string_view.)
+  std::array<absl::btree_set<std::string, std::less<>>, 4> clogged_prefixes_;
+  std::array<absl::btree_map<std::string, Rows, std::less<>>, 4> clog_rows_;
 };
 
 }  // namespace mentat::storage::internal

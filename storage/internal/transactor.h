@@ -1,7 +1,9 @@
 #ifndef MENTAT_STORAGE_INTERNAL_TRANSACTOR_H_
 #define MENTAT_STORAGE_INTERNAL_TRANSACTOR_H_
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <thread>
@@ -102,6 +104,14 @@ class Transactor {
   // always has data to flush and switches to a new WAL (see
   // internal/background_errors.h). Cheap when nothing was sealed.
   [[nodiscard]] rocksdb::Status PinMemtable();
+  // After a group whose scans met clogged ranges (CommitBatch::clogged):
+  // asks RocksDB to flush those orders' current families, without waiting,
+  // each at most once per kClogFlushInterval and never while its last
+  // flush is still running. A flush cancels each
+  // SingleDelete with its Put, so that the next commits to a busy entity
+  // stop stepping over its history.
+  void FlushClogged(uint32_t clogged);
+  static constexpr std::chrono::milliseconds kClogFlushInterval{50};
 
   // Set when a commit failed with an I/O error: RocksDB then refuses
   // writes until DB::Resume succeeds (or the store reopens). Transactor
@@ -112,6 +122,9 @@ class Transactor {
   uint64_t pinned_at_seal_ = UINT64_MAX;
   // True while a bulk import runs (transactor thread only).
   bool importing_ = false;
+  // When FlushClogged last flushed each order's family (transactor
+  // thread only).
+  std::array<std::chrono::steady_clock::time_point, 4> clog_flushed_at_{};
 
   std::atomic<std::shared_ptr<const Db>> latest_;
 
@@ -120,6 +133,7 @@ class Transactor {
   std::atomic<uint64_t> failed_transactions_{0};
   std::atomic<uint64_t> datoms_{0};
   std::atomic<uint64_t> largest_group_{0};
+  std::atomic<uint64_t> clog_flushes_{0};
 
   // Held by Stop while it joins the thread, so that two concurrent Stop
   // calls cannot both join it. Taken before mu_, never after.

@@ -200,7 +200,9 @@ class Store {
 
   // Counters of the transactor since the store opened (for metrics and
   // benchmarks): groups committed, transactions committed and failed,
-  // datoms written, and the largest group.
+  // datoms written, the largest group, and the flushes asked for because
+  // commits stepped over many tombstones of one busy entity
+  // (Transactor::FlushClogged).
   struct TransactorCounters {
     uint64_t groups = 0;
     uint64_t transactions = 0;
@@ -208,6 +210,7 @@ class Store {
     uint64_t datoms = 0;
     uint64_t largest_group = 0;
     uint64_t queue_depth = 0;
+    uint64_t clog_flushes = 0;
   };
   TransactorCounters transactor_counters() const;
 
