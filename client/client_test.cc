@@ -356,6 +356,16 @@ TEST_CASE(
   written = client.Transact(value);
   REQUIRE_MESSAGE(written.ok(), std::string(written.status().message()));
 
+  // The replica may still be bootstrapping the database (it started
+  // before the primary served): wait until it has it.
+  for (int i = 0; i < 400; ++i) {
+    v1::StatsRequest stats;
+    stats.set_min_basis_tx(written->tx());
+    absl::StatusOr<v1::StatsResponse> r = client.StatsAt(
+        replica.address(), stats, CallOptions{std::chrono::seconds(20)});
+    if (r.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   // Reads go round the nodes; the one that is down passes them on, and
   // the replica answers once it has the write.
   for (int i = 0; i < 6; ++i) {
