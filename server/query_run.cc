@@ -88,6 +88,9 @@ class ResponseSink : public query::RowSink {
 
   absl::Status OnColumns(const std::vector<std::string>& columns) override;
   absl::Status OnRows(std::vector<query::Row>&& rows) override;
+  bool TakesValues() const override { return true; }
+  absl::Status OnValueRow(const storage::Value* const* cells,
+                          size_t width) override;
   // Sends what is pending and checks a resume that ended while skipping.
   [[nodiscard]] absl::Status Finish();
 
@@ -100,6 +103,10 @@ class ResponseSink : public query::RowSink {
  private:
   [[nodiscard]] absl::Status Flush(bool final);
   [[nodiscard]] absl::Status CheckSkipped();
+  // A row a resume passes over: its encoded bytes go into the digest.
+  [[nodiscard]] absl::Status Skipped();
+  // After a row was encoded into pending_ (`row_bytes` of it).
+  [[nodiscard]] absl::Status Added(size_t row_bytes);
 
   QueryRun* const run_;
   QueryOutput* const output_;
@@ -171,17 +178,20 @@ absl::Status ResponseSink::CheckSkipped() {
       "planned again); run the query again from the start");
 }
 
+absl::Status ResponseSink::Skipped() {
+  digest_.Add(scratch_);
+  ++sent_;
+  if (--skip_ == 0) return CheckSkipped();
+  return absl::OkStatus();
+}
+
 absl::Status ResponseSink::OnRows(std::vector<query::Row>&& rows) {
   for (query::Row& row : rows) {
     if (skip_ > 0) {
       scratch_.clear();
       QueryResponseEncoder::EncodeRow(row, &scratch_);
-      digest_.Add(scratch_);
-      ++sent_;
-      if (--skip_ == 0) {
-        absl::Status s = CheckSkipped();
-        if (!s.ok()) return s;
-      }
+      absl::Status s = Skipped();
+      if (!s.ok()) return s;
       continue;
     }
     if (limit_ > 0 && sent_ >= limit_) {
@@ -196,21 +206,41 @@ absl::Status ResponseSink::OnRows(std::vector<query::Row>&& rows) {
       if (!deep.ok()) return deep;
     }
     // Encoded straight into the message's bytes (no Value objects).
-    const size_t row_bytes = pending_.AddRow(row);
-    if (row_bytes > max_row_bytes_) {
-      return absl::ResourceExhaustedError(StrCat(
-          "row ", sent_ + 1, " of the result holds about ", row_bytes,
-          " bytes, more than the largest message the server sends (",
-          max_row_bytes_,
-          " bytes with --max-message-bytes); find fewer large values per row"));
-    }
-    ++sent_;
-    pending_bytes_ += row_bytes;
-    if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
-        pending_bytes_ >= target_bytes_) {
-      absl::Status s = Flush(/*final=*/false);
-      if (!s.ok()) return s;
-    }
+    absl::Status s = Added(pending_.AddRow(row));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResponseSink::OnValueRow(const storage::Value* const* cells,
+                                      size_t width) {
+  // The same bytes as OnRows writes for these values' EDN values
+  // (wire_encoding_test), so a resume token's digest holds across both.
+  if (skip_ > 0) {
+    scratch_.clear();
+    QueryResponseEncoder::EncodeValueRow(cells, width, &scratch_);
+    return Skipped();
+  }
+  if (limit_ > 0 && sent_ >= limit_) {
+    limit_reached_ = true;
+    return absl::CancelledError("limit reached");
+  }
+  return Added(pending_.AddValueRow(cells, width));
+}
+
+absl::Status ResponseSink::Added(size_t row_bytes) {
+  if (row_bytes > max_row_bytes_) {
+    return absl::ResourceExhaustedError(StrCat(
+        "row ", sent_ + 1, " of the result holds about ", row_bytes,
+        " bytes, more than the largest message the server sends (",
+        max_row_bytes_,
+        " bytes with --max-message-bytes); find fewer large values per row"));
+  }
+  ++sent_;
+  pending_bytes_ += row_bytes;
+  if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
+      pending_bytes_ >= target_bytes_) {
+    return Flush(/*final=*/false);
   }
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mentat/edn/edn_value.h"
+#include "mentat/storage/value.h"
 
 namespace mentat::server {
 
@@ -45,6 +46,14 @@ class QueryResponseEncoder {
   // Appends `values` encoded as a QueryResponse's rows field (a Row).
   static void EncodeRow(const std::vector<edn::EdnValue>& values,
                         std::string* out);
+
+  // The same for a row of plain storage values (`width` of them), with
+  // the bytes EncodeRow writes for the EDN values query::ValueToEdn makes
+  // of them: the engine's rows go to the wire without an EDN value per
+  // cell.
+  size_t AddValueRow(const storage::Value* const* cells, size_t width);
+  static void EncodeValueRow(const storage::Value* const* cells, size_t width,
+                             std::string* out);
 
   int rows() const { return static_cast<int>(row_ends_.size()); }
   bool empty() const { return rows() == 0 && columns_.empty(); }

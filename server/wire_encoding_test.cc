@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include "mentat/edn/edn_reader.h"
+#include "mentat/query/pull.h"
+#include "mentat/storage/value.h"
 #include "mentat/v1/mentat.pb.h"
 #include "value_convert.h"
 
@@ -52,6 +54,67 @@ TEST_CASE("wire encoding: every value as protobuf encodes it") {
     CAPTURE(text);
     const EdnValue v = Edn(text);
     CHECK(Direct(v) == Protobuf(v));
+    // The same value as a row's cell, through the row encoder's writers,
+    // beside a small long (so the row is not one cell only).
+    QueryResponseEncoder enc;
+    enc.AddRow({v, Edn("5")});
+    pb::QueryResponse want;
+    pb::Row* row = want.add_rows();
+    EdnToProto(v, row->add_values());
+    EdnToProto(Edn("5"), row->add_values());
+    CHECK(std::string(enc.row(0)) == want.SerializeAsString());
+  }
+}
+
+TEST_CASE("wire encoding: rows of storage values as their EDN values' rows") {
+  // The engine hands plain rows to the server as storage values; their
+  // bytes must be those of the EDN values the other path makes of them
+  // (query::ValueToEdn), since resume tokens digest rows of either path.
+  using storage::Value;
+  const std::string uuid(
+      "\x6f\x8b\x3c\x5e\x2f\x4a\x4b\x8e\x9c\x1d\x0a\x1b"
+      "\x2c\x3d\x4e\x5f",
+      16);
+  const std::vector<Value> values = {Value::Ref(0),
+                                     Value::Ref(72057594037927937),
+                                     Value::Long(0),
+                                     Value::Long(-1),
+                                     Value::Long(300),
+                                     Value::Long(INT64_MIN),
+                                     Value::Long(INT64_MAX),
+                                     Value::Instant(0),
+                                     Value::Instant(-86400000000),
+                                     Value::Instant(1700000000123456),
+                                     Value::Boolean(true),
+                                     Value::Boolean(false),
+                                     Value::Double(1.5),
+                                     Value::Double(-0.0),
+                                     Value::String(""),
+                                     Value::String("text"),
+                                     Value::String(std::string(200, 'a')),
+                                     Value::Keyword("ns/kw"),
+                                     Value::Uuid(uuid),
+                                     Value::BigInt("12345678901234567890123"),
+                                     Value::BigDec("1.25"),
+                                     Value::Bytes(std::string("\0\x01\xff", 3)),
+                                     Value::Bytes("")};
+  for (size_t i = 0; i < values.size(); ++i) {
+    CAPTURE(values[i].DebugString());
+    // Each value alone, and beside the next (rows of one and two cells).
+    for (size_t width : {size_t{1}, size_t{2}}) {
+      const Value* cells[2] = {&values[i], &values[(i + 1) % values.size()]};
+      std::vector<EdnValue> edn;
+      for (size_t c = 0; c < width; ++c) {
+        edn.push_back(query::ValueToEdn(*cells[c]));
+      }
+      std::string direct, via_edn;
+      QueryResponseEncoder::EncodeValueRow(cells, width, &direct);
+      QueryResponseEncoder::EncodeRow(edn, &via_edn);
+      CHECK(direct == via_edn);
+      QueryResponseEncoder enc;
+      CHECK(enc.AddValueRow(cells, width) == direct.size());
+      CHECK(std::string(enc.row(0)) == direct);
+    }
   }
 }
 

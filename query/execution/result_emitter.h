@@ -77,6 +77,9 @@ class ResultEmitter {
   // Every column plain, with no :keys, :order, :offset or limit: AddRow
   // converts a row's values straight into the pending batch (PlainRow).
   bool all_plain_ = false;
+  // all_plain_ and the sink encodes storage values itself: PlainRow hands
+  // it each row (RowSink::OnValueRow).
+  bool takes_values_ = false;
   std::vector<int32_t> find_slots_;  // by column: its slot in a :where row
   size_t batch_rows_ = 1;
   // AddRow's path when all_plain_: a large result (since() answers

@@ -69,6 +69,19 @@ class RowSink {
   // Called with each batch of rows, in order. Returning an error stops the
   // query with that error (a client that went away, say).
   [[nodiscard]] virtual absl::Status OnRows(std::vector<Row>&& rows) = 0;
+
+  // A sink that encodes storage values itself (the server's, straight into
+  // wire bytes) returns true: then a query whose every column is a plain
+  // value (no pull, aggregate, tuple, :keys, :order, :offset or :limit)
+  // hands it each row through OnValueRow instead of an EDN value per cell
+  // in OnRows. The values are the engine's, valid during the call only.
+  virtual bool TakesValues() const { return false; }
+  [[nodiscard]] virtual absl::Status OnValueRow(
+      const storage::Value* const* cells, size_t width) {
+    (void)cells;
+    (void)width;
+    return absl::UnimplementedError("this sink takes EDN rows only");
+  }
 };
 
 namespace planner {
