@@ -85,20 +85,123 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
   } else {
     credentials = grpc::InsecureChannelCredentials();
   }
+  std::vector<Node> nodes;
+  for (std::string_view rest = options.address;;) {
+    const size_t comma = rest.find(',');
+    std::string_view part = rest.substr(0, comma);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (!part.empty()) nodes.push_back(Node{std::string(part), nullptr});
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  if (nodes.empty()) {
+    return absl::InvalidArgumentError(
+        "no address to connect to (give HOST:PORT, or several separated by "
+        "commas)");
+  }
+  return std::unique_ptr<Client>(
+      new Client(options, std::move(credentials), std::move(nodes)));
+}
+
+std::shared_ptr<grpc::Channel> Client::MakeChannel(
+    const std::string& address) const {
   grpc::ChannelArguments args;
   // Results stream in batches, but a single pull or transaction report can
   // be large; the server enforces its own limit.
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(options.address, credentials, args);
-  return std::unique_ptr<Client>(new Client(options, std::move(channel)));
+  return grpc::CreateCustomChannel(address, credentials_, args);
 }
 
-Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)),
-      channel_(std::move(channel)),
-      stub_(v1::Mentat::NewStub(channel_)) {}
+Client::Client(ClientOptions options,
+               std::shared_ptr<grpc::ChannelCredentials> credentials,
+               std::vector<Node> nodes)
+    : options_(std::move(options)), credentials_(std::move(credentials)) {
+  for (Node& n : nodes) n.channel = MakeChannel(n.address);
+  channel_ = nodes.front().channel;
+  stub_ = v1::Mentat::NewStub(channel_);
+  absl::MutexLock lock(&mu_);
+  nodes_ = std::move(nodes);
+}
+
+std::vector<std::string> Client::addresses() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const Node& n : nodes_) out.push_back(n.address);
+  return out;
+}
+
+std::string Client::primary() const {
+  absl::MutexLock lock(&mu_);
+  return nodes_[primary_].address;
+}
+
+grpc::Channel* Client::ReadChannel() {
+  absl::MutexLock lock(&mu_);
+  if (nodes_.size() == 1) return nodes_.front().channel.get();
+  return nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
+                nodes_.size()]
+      .channel.get();
+}
+
+Client::Node Client::PrimaryNode() {
+  absl::MutexLock lock(&mu_);
+  // A node whose channel already failed to connect is passed over (the
+  // first address of a cluster may be the node that is down).
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const size_t at = (primary_ + i) % nodes_.size();
+    if (nodes_[at].channel->GetState(/*try_to_connect=*/false) !=
+        GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      primary_ = at;
+      break;
+    }
+  }
+  return nodes_[primary_];
+}
+
+grpc::Channel* Client::SetPrimary(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].address == address) {
+      primary_ = i;
+      return nodes_[i].channel.get();
+    }
+  }
+  nodes_.push_back(Node{address, MakeChannel(address)});
+  primary_ = nodes_.size() - 1;
+  return nodes_.back().channel.get();
+}
+
+void Client::PrimaryFailed(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  if (nodes_[primary_].address == address) {
+    primary_ = (primary_ + 1) % nodes_.size();
+  }
+}
+
+namespace {
+
+// The primary a node names when it refuses a write: "... send writes to
+// the primary at HOST:PORT"; "" when the message names none.
+std::string NamedPrimary(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kFailedPrecondition &&
+      status.code() != absl::StatusCode::kUnavailable) {
+    return "";
+  }
+  constexpr std::string_view kMarker = "primary at ";
+  const std::string_view message(status.message().data(),
+                                 status.message().size());
+  const size_t at = message.rfind(kMarker);
+  if (at == std::string_view::npos) return "";
+  std::string_view address = message.substr(at + kMarker.size());
+  const size_t end = address.find_first_of(" ;,)\n");
+  if (end != std::string_view::npos) address = address.substr(0, end);
+  while (!address.empty() && address.back() == '.') address.remove_suffix(1);
+  return std::string(address);
+}
+
+}  // namespace
 
 absl::Status Client::WaitForConnected(std::chrono::milliseconds timeout) {
   if (channel_->WaitForConnected(std::chrono::system_clock::now() + timeout)) {
@@ -108,22 +211,47 @@ absl::Status Client::WaitForConnected(std::chrono::milliseconds timeout) {
                                 options_.address);
 }
 
-absl::Status Client::ConnectOnce(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::system_clock::now() + timeout;
-  grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+namespace {
+
+absl::Status ConnectChannelOnce(
+    grpc::Channel& channel, const std::string& address,
+    std::chrono::system_clock::time_point deadline) {
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
     if (state == GRPC_CHANNEL_TRANSIENT_FAILURE ||
         state == GRPC_CHANNEL_SHUTDOWN) {
-      return absl::UnavailableError("cannot connect to mentatd at " +
-                                    options_.address);
+      return absl::UnavailableError("cannot connect to mentatd at " + address);
     }
-    if (!channel_->WaitForStateChange(state, deadline)) {
-      return absl::UnavailableError("cannot connect to mentatd at " +
-                                    options_.address + " (timed out)");
+    if (!channel.WaitForStateChange(state, deadline)) {
+      return absl::UnavailableError("cannot connect to mentatd at " + address +
+                                    " (timed out)");
     }
-    state = channel_->GetState(/*try_to_connect=*/true);
+    state = channel.GetState(/*try_to_connect=*/true);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Client::ConnectOnce(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::system_clock::now() + timeout;
+  std::vector<Node> nodes;
+  {
+    absl::MutexLock lock(&mu_);
+    nodes = nodes_;
+  }
+  // A cluster is reachable when any of its nodes is.
+  absl::Status first;
+  for (const Node& n : nodes) {
+    absl::Status s = ConnectChannelOnce(*n.channel, n.address, deadline);
+    if (s.ok()) return s;
+    if (first.ok()) first = s;
+  }
+  if (nodes.size() > 1) {
+    return absl::UnavailableError("cannot connect to any node of " +
+                                  options_.address);
+  }
+  return first;
 }
 
 void Client::Prepare(grpc::ClientContext* context,
@@ -137,8 +265,67 @@ void Client::Prepare(grpc::ClientContext* context,
 }
 
 template <typename Response>
-absl::StatusOr<Response> Client::Unary(
-    const CallOptions& call, const char* method,
+absl::StatusOr<Response> Client::Unary(const CallOptions& call,
+                                       const char* method,
+                                       const google::protobuf::Message& request,
+                                       Route route) {
+  size_t count;
+  {
+    absl::MutexLock lock(&mu_);
+    count = nodes_.size();
+  }
+  if (count == 1)
+    return UnaryAt<Response>(channel_.get(), call, method, request);
+  const auto cancelled = [&] {
+    return call.canceller != nullptr && call.canceller->cancelled();
+  };
+  if (route == Route::kWrite) {
+    const Node node = PrimaryNode();
+    absl::StatusOr<Response> r =
+        UnaryAt<Response>(node.channel.get(), call, method, request);
+    if (r.ok() || cancelled()) return r;
+    const std::string named = NamedPrimary(r.status());
+    if (!named.empty() && named != node.address) {
+      // A replica (or a deposed primary) refused before writing: the
+      // write goes to the node it names, once.
+      return UnaryAt<Response>(SetPrimary(named), call, method, request);
+    }
+    if (r.status().code() == absl::StatusCode::kUnavailable) {
+      PrimaryFailed(node.address);
+    }
+    return r;
+  }
+  absl::StatusOr<Response> r = absl::UnavailableError("no node answered");
+  for (size_t i = 0; i < count; ++i) {
+    r = UnaryAt<Response>(ReadChannel(), call, method, request);
+    if (r.ok() || r.status().code() != absl::StatusCode::kUnavailable ||
+        cancelled()) {
+      return r;
+    }
+  }
+  return r;
+}
+
+absl::StatusOr<v1::StatsResponse> Client::StatsAt(
+    const std::string& address, const v1::StatsRequest& request,
+    const CallOptions& call) {
+  grpc::Channel* channel = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Node& n : nodes_) {
+      if (n.address == address) channel = n.channel.get();
+    }
+  }
+  if (channel == nullptr) {
+    return absl::NotFoundError("no node " + address + " in this client");
+  }
+  return UnaryAt<v1::StatsResponse>(channel, call, "/mentat.v1.Mentat/Stats",
+                                    request);
+}
+
+template <typename Response>
+absl::StatusOr<Response> Client::UnaryAt(
+    grpc::Channel* channel, const CallOptions& call, const char* method,
     const google::protobuf::Message& request) {
   grpc::ClientContext context;
   Prepare(&context, call);
@@ -149,7 +336,7 @@ absl::StatusOr<Response> Client::Unary(
   grpc::ByteBuffer raw;
   const grpc::Status status = grpc::internal::BlockingUnaryCall<
       google::protobuf::Message, grpc::ByteBuffer>(
-      channel_.get(),
+      channel,
       grpc::internal::RpcMethod(method, grpc::internal::RpcMethod::NORMAL_RPC),
       &context, request, &raw);
   if (call.canceller != nullptr) call.canceller->Detach(&context);
@@ -167,7 +354,7 @@ absl::StatusOr<Response> Client::Unary(
 absl::StatusOr<v1::TransactResponse> Client::Transact(
     const v1::TransactRequest& request, const CallOptions& call) {
   return Unary<v1::TransactResponse>(call, "/mentat.v1.Mentat/Transact",
-                                     request);
+                                     request, Route::kWrite);
 }
 
 absl::StatusOr<v1::PullResponse> Client::Pull(const v1::PullRequest& request,
@@ -199,7 +386,7 @@ absl::StatusOr<v1::ExplainResponse> Client::Explain(
 absl::StatusOr<v1::CreateDatabaseResponse> Client::CreateDatabase(
     const v1::CreateDatabaseRequest& request, const CallOptions& call) {
   return Unary<v1::CreateDatabaseResponse>(
-      call, "/mentat.v1.Mentat/CreateDatabase", request);
+      call, "/mentat.v1.Mentat/CreateDatabase", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::ListDatabasesResponse> Client::ListDatabases(
@@ -212,7 +399,7 @@ absl::StatusOr<v1::ListDatabasesResponse> Client::ListDatabases(
 absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
     const v1::DeleteDatabaseRequest& request, const CallOptions& call) {
   return Unary<v1::DeleteDatabaseResponse>(
-      call, "/mentat.v1.Mentat/DeleteDatabase", request);
+      call, "/mentat.v1.Mentat/DeleteDatabase", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::PingResponse> Client::Ping(const CallOptions& call) {
@@ -254,7 +441,8 @@ absl::Status Client::Health(const CallOptions& call) {
 
 absl::StatusOr<v1::BackupResponse> Client::Backup(
     const v1::BackupRequest& request, const CallOptions& call) {
-  return Unary<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup", request);
+  return Unary<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup", request,
+                                   Route::kWrite);
 }
 
 absl::StatusOr<v1::ImportResponse> Client::Import(
@@ -263,8 +451,14 @@ absl::StatusOr<v1::ImportResponse> Client::Import(
   grpc::ClientContext context;
   Prepare(&context, call);
   v1::ImportResponse response;
+  // To the primary as believed now (an import is not re-sent elsewhere:
+  // the caller resumes it from what Stats says was imported).
+  const Node primary = PrimaryNode();
+  std::unique_ptr<v1::Mentat::Stub> stub =
+      primary.channel == channel_ ? nullptr
+                                  : v1::Mentat::NewStub(primary.channel);
   std::unique_ptr<grpc::ClientWriter<v1::ImportRequest>> writer =
-      stub_->Import(&context, &response);
+      (stub != nullptr ? stub.get() : stub_.get())->Import(&context, &response);
   v1::ImportRequest request;
   while (true) {
     request.Clear();
@@ -368,7 +562,7 @@ absl::Status Client::QueryFirstThenStream(
     const CallOptions& call) {
   const auto start_stream = [&](grpc::ClientContext* ctx,
                                 const v1::QueryRequest& r) {
-    return StartStream(channel_.get(), "/mentat.v1.Mentat/Query", ctx, r);
+    return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r);
   };
   // A request that resumes is a stream's business from the start.
   if (!options_.query_first || !request.resume_token().empty() ||
@@ -443,7 +637,7 @@ absl::Status Client::Datoms(
   return Stream<v1::DatomsRequest, v1::DatomsResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
-        return StartStream(channel_.get(), "/mentat.v1.Mentat/Datoms", ctx, r);
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r);
       },
       [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true);
 }
@@ -500,7 +694,7 @@ absl::Status Client::TxRange(
   return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
-        return StartStream(channel_.get(), "/mentat.v1.Mentat/TxRange", ctx, r);
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/TxRange", ctx, r);
       },
       [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
           v1::TxRangeResponse* message) mutable {
@@ -517,7 +711,7 @@ absl::Status Client::Subscribe(
   return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
-        return StartStream(channel_.get(), "/mentat.v1.Mentat/Subscribe", ctx,
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Subscribe", ctx,
                            r);
       },
       [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](

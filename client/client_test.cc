@@ -43,7 +43,9 @@ int FreePort() {
 // again.
 class TestServer {
  public:
-  TestServer() {
+  // `extra`: more mentatd flags (--replica-of ...).
+  explicit TestServer(std::vector<std::string> extra = {})
+      : extra_(std::move(extra)) {
     char tmpl[] = "/tmp/mentat-client-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     address_ = "127.0.0.1:" + std::to_string(FreePort());
@@ -58,10 +60,11 @@ class TestServer {
     const std::string data = "--data-dir=" + dir_ + "/data";
     const std::string listen = "--listen=" + address_;
     const std::string log = dir_ + "/mentatd.log";
-    std::vector<char*> argv = {const_cast<char*>(MENTATD_BINARY),
-                               const_cast<char*>(data.c_str()),
-                               const_cast<char*>(listen.c_str()),
-                               const_cast<char*>("--http="), nullptr};
+    std::vector<char*> argv = {
+        const_cast<char*>(MENTATD_BINARY), const_cast<char*>(data.c_str()),
+        const_cast<char*>(listen.c_str()), const_cast<char*>("--http=")};
+    for (std::string& e : extra_) argv.push_back(e.data());
+    argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
@@ -83,6 +86,7 @@ class TestServer {
   const std::string& address() const { return address_; }
 
  private:
+  std::vector<std::string> extra_;
   std::string dir_;
   std::string address_;
   pid_t pid_ = -1;
@@ -314,6 +318,76 @@ TEST_CASE("client: TxRange and Subscribe hand over split transactions whole") {
   });
   REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
   CHECK(seen == 1);
+}
+
+TEST_CASE(
+    "client: over several addresses, reads pass a node that is down and "
+    "writes follow the primary a replica names") {
+  TestServer primary;
+  Shared();  // (keeps the shared server's start out of this case's time)
+  TestServer replica({"--replica-of", primary.address()});
+  const std::string nowhere = "127.0.0.1:" + std::to_string(FreePort());
+  ClientOptions options;
+  options.address = replica.address() + ", " + nowhere;
+  absl::StatusOr<std::unique_ptr<Client>> connected = Client::Connect(options);
+  REQUIRE(connected.ok());
+  Client& client = **connected;
+  CHECK(client.addresses() ==
+        std::vector<std::string>{replica.address(), nowhere});
+  REQUIRE(client.WaitForConnected(std::chrono::seconds(20)).ok());
+
+  // The replica refuses the write naming the primary: the client sends
+  // it there, and later writes go there at once.
+  v1::TransactRequest schema;
+  schema.set_tx_data(
+      "[{:db/ident :c/v :db/valueType :db.type/long "
+      ":db/cardinality :db.cardinality/one}]");
+  absl::StatusOr<v1::TransactResponse> written;
+  for (int i = 0; i < 200; ++i) {  // the primary may still be starting
+    written = client.Transact(schema);
+    if (written.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE_MESSAGE(written.ok(), std::string(written.status().message()));
+  CHECK(client.primary() == primary.address());
+  CHECK(client.addresses().size() == 3);
+  v1::TransactRequest value;
+  value.set_tx_data("[{:c/v 7}]");
+  written = client.Transact(value);
+  REQUIRE_MESSAGE(written.ok(), std::string(written.status().message()));
+
+  // The replica may still be bootstrapping the database (it started
+  // before the primary served): wait until it has it.
+  for (int i = 0; i < 400; ++i) {
+    v1::StatsRequest stats;
+    stats.set_min_basis_tx(written->tx());
+    absl::StatusOr<v1::StatsResponse> r = client.StatsAt(
+        replica.address(), stats, CallOptions{std::chrono::seconds(20)});
+    if (r.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Reads go round the nodes; the one that is down passes them on, and
+  // the replica answers once it has the write.
+  for (int i = 0; i < 6; ++i) {
+    v1::QueryRequest query;
+    query.set_query("[:find ?v :where [_ :c/v ?v]]");
+    query.set_min_basis_tx(written->tx());
+    std::string got;
+    absl::Status s = client.Query(
+        query,
+        [&](const v1::QueryResponse& m) {
+          for (const auto& row : m.rows()) {
+            got = std::to_string(row.values(0).long_value());
+          }
+          return true;
+        },
+        CallOptions{std::chrono::seconds(20)});
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    CHECK(got == "7");
+    v1::StatsRequest stats;
+    stats.set_min_basis_tx(written->tx());
+    CHECK(client.Stats(stats, CallOptions{std::chrono::seconds(20)}).ok());
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "mentat/v1/replication.grpc.pb.h"
 #include "test_support.h"
 #include "testing/etcd_process.h"
 #include "testing/mentatd_process.h"
@@ -91,6 +92,40 @@ struct ClusterNodeProcess {
   std::string address;
   std::unique_ptr<pb::Mentat::Stub> stub;
 };
+
+// The first message of a Follow of "default" at `address` by a follower
+// that has seen `min_term`, or the status that ended the stream.
+grpc::Status FollowFirst(const std::string& address, uint64_t min_term,
+                         pb::FollowResponse* first) {
+  auto stub = pb::Replication::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto ctx = Ctx(10000);
+  pb::FollowRequest req;
+  req.set_database("default");
+  req.set_min_term(min_term);
+  req.set_follower("test");
+  auto reader = stub->Follow(ctx.get(), req);
+  if (reader->Read(first)) {
+    ctx->TryCancel();
+    reader->Finish();
+    return grpc::Status::OK;
+  }
+  return reader->Finish();
+}
+
+grpc::Status AckAt(const std::string& address, uint64_t term,
+                   int64_t applied_tx) {
+  auto stub = pb::Replication::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto ctx = Ctx(10000);
+  pb::AckRequest req;
+  req.set_database("default");
+  req.set_applied_tx(applied_tx);
+  req.set_term(term);
+  req.set_follower("test");
+  pb::AckResponse resp;
+  return stub->Ack(ctx.get(), req, &resp);
+}
 
 bool Before(std::chrono::steady_clock::time_point until) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -201,6 +236,32 @@ TEST_CASE(
     CHECK(refused.error_message().find(first->address) != std::string::npos);
   }
 
+  // Terms on Follow: the primary's stream carries its term; it refuses a
+  // follower that has seen a later term (it would be a deposed primary);
+  // a replica is no primary of any term. Ack checks the term the same way.
+  {
+    const auto term = static_cast<uint64_t>(first_term);
+    pb::FollowResponse follow;
+    grpc::Status s = FollowFirst(first->address, term, &follow);
+    CHECK_MESSAGE(s.ok(), StatusText(s));
+    CHECK(follow.term() == term);
+    CHECK(!follow.acks_wanted());  // asynchronous durability
+    s = FollowFirst(first->address, term + 1000, &follow);
+    CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK_MESSAGE(s.error_message().find("deposed") != std::string::npos,
+                  StatusText(s));
+    CHECK(s.error_message().find(std::to_string(term)) != std::string::npos);
+    s = FollowFirst(replicas[0]->address, term, &follow);
+    CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK_MESSAGE(
+        s.error_message().find("replica in term " + std::to_string(term)) !=
+            std::string::npos,
+        StatusText(s));
+    CHECK(AckAt(first->address, term, acknowledged).ok());
+    CHECK(AckAt(first->address, term + 1, acknowledged).error_code() ==
+          grpc::StatusCode::FAILED_PRECONDITION);
+  }
+
   // kill -9 of the primary: a replica is elected in a later term and
   // takes writes; what the replicas had is there.
   first->process->Kill();
@@ -229,6 +290,13 @@ TEST_CASE(
   CHECK((stale.error_code() == grpc::StatusCode::UNAVAILABLE ||
          stale.error_code() == grpc::StatusCode::FAILED_PRECONDITION));
   MESSAGE("a stale primary's write: ", StatusText(stale));
+  // The deposed primary serves no follower of the new term.
+  pb::FollowResponse follow;
+  grpc::Status deposed = FollowFirst(
+      second->address,
+      static_cast<uint64_t>(third->Metric("mentat_cluster_term")), &follow);
+  CHECK_MESSAGE(deposed.error_code() == grpc::StatusCode::FAILED_PRECONDITION,
+                StatusText(deposed));
   REQUIRE(TransactUntilOk(*third, Names(25, 5), &resp).ok());
   const int64_t latest = resp.tx();
   expected = NamesAt(*third, latest);

@@ -285,6 +285,15 @@ const std::vector<Flag>& Flags() {
                  &ServerConfig::advertise),
       IntFlag("lease-ttl", "the etcd lease of a cluster node, in seconds",
               &ServerConfig::lease_ttl_s, 2, 3600),
+      StringFlag("durability", "MODE",
+                 "async: Transact answers after the primary's commit; "
+                 "semi-sync: after a replica also has it durably",
+                 &ServerConfig::durability),
+      IntFlag("semi-sync-timeout-ms",
+              "with --durability semi-sync, how long a Transact waits for a "
+              "replica before it answers DEADLINE_EXCEEDED (committed on the "
+              "primary only)",
+              &ServerConfig::semi_sync_timeout_ms, 1, int64_t{1} << 40),
       IntFlag("max-basis-wait-ms",
               "longest a read with min_basis_tx waits for its basis",
               &ServerConfig::max_basis_wait_ms, 0, int64_t{1} << 40),
@@ -461,6 +470,10 @@ absl::StatusOr<CommandLine> ParseCommandLine(
           "(--tls-cert and --tls-key), listen on 127.0.0.1 or a unix: "
           "socket, or pass --insecure-listen on a network you trust"));
     }
+  }
+  if (c.durability != "async" && c.durability != "semi-sync") {
+    return absl::InvalidArgumentError(StrCat(
+        "--durability takes async or semi-sync, not \"", c.durability, "\""));
   }
   if (!c.cluster.empty()) {
     if (c.etcd.empty() || c.node_id.empty()) {

@@ -30,8 +30,14 @@ class FollowStream : public StreamReactor, public CommitListener {
     sc.metrics.followers.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // `after`: the follower's basis (checked by the caller).
-  void Start(std::shared_ptr<Database> database, EntityId after) {
+  // `after`: the follower's basis (checked by the caller). `term`: this
+  // node's term as primary when the stream starts (0: not a cluster
+  // primary); with `check_term`, the stream ends once the node is no
+  // longer the primary of that term (CheckServingTerm).
+  void Start(std::shared_ptr<Database> database, EntityId after, uint64_t term,
+             bool check_term) {
+    term_ = term;
+    check_term_ = check_term;
     database_ = std::move(database);
     // Listen first, then read: a commit in between is seen either way.
     database_->AddListener(this);
@@ -144,6 +150,17 @@ class FollowStream : public StreamReactor, public CommitListener {
       Done(absl::CancelledError("the follower cancelled"));
       return;
     }
+    // A primary deposed (or whose lease may have lapsed) since the stream
+    // began sends nothing more: its later entries may be a tail the next
+    // primary does not have.
+    if (check_term_) {
+      absl::Status serving = CheckServingTerm(sc(), term_, /*exact=*/true,
+                                              "Follow", /*check_lease=*/false);
+      if (!serving.ok()) {
+        Done(serving);
+        return;
+      }
+    }
     std::shared_ptr<const storage::Db> db = database_->Latest();
     v1::FollowResponse message;
     absl::Status s = Fill(*db, &message);
@@ -157,6 +174,8 @@ class FollowStream : public StreamReactor, public CommitListener {
       first_ = false;
       message.set_primary_basis_tx(db->basis_tx());
       message.set_primary_basis_tx_instant_micros(db->basis_tx_instant());
+      message.set_term(term_);
+      message.set_acks_wanted(sc().semi_sync != nullptr);
       sc().metrics.AddRowsStreamed(Method::kFollow, message.entries_size());
       sc().metrics.replication_bytes_sent.fetch_add(message.ByteSizeLong(),
                                                     std::memory_order_relaxed);
@@ -188,6 +207,8 @@ class FollowStream : public StreamReactor, public CommitListener {
   EntityId prev_ = 0;
   EntityId next_ = 0;
   bool first_ = true;
+  uint64_t term_ = 0;
+  bool check_term_ = false;
 
   absl::Mutex mu_;
   bool idle_ ABSL_GUARDED_BY(mu_) = false;
@@ -258,13 +279,30 @@ Writer* HandleFollow(ServiceContext& sc, Ctx* ctx, const Buf* req) {
     }
   }
   if (s.ok()) {
+    s = CheckServingTerm(sc, request.min_term(), /*exact=*/false, "Follow");
+  }
+  if (s.ok()) {
     s = CheckFollower(*database, after, request.after_tx_instant_micros());
   }
   if (!s.ok()) {
     reactor->Done(s);
     return reactor;
   }
-  reactor->Start(std::move(database), after);
+  uint64_t term = 0;
+  if (sc.role != nullptr) {
+    const cluster::NodeRole::View view = sc.role->Get();
+    if (view.kind == cluster::NodeRole::Kind::kPrimary) {
+      term = static_cast<uint64_t>(view.term);
+    }
+  }
+  if (request.min_term() != 0 && term < request.min_term()) {
+    // The role changed since the check above.
+    reactor->Done(absl::FailedPreconditionError(
+        StrCat("Follow refused: the follower has seen term ",
+               request.min_term(), "; this node is no longer its primary")));
+    return reactor;
+  }
+  reactor->Start(std::move(database), after, term, request.min_term() != 0);
   return reactor;
 }
 

@@ -45,6 +45,8 @@ std::string_view MethodName(Method m) {
       return "Follow";
     case Method::kSnapshot:
       return "Snapshot";
+    case Method::kAck:
+      return "Ack";
     case Method::kCount:
       break;
   }
@@ -309,7 +311,7 @@ std::string_view GrpcType(Method m) {
 
 // Follow and Snapshot belong to mentat.v1.Replication.
 std::string_view GrpcService(Method m) {
-  return m == Method::kFollow || m == Method::kSnapshot
+  return m == Method::kFollow || m == Method::kSnapshot || m == Method::kAck
              ? "mentat.v1.Replication"
              : "mentat.v1.Mentat";
 }

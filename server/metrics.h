@@ -32,6 +32,7 @@ enum class Method : int {
   // mentat.v1.Replication.
   kFollow,
   kSnapshot,
+  kAck,
   kCount,
 };
 

@@ -51,6 +51,16 @@ bool IsTailRefusal(const absl::Status& s) {
                            "the follower's history differs from this node's");
 }
 
+// The node refused the stream for its term (ack_call.cc's
+// CheckServingTerm, or this replica's own check): it is not, or no longer,
+// the primary this node follows. Not lasting: the election moves this
+// node to the right primary, or the node's lease recovers, within a TTL.
+bool IsTermRefusal(const absl::Status& s) {
+  if (s.code() != absl::StatusCode::kFailedPrecondition) return false;
+  return absl::StrContains(s.message(), "the follower has seen term") ||
+         absl::StrContains(s.message(), "this node has seen: not applying");
+}
+
 }  // namespace
 
 // One database being followed. Counters are read by /metrics.
@@ -73,14 +83,92 @@ struct Replica::Follower {
   absl::CondVar applied_cv;
   int in_flight ABSL_GUARDED_BY(mu) = 0;
   absl::Status apply_error ABSL_GUARDED_BY(mu);
+  // Acknowledgements to a semi-synchronous primary: the stream asks for
+  // them, in its term; one Ack in flight at a time (ack_calls counts the
+  // callbacks not yet finished, which FollowOnce waits for).
+  bool acks_wanted ABSL_GUARDED_BY(mu) = false;
+  uint64_t stream_term ABSL_GUARDED_BY(mu) = 0;
+  bool ack_in_flight ABSL_GUARDED_BY(mu) = false;
+  int ack_calls ABSL_GUARDED_BY(mu) = 0;
+  int64_t acked_tx ABSL_GUARDED_BY(mu) = 0;
 };
 
 Replica::Replica(const ServerConfig& config, DatabaseRegistry& registry,
-                 std::string primary, bool discard_tails)
+                 std::string primary, bool discard_tails, uint64_t term)
     : config_(config),
       registry_(registry),
       primary_(std::move(primary)),
-      discard_tails_(discard_tails) {}
+      discard_tails_(discard_tails),
+      name_(config.node_id.empty() ? std::string("replica") : config.node_id),
+      term_(term) {}
+
+void Replica::RaiseTerm(uint64_t term) {
+  uint64_t seen = term_.load();
+  while (seen < term && !term_.compare_exchange_weak(seen, term)) {
+  }
+}
+
+bool Replica::LagOf(const std::string& database, int64_t* primary_tx,
+                    int64_t* lag_tx, int64_t* lag_ms) const {
+  absl::MutexLock lock(&mu_);
+  auto it = followers_.find(database);
+  if (it == followers_.end()) return false;
+  const Follower& f = *it->second;
+  const int64_t applied = f.applied_tx.load();
+  *primary_tx = f.primary_tx.load();
+  *lag_tx = *primary_tx > applied
+                ? ((*primary_tx - applied) & storage::kCounterMask)
+                : 0;
+  *lag_ms = f.lag_ms.load();
+  return true;
+}
+
+void Replica::MaybeAck(Follower* f) {
+  struct AckCall {
+    grpc::ClientContext ctx;
+    v1::AckRequest request;
+    v1::AckResponse response;
+  };
+  auto call = std::make_unique<AckCall>();
+  {
+    absl::MutexLock lock(&f->mu);
+    if (!f->acks_wanted || f->ack_in_flight) return;
+    const int64_t tx = f->applied_tx.load(std::memory_order_relaxed);
+    if (tx <= f->acked_tx) return;
+    f->ack_in_flight = true;
+    f->ack_calls++;
+    call->request.set_database(f->name);
+    call->request.set_applied_tx(tx);
+    call->request.set_term(f->stream_term);
+    call->request.set_follower(name_);
+  }
+  AddToken(&call->ctx);
+  call->ctx.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(5));
+  AckCall* raw = call.release();
+  replication_->async()->Ack(
+      &raw->ctx, &raw->request, &raw->response, [this, f, raw](grpc::Status s) {
+        const int64_t tx = raw->request.applied_tx();
+        {
+          absl::MutexLock lock(&f->mu);
+          f->ack_in_flight = false;
+          if (s.ok()) f->acked_tx = std::max(f->acked_tx, tx);
+        }
+        if (s.ok()) {
+          acks_sent_.fetch_add(1, std::memory_order_relaxed);
+          // Entries applied meanwhile are acknowledged next.
+          MaybeAck(f);
+        } else {
+          ack_errors_.fetch_add(1, std::memory_order_relaxed);
+          spdlog::warn("replica: acknowledging tx {} of database {} to {}: {}",
+                       tx, f->name, primary_, s.error_message());
+        }
+        delete raw;
+        absl::MutexLock lock(&f->mu);
+        f->ack_calls--;
+        f->applied_cv.SignalAll();
+      });
+}
 
 Replica::~Replica() { Stop(); }
 
@@ -384,8 +472,10 @@ void Replica::FollowLoop(Follower* f) {
       spdlog::error("replica: cannot discard the tail of database {}: {}",
                     f->name, moved.ToString());
     }
-    const bool lasting = s.code() == absl::StatusCode::kFailedPrecondition ||
-                         s.code() == absl::StatusCode::kDataLoss;
+    const bool term_refusal = IsTermRefusal(s);
+    const bool lasting =
+        !term_refusal && (s.code() == absl::StatusCode::kFailedPrecondition ||
+                          s.code() == absl::StatusCode::kDataLoss);
     f->failing.store(lasting ? 1 : 0, std::memory_order_relaxed);
     if (s.ToString() != last_error.ToString()) {
       if (lasting) {
@@ -399,8 +489,8 @@ void Replica::FollowLoop(Follower* f) {
       }
       last_error = s;
     }
-    if (!Pause(backoff)) return;
-    backoff = std::min(backoff * 2, kMaxBackoff);
+    if (!Pause(term_refusal ? kFirstBackoff : backoff)) return;
+    if (!term_refusal) backoff = std::min(backoff * 2, kMaxBackoff);
   }
 }
 
@@ -412,6 +502,9 @@ absl::Status Replica::FollowOnce(Follower* f,
     absl::MutexLock lock(&f->mu);
     f->ctx = &ctx;
     f->apply_error = absl::OkStatus();
+    // The serving node may be new (restarted): this stream acknowledges
+    // the basis again.
+    f->acked_tx = 0;
   }
   {
     absl::MutexLock lock(&mu_);
@@ -423,12 +516,32 @@ absl::Status Replica::FollowOnce(Follower* f,
   request.set_database(f->name);
   request.set_after_tx(db->basis_tx());
   request.set_after_tx_instant_micros(db->basis_tx_instant());
+  request.set_min_term(term_.load());
+  request.set_follower(name_);
   auto reader = replication_->Follow(&ctx, request);
   v1::FollowResponse response;
   absl::Status apply_error;
   while (reader->Read(&response)) {
     bytes_received_.fetch_add(response.ByteSizeLong(),
                               std::memory_order_relaxed);
+    // A stream of an older term than one this node has seen is a deposed
+    // primary's: none of its entries apply (the primary checks min_term
+    // too; this covers a primary that does not).
+    const uint64_t term = term_.load();
+    if (term > 0 && response.term() < term) {
+      apply_error = absl::FailedPreconditionError(
+          StrCat("the node at ", primary_, " serves term ", response.term(),
+                 ", older than term ", term,
+                 " this node has seen: not applying a deposed primary's log"));
+      ctx.TryCancel();
+      break;
+    }
+    if (term > 0) RaiseTerm(response.term());
+    {
+      absl::MutexLock lock(&f->mu);
+      f->acks_wanted = response.acks_wanted();
+      f->stream_term = response.term();
+    }
     f->primary_tx.store(response.primary_basis_tx(), std::memory_order_relaxed);
     if (response.entries_size() == 0 &&
         f->applied_tx.load(std::memory_order_relaxed) >=
@@ -457,7 +570,14 @@ absl::Status Replica::FollowOnce(Follower* f,
       const int64_t instant = e.tx_instant_micros();
       database->ApplyReplicated(
           std::move(tx),
-          [f, instant](absl::StatusOr<storage::TxReport> report) {
+          [this, f, instant](absl::StatusOr<storage::TxReport> report) {
+            // Applied and durable (synced as the store syncs commits): a
+            // semi-synchronous primary hears of it. Before in_flight drops,
+            // so that FollowOnce's wait covers the Ack's start.
+            if (report.ok()) {
+              f->applied_tx.store(report->tx, std::memory_order_relaxed);
+              MaybeAck(f);
+            }
             absl::MutexLock lock(&f->mu);
             f->in_flight--;
             if (report.ok()) {
@@ -476,12 +596,18 @@ absl::Status Replica::FollowOnce(Follower* f,
           });
     }
     if (!apply_error.ok()) break;
+    // A caught-up replica acknowledges the basis it already has (a new
+    // stream, or an Ack that failed earlier).
+    MaybeAck(f);
   }
   const grpc::Status finished = reader->Finish();
   {
     // The callbacks name `ctx` through f->ctx: wait for them before it goes.
     absl::MutexLock lock(&f->mu);
     while (f->in_flight != 0) f->applied_cv.Wait(&f->mu);
+    // No Ack starts once the stream is over; those in flight finish.
+    f->acks_wanted = false;
+    while (f->ack_calls != 0) f->applied_cv.Wait(&f->mu);
     f->ctx = nullptr;
     if (apply_error.ok()) apply_error = f->apply_error;
   }
@@ -563,7 +689,23 @@ std::string Replica::RenderPrometheus() const {
             "and Snapshot messages received from the primary.\n"
             "# TYPE mentat_replication_bytes_received_total counter\n"
             "mentat_replication_bytes_received_total ",
-            bytes_received_.load(), "\n");
+            bytes_received_.load(),
+            "\n"
+            "# HELP mentat_replica_acks_total Acknowledgements of durable "
+            "bases sent to a semi-synchronous primary, and those that "
+            "failed.\n"
+            "# TYPE mentat_replica_acks_total counter\n"
+            "mentat_replica_acks_total{outcome=\"ok\"} ",
+            acks_sent_.load(),
+            "\n"
+            "mentat_replica_acks_total{outcome=\"error\"} ",
+            ack_errors_.load(),
+            "\n"
+            "# HELP mentat_replica_term The lowest primary term this replica "
+            "follows (0: not a cluster node).\n"
+            "# TYPE mentat_replica_term gauge\n"
+            "mentat_replica_term ",
+            term_.load(), "\n");
   return out;
 }
 

@@ -50,8 +50,17 @@ class Replica {
   // (DatabaseRegistry::SetAside, logged, counted) and bootstrapped again
   // from the primary; without it (--replica-of) the replica only reports
   // and retries, never dropping data by itself.
+  //
+  // `term` (a cluster node: the term etcd's leader key gave; 0 for
+  // --replica-of) is the lowest primary term followed: it goes in every
+  // FollowRequest (min_term), each FollowResponse's term raises it, and a
+  // stream whose term is older ends before its entries apply.
+  //
+  // When a stream asks for acknowledgements (a semi-synchronous primary),
+  // the replica sends Replication.Ack with each basis it has made durable,
+  // at most one at a time per database.
   Replica(const ServerConfig& config, DatabaseRegistry& registry,
-          std::string primary, bool discard_tails = false);
+          std::string primary, bool discard_tails = false, uint64_t term = 0);
   ~Replica();
   Replica(const Replica&) = delete;
   Replica& operator=(const Replica&) = delete;
@@ -67,6 +76,14 @@ class Replica {
   std::string RenderPrometheus() const;
 
   const std::string& primary() const { return primary_; }
+  // The etcd leader key names a later term of the same primary.
+  void RaiseTerm(uint64_t term);
+  uint64_t term() const { return term_.load(); }
+  // The primary's basis of `database` as last heard, and this replica's
+  // lag behind it in transactions and milliseconds; false if `database`
+  // is not followed.
+  bool LagOf(const std::string& database, int64_t* primary_tx, int64_t* lag_tx,
+             int64_t* lag_ms) const;
   // Databases moved aside because their tail was not the primary's.
   uint64_t tails_discarded() const { return tails_discarded_.load(); }
 
@@ -84,11 +101,17 @@ class Replica {
   // Sleeps up to `d` unless stopping; false if stopping.
   bool Pause(std::chrono::milliseconds d);
   void AddToken(grpc::ClientContext* ctx) const;
+  // Sends an Ack of f's applied basis unless one is in flight or the
+  // stream asks for none (semi-synchronous primaries ask).
+  void MaybeAck(Follower* f);
 
   const ServerConfig& config_;
   DatabaseRegistry& registry_;
   const std::string primary_;
   const bool discard_tails_;
+  // FollowRequest.follower: --node-id, or "replica".
+  const std::string name_;
+  std::atomic<uint64_t> term_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Mentat::Stub> mentat_;
   std::unique_ptr<v1::Replication::Stub> replication_;
@@ -103,6 +126,8 @@ class Replica {
   std::atomic<uint64_t> bytes_received_{0};
   std::atomic<uint64_t> bootstraps_{0};
   std::atomic<uint64_t> tails_discarded_{0};
+  std::atomic<uint64_t> acks_sent_{0};
+  std::atomic<uint64_t> ack_errors_{0};
 };
 
 }  // namespace mentat::server

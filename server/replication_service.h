@@ -14,12 +14,29 @@ namespace mentat::server {
 // MentatService. Every node serves it: a replica's followers read the
 // replica's log as they would the primary's.
 using RawReplicationService = v1::Replication::WithRawCallbackMethod_Follow<
-    v1::Replication::WithRawCallbackMethod_Snapshot<v1::Replication::Service>>;
+    v1::Replication::WithRawCallbackMethod_Snapshot<
+        v1::Replication::WithRawCallbackMethod_Ack<v1::Replication::Service>>>;
 
 // follow_call.cc: the log after the follower's basis, then each commit.
 Writer* HandleFollow(ServiceContext& sc, Ctx* ctx, const Buf* req);
 // snapshot_call.cc: a checkpoint's files.
 Writer* HandleSnapshot(ServiceContext& sc, Ctx* ctx, const Buf* req);
+// ack_call.cc: a follower's durable basis, for semi-synchronous Transacts.
+Unary* HandleAck(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+
+// OK when `term` is 0 (not checked) or this node is the primary of `term`
+// (with `exact`) or of a later term, and (with `check_lease`) its lease
+// deadline has not passed; else FailedPrecondition naming the role and
+// term this node knows (`what`: "Follow", "Ack"). Follow and Ack check
+// it, so that a replica never applies, nor a primary counts
+// acknowledgements of, a deposed primary's entries (ack_call.cc). A
+// stream in progress checks without the lease: past its deadline the
+// primary commits nothing (the write gate), and the role changes once
+// the lease is known lost.
+[[nodiscard]] absl::Status CheckServingTerm(const ServiceContext& sc,
+                                            uint64_t term, bool exact,
+                                            std::string_view what,
+                                            bool check_lease = true);
 
 class ReplicationService final : public RawReplicationService {
  public:
@@ -30,6 +47,9 @@ class ReplicationService final : public RawReplicationService {
   }
   Writer* Snapshot(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleSnapshot(sc_, ctx, req));
+  }
+  Unary* Ack(Ctx* ctx, const Buf* req, Buf* resp) override {
+    return HandedToGrpc(HandleAck(sc_, ctx, req, resp));
   }
 
  private:

@@ -25,6 +25,7 @@
 #include "reader_pool.h"
 #include "replica.h"
 #include "replication_service.h"
+#include "semi_sync.h"
 #include "service.h"
 #include "service_context.h"
 #include "tls_files.h"
@@ -44,6 +45,7 @@ class ServerImpl {
 
   [[nodiscard]] absl::Status Start();
   void Shutdown();
+
   HttpServer::Response Http(const std::string& target);
 
   ServerConfig config;
@@ -57,6 +59,8 @@ class ServerImpl {
   std::unique_ptr<ServiceContext> sc;
   std::unique_ptr<MentatService> service;
   std::unique_ptr<BasisWaiters> basis_waiters;
+  // --durability semi-sync: Transacts wait here for a replica's Ack.
+  std::unique_ptr<SemiSync> semi_sync;
   std::unique_ptr<ReplicationService> replication_service;
   // Set on a read replica (--replica-of).
   std::unique_ptr<Replica> replica;
@@ -218,6 +222,11 @@ absl::Status ServerImpl::Start() {
       *readers, std::chrono::milliseconds(config.max_basis_wait_ms));
   sc->basis_waiters = basis_waiters.get();
   sc->role = role.get();
+  if (config.durability == "semi-sync") {
+    semi_sync = std::make_unique<SemiSync>(
+        *readers, std::chrono::milliseconds(config.semi_sync_timeout_ms));
+    sc->semi_sync = semi_sync.get();
+  }
   service = std::make_unique<MentatService>(*sc);
   replication_service = std::make_unique<ReplicationService>(*sc);
 
@@ -377,6 +386,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
     if (replica != nullptr) r.body += replica->RenderPrometheus();
     if (cluster_node != nullptr) r.body += cluster_node->RenderPrometheus();
     if (member != nullptr) r.body += member->RenderPrometheus();
+    if (semi_sync != nullptr) r.body += semi_sync->RenderPrometheus();
     return r;
   }
   r.status = 404;
@@ -404,6 +414,9 @@ void ServerImpl::Shutdown() {
       db->EndSubscriptions(
           absl::UnavailableError("the server is shutting down"));
     }
+    // No replica acknowledges any more: Transacts waiting for one are
+    // answered now (committed here only), not at the grace period's end.
+    if (semi_sync != nullptr) semi_sync->Stop();
     // Running calls get the grace period to finish (transactions commit
     // and are answered). gRPC's own Shutdown would also wait for every
     // idle client connection to acknowledge its GOAWAY, which an idle

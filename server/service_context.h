@@ -16,6 +16,7 @@
 #include "mentat/server/config.h"
 #include "metrics.h"
 #include "reader_pool.h"
+#include "semi_sync.h"
 
 namespace mentat::server {
 
@@ -41,6 +42,9 @@ struct ServiceContext {
   // A cluster node's role (--cluster), which gates writes; null
   // otherwise. Owned by MentatServer.
   cluster::NodeRole* role = nullptr;
+  // With --durability semi-sync, where Transacts wait for a replica's
+  // Ack; null otherwise. Owned by MentatServer.
+  SemiSync* semi_sync = nullptr;
 };
 
 // OK on a primary. On a read replica (config.replica_of set),

@@ -105,6 +105,25 @@ void AddDatoms(const ServerConfig& config,
   for (const storage::Datom& d : datoms) DatomToProto(d, out->add_datoms());
 }
 
+// Answers OK with st->response for committed transaction `tx`: at once
+// (asynchronous durability), or once a replica has acknowledged it
+// (--durability semi-sync; SemiSync answers DEADLINE_EXCEEDED when none
+// does in time). The transactor never waits for it.
+void AnswerCommitted(const std::shared_ptr<TransactState>& st, int64_t tx) {
+  SemiSync* semi_sync = st->call.sc().semi_sync;
+  if (semi_sync == nullptr) {
+    st->call.Finish(absl::OkStatus(), &st->response);
+    return;
+  }
+  semi_sync->WaitFor(st->database->name(), tx, [st](absl::Status s) {
+    if (s.ok()) {
+      st->call.Finish(absl::OkStatus(), &st->response);
+    } else {
+      st->call.Finish(s);
+    }
+  });
+}
+
 // Answers with a recorded result; reads the datoms back from the log when
 // asked for. Runs on a reader thread.
 void AnswerReplay(const std::shared_ptr<TransactState>& st,
@@ -132,7 +151,9 @@ void AnswerReplay(const std::shared_ptr<TransactState>& st,
     }
     AddDatoms(st->call.sc().config, *datoms, &st->response);
   }
-  st->call.Finish(absl::OkStatus(), &st->response);
+  // A replay is answered as the first answer would have been: in
+  // semi-synchronous mode, once a replica has the transaction.
+  AnswerCommitted(st, recorded->tx);
 }
 
 // Looks the request id up in the database: the latest transaction that
@@ -221,7 +242,7 @@ void Submit(const std::shared_ptr<TransactState>& st,
         if (st->request.return_datoms()) {
           AddDatoms(st->call.sc().config, report->datoms, &st->response);
         }
-        st->call.Finish(absl::OkStatus(), &st->response);
+        AnswerCommitted(st, r.tx);
       });
 }
 

@@ -66,13 +66,19 @@ void ClusterMember::Follow(const std::string& address, int64_t term) {
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
-    if (replica_ != nullptr && replica_->primary() == address) return;
+    if (replica_ != nullptr && replica_->primary() == address) {
+      // The same node, perhaps elected again: its streams must now be of
+      // `term` at least.
+      replica_->RaiseTerm(static_cast<uint64_t>(term));
+      return;
+    }
     old = std::move(replica_);
     if (old != nullptr) tails_discarded_before_ += old->tails_discarded();
   }
   if (old != nullptr) old->Stop();
   auto replica = std::make_unique<Replica>(config_, registry_, address,
-                                           /*discard_tails=*/true);
+                                           /*discard_tails=*/true,
+                                           static_cast<uint64_t>(term));
   absl::Status s = replica->Start();
   if (!s.ok()) {
     spdlog::error("cluster: following the primary {} (term {}): {}", address,
@@ -99,6 +105,13 @@ int64_t ClusterMember::AppliedScore() {
     score += db->Latest()->basis_tx() & storage::kCounterMask;
   }
   return score;
+}
+
+bool ClusterMember::LagOf(const std::string& database, int64_t* primary_tx,
+                          int64_t* lag_tx, int64_t* lag_ms) const {
+  absl::MutexLock lock(&mu_);
+  return replica_ != nullptr &&
+         replica_->LagOf(database, primary_tx, lag_tx, lag_ms);
 }
 
 std::string ClusterMember::RenderPrometheus() const {

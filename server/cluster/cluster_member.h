@@ -30,6 +30,10 @@ class ClusterMember : public RoleActions {
   void StopWriting(const std::string& why) override;
   int64_t AppliedScore() override;
 
+  // Replica::LagOf of the Replica following now; false when none.
+  bool LagOf(const std::string& database, int64_t* primary_tx, int64_t* lag_tx,
+             int64_t* lag_ms) const;
+
   // The Replica's metrics while following, and the tails discarded.
   std::string RenderPrometheus() const;
 

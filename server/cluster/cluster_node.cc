@@ -317,6 +317,18 @@ bool ClusterNode::IsBestCandidate(int64_t my_score) {
     if (root["applied"].get_int64().get(applied) != simdjson::SUCCESS) {
       continue;
     }
+    // A node that has not yet seen the leader key go still publishes its
+    // role as a replica, and an `applied` that may be older than what it
+    // holds (it acknowledged more since, in semi-synchronous mode): wait
+    // for it to republish as a candidate, for up to two lease TTLs (then
+    // it is stuck, or stopped, and does not count).
+    std::string_view role;
+    if (root["role"].get_string().get(role) == simdjson::SUCCESS &&
+        role != "candidate" &&
+        absent_polls_ * options_.poll.count() <
+            2 * options_.lease_ttl_s * 1000) {
+      return false;
+    }
     if (applied > my_score || (applied == my_score && id < options_.node_id)) {
       return false;
     }

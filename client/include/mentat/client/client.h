@@ -12,13 +12,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "grpcpp/security/credentials.h"
 #include "mentat/v1/mentat.grpc.pb.h"
 
 namespace mentat::client {
 
 // How to reach a mentatd.
 struct ClientOptions {
-  // "host:port", or "unix:/path/to.sock".
+  // "host:port", or "unix:/path/to.sock"; or a cluster's nodes separated
+  // by commas ("a:7878,b:7878,c:7878"): reads then go to any node that
+  // answers, writes to the primary (see Client).
   std::string address = "127.0.0.1:7878";
   // Sent as "authorization: Bearer <token>" on every call; empty for none.
   std::string token;
@@ -75,6 +78,17 @@ struct CallOptions {
 // codes map one to one, with the server's message). Streams deliver their
 // messages to a callback, which returns false to stop the stream early.
 //
+// Over a cluster (several addresses): reads (Query, Pull, Datoms, ...)
+// go to the nodes in turn, and one that is UNAVAILABLE (down, or behind a
+// read's min_basis_tx) passes the read to the next. Writes (Transact,
+// Import, CreateDatabase, DeleteDatabase, Backup) go to the node believed
+// to be the primary (at first the first address that is not known to be
+// down); a node that refuses a write naming the primary ("send writes to
+// the primary at HOST:PORT") makes that node the primary and the write is
+// sent there once more (the refusal means nothing was written). A write
+// that fails otherwise is not retried (it may have committed: retry it
+// with a request_id), but the next write tries the next node.
+//
 // Thread-safe: any number of threads may make calls at once.
 class Client {
  public:
@@ -93,6 +107,17 @@ class Client {
   [[nodiscard]] absl::Status ConnectOnce(std::chrono::milliseconds timeout);
 
   const ClientOptions& options() const { return options_; }
+
+  // The nodes this client knows: the addresses it was given, then any
+  // primary a node named that was not among them.
+  std::vector<std::string> addresses() const;
+  // The address writes go to now.
+  std::string primary() const;
+  // Stats of one node (`address`, one of addresses()), for a view of the
+  // cluster (the shell's .cluster).
+  [[nodiscard]] absl::StatusOr<v1::StatsResponse> StatsAt(
+      const std::string& address, const v1::StatsRequest& request,
+      const CallOptions& call = {});
 
   [[nodiscard]] absl::StatusOr<v1::TransactResponse> Transact(
       const v1::TransactRequest& request, const CallOptions& call = {});
@@ -175,13 +200,37 @@ class Client {
       const CallOptions& call = {});
 
  private:
-  Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+  enum class Route { kRead, kWrite };
+  struct Node {
+    std::string address;
+    std::shared_ptr<grpc::Channel> channel;
+  };
+  Client(ClientOptions options,
+         std::shared_ptr<grpc::ChannelCredentials> credentials,
+         std::vector<Node> nodes);
   void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
-  // A unary call of `method` ("/mentat.v1.Mentat/Pull").
+  // A unary call of `method` ("/mentat.v1.Mentat/Pull") at one channel.
+  template <typename Response>
+  [[nodiscard]] absl::StatusOr<Response> UnaryAt(
+      grpc::Channel* channel, const CallOptions& call, const char* method,
+      const google::protobuf::Message& request);
+  // The same, routed: a read to the nodes in turn, a write to the primary
+  // (following a refusal that names it).
   template <typename Response>
   [[nodiscard]] absl::StatusOr<Response> Unary(
       const CallOptions& call, const char* method,
-      const google::protobuf::Message& request);
+      const google::protobuf::Message& request, Route route = Route::kRead);
+  // The channel of the next node for a read (round robin).
+  grpc::Channel* ReadChannel();
+  // The primary's node as believed now, skipping nodes whose channel is
+  // known to be down.
+  Node PrimaryNode();
+  // Makes `address` the primary (added to the nodes if new); its channel.
+  grpc::Channel* SetPrimary(const std::string& address);
+  // After a write failed at `address` for a reason other than a named
+  // primary: the next write tries the next node.
+  void PrimaryFailed(const std::string& address);
+  std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) const;
   // `columns_seen`: the caller has had the columns already (a Query that
   // continues a QueryFirst reply), so every message's are dropped.
   template <typename Request, typename Response, typename Start>
@@ -197,7 +246,15 @@ class Client {
       const CallOptions& call);
 
   ClientOptions options_;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  // The first node's channel (single-node calls: Health, the connection
+  // checks on one address).
   std::shared_ptr<grpc::Channel> channel_;
+  mutable absl::Mutex mu_;
+  // Never shrinks, so channels handed out stay valid for the client's life.
+  std::vector<Node> nodes_ ABSL_GUARDED_BY(mu_);
+  size_t primary_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<size_t> next_read_{0};
   std::unique_ptr<v1::Mentat::Stub> stub_;
   // Set when the server answered QueryFirst with UNIMPLEMENTED (a server
   // older than the RPC): queries then go to the Query stream directly.

@@ -157,6 +157,13 @@ struct ServerConfig {
   std::string node_id;
   std::string advertise;
   int64_t lease_ttl_s = 3;
+  // "async": Transact answers once the primary has committed. "semi-sync":
+  // once a replica has also made the transaction durable (it
+  // acknowledges with Replication.Ack), or after semi_sync_timeout_ms with
+  // DEADLINE_EXCEEDED saying it is committed on the primary only
+  // (docs/replication.md).
+  std::string durability = "async";
+  int64_t semi_sync_timeout_ms = 5000;
   // The longest a read with min_basis_tx waits for its basis, whatever
   // the call's deadline (milliseconds).
   int64_t max_basis_wait_ms = 30000;
