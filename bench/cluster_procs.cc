@@ -139,13 +139,17 @@ grpc::Status Write(Node& n, const std::string& edn, int timeout_ms, int64_t* tx,
 bool WaitForBasis(Node& n, int64_t tx) {
   const auto until = Clock::now() + std::chrono::seconds(60);
   while (Clock::now() < until) {
+    // A plain read, polled: a read waiting with min_basis_tx would hold
+    // the node's copy of the database open, and a former primary moves
+    // that copy aside and bootstraps it again (its discarded tail).
     v1::StatsRequest req;
-    req.set_min_basis_tx(tx);
     v1::StatsResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(10));
-    if (n.stub->Stats(&ctx, req, &resp).ok()) return true;
+    if (n.stub->Stats(&ctx, req, &resp).ok() && resp.basis_tx() >= tx) {
+      return true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
