@@ -1,8 +1,10 @@
 #!/bin/bash
 # usage: load.sh BINDIR TAG  -- fresh store, mentatd started here, load m, time it
+# DATA: the dataset of `mentat-bench gen --scale m` (default ./m); WORK: where
+# the stores go (default ./stores), both outside the repository.
 set -u
-BIN=$1; TAG=$2; DATA=${DATA:-/work/bench-data/m}
-DB=/work/bench-data/scale20/db-$TAG
+BIN=$1; TAG=$2; DATA=${DATA:-./m}
+DB=${WORK:-./stores}/db-$TAG
 rm -rf $DB; mkdir -p $DB
 SOCK=/tmp/scale20-$TAG.sock; rm -f $SOCK
 /usr/bin/time -v -o $TAG.server-time $BIN/mentatd --data-dir $DB --listen unix:$SOCK --http "" > $TAG.server.log 2>&1 &
