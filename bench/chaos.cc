@@ -32,6 +32,7 @@
 #include "cluster_procs.h"
 #include "mentat/base/str_cat.h"
 #include "stats_util.h"
+#include "tool_args.h"
 
 namespace mentat::bench {
 namespace {
@@ -300,44 +301,38 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   mentat::bench::Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+  mentat::bench::ToolArgs args(
+      argc, argv,
+      "usage: chaos --mentatd PATH [--etcd PATH] [--rounds N] "
+      "[--lease-ttl S] [--writers N] [--durability semi-sync|async] "
+      "[--semi-sync-timeout-ms MS] [--sync-commits true|false] [--seed N] "
+      "[--dir DIR]");
+  for (std::string a; args.Next(&a);) {
     if (a == "--mentatd") {
-      o.mentatd = value();
+      o.mentatd = args.Value();
     } else if (a == "--etcd") {
-      o.etcd = value();
+      o.etcd = args.Value();
     } else if (a == "--dir") {
-      o.dir = value();
+      o.dir = args.Value();
     } else if (a == "--rounds") {
-      o.rounds = std::stoi(value());
+      o.rounds = args.Int(1);
     } else if (a == "--lease-ttl") {
-      o.lease_ttl = std::stoi(value());
+      o.lease_ttl = args.Int(1);
     } else if (a == "--writers") {
-      o.writers = std::stoi(value());
+      o.writers = args.Int(1);
     } else if (a == "--durability") {
-      o.durability = value();
+      o.durability = args.Value();
     } else if (a == "--semi-sync-timeout-ms") {
-      o.semi_sync_timeout_ms = std::stoi(value());
+      o.semi_sync_timeout_ms = args.Int(1);
     } else if (a == "--sync-commits") {
-      o.sync_commits = value() == "true";
+      o.sync_commits = args.Bool();
     } else if (a == "--seed") {
-      o.seed = static_cast<unsigned>(std::stoul(value()));
+      o.seed = static_cast<unsigned>(args.Int(0));
     } else {
-      std::cerr << "usage: chaos --mentatd PATH [--etcd PATH] [--rounds N] "
-                   "[--lease-ttl S] [--writers N] [--durability "
-                   "semi-sync|async] [--semi-sync-timeout-ms MS] "
-                   "[--sync-commits true|false] [--seed N] [--dir DIR]\n";
-      return 2;
+      args.Usage();
     }
   }
-  if (o.mentatd.empty() || o.rounds < 1 || o.writers < 1) {
+  if (o.mentatd.empty()) {
     std::cerr << "chaos: --mentatd is required\n";
     return 2;
   }

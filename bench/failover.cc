@@ -25,6 +25,7 @@
 #include "cluster_procs.h"
 #include "mentat/base/str_cat.h"
 #include "stats_util.h"
+#include "tool_args.h"
 
 namespace mentat::bench {
 namespace {
@@ -164,34 +165,28 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   mentat::bench::Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+  mentat::bench::ToolArgs args(
+      argc, argv,
+      "usage: failover --mentatd PATH [--etcd PATH] [--rounds N] "
+      "[--lease-ttl S] [--sync-commits true|false] [--dir DIR]");
+  for (std::string a; args.Next(&a);) {
     if (a == "--mentatd") {
-      o.mentatd = value();
+      o.mentatd = args.Value();
     } else if (a == "--etcd") {
-      o.etcd = value();
+      o.etcd = args.Value();
     } else if (a == "--dir") {
-      o.dir = value();
+      o.dir = args.Value();
     } else if (a == "--rounds") {
-      o.rounds = std::stoi(value());
+      o.rounds = args.Int(1);
     } else if (a == "--lease-ttl") {
-      o.lease_ttl = std::stoi(value());
+      o.lease_ttl = args.Int(1);
     } else if (a == "--sync-commits") {
-      o.sync_commits = value() == "true";
+      o.sync_commits = args.Bool();
     } else {
-      std::cerr << "usage: failover --mentatd PATH [--etcd PATH] [--rounds N] "
-                   "[--lease-ttl S] [--sync-commits true|false] [--dir DIR]\n";
-      return 2;
+      args.Usage();
     }
   }
-  if (o.mentatd.empty() || o.rounds < 1) {
+  if (o.mentatd.empty()) {
     std::cerr << "failover: --mentatd is required\n";
     return 2;
   }

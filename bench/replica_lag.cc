@@ -34,6 +34,7 @@
 #include "mentat/v1/mentat.grpc.pb.h"
 #include "stats_util.h"
 #include "suite/server_process.h"
+#include "tool_args.h"
 
 namespace mentat::bench {
 namespace {
@@ -257,37 +258,30 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   mentat::bench::Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+  mentat::bench::ToolArgs args(
+      argc, argv,
+      "usage: replica-lag --mentatd PATH [--replicas N] [--rate TX_PER_S] "
+      "[--seconds S] [--writers W] [--sync-commits true|false] [--dir DIR]");
+  for (std::string a; args.Next(&a);) {
     if (a == "--mentatd") {
-      o.mentatd = value();
+      o.mentatd = args.Value();
     } else if (a == "--dir") {
-      o.dir = value();
+      o.dir = args.Value();
     } else if (a == "--replicas") {
-      o.replicas = std::stoi(value());
+      o.replicas = args.Int(1);
     } else if (a == "--rate") {
-      o.rate = std::stod(value());
+      o.rate = args.Positive();
     } else if (a == "--seconds") {
-      o.seconds = std::stod(value());
+      o.seconds = args.Positive();
     } else if (a == "--writers") {
-      o.writers = std::stoi(value());
+      o.writers = args.Int(1);
     } else if (a == "--sync-commits") {
-      o.sync_commits = value() == "true";
+      o.sync_commits = args.Bool();
     } else {
-      std::cerr << "usage: replica-lag --mentatd PATH [--replicas N] "
-                   "[--rate TX_PER_S] [--seconds S] [--writers W] "
-                   "[--sync-commits true|false] [--dir DIR]\n";
-      return 2;
+      args.Usage();
     }
   }
-  if (o.mentatd.empty() || o.writers < 1 || o.rate <= 0) {
+  if (o.mentatd.empty()) {
     std::cerr << "replica-lag: --mentatd is required\n";
     return 2;
   }
