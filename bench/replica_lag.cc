@@ -8,10 +8,12 @@
 // its acknowledgement (what a client doing read-your-writes at a replica
 // waits for). Prints lag p50/p95/p99/max, the rate reached, and the
 // primary's CPU time per write (utime + stime from /proc), so that runs
-// with 0 and 2 replicas give the replicas' cost on the primary.
+// with 0 and 2 replicas give the replicas' cost on the primary, and the
+// writers' latency (Transact sent -> answered), so that runs with
+// --durability async and semi-sync give semi-synchronous commit's cost.
 //
 //   replica-lag --mentatd build/server/mentatd --replicas 2 --rate 10000
-//       --seconds 10 --writers 64
+//       --seconds 10 --writers 64 [--durability semi-sync]
 
 #include <signal.h>
 #include <unistd.h>
@@ -49,6 +51,9 @@ struct Options {
   double seconds = 10;
   int writers = 64;
   bool sync_commits = true;
+  // The primary's --durability: async, or semi-sync (a Transact answers
+  // once a replica acknowledged it).
+  std::string durability = "async";
 };
 
 double CpuSecondsOf(pid_t pid) {
@@ -79,8 +84,9 @@ int Run(const Options& o) {
   std::filesystem::remove_all(o.dir);
   std::filesystem::create_directories(o.dir);
   const std::string sync = o.sync_commits ? "true" : "false";
-  ServerProcess primary(o.mentatd, o.dir + "/primary", "",
-                        {"--sync-commits=" + sync});
+  ServerProcess primary(
+      o.mentatd, o.dir + "/primary", "",
+      {"--sync-commits=" + sync, "--durability=" + o.durability});
   absl::Status s = primary.Start();
   if (!s.ok()) {
     std::cerr << "primary: " << s << "\n";
@@ -156,6 +162,7 @@ int Run(const Options& o) {
   struct Ack {
     int64_t tx;
     Clock::time_point at;
+    double latency_ms;  // Transact sent -> answered
   };
   std::vector<std::vector<Ack>> acks(o.writers);
   std::atomic<int64_t> failures{0};
@@ -181,9 +188,13 @@ int Run(const Options& o) {
         req.set_tx_data(StrCat("[{:lag/n ", w * 100000000 + k, "}]"));
         v1::TransactResponse resp;
         grpc::ClientContext ctx;
+        const auto sent = Clock::now();
         grpc::Status g = stub->Transact(&ctx, req, &resp);
         if (g.ok()) {
-          acks[w].push_back(Ack{resp.tx(), Clock::now()});
+          const auto now = Clock::now();
+          acks[w].push_back(Ack{
+              resp.tx(), now,
+              std::chrono::duration<double, std::milli>(now - sent).count()});
         } else {
           failures++;
         }
@@ -196,9 +207,13 @@ int Run(const Options& o) {
   const double cpu_after = CpuSecondsOf(primary.pid());
   int64_t writes = 0;
   int64_t last_tx = 0;
+  std::vector<double> write_ms;
   for (const auto& a : acks) {
     writes += static_cast<int64_t>(a.size());
-    for (const Ack& x : a) last_tx = std::max(last_tx, x.tx);
+    for (const Ack& x : a) {
+      last_tx = std::max(last_tx, x.tx);
+      write_ms.push_back(x.latency_ms);
+    }
   }
   const double elapsed =
       std::chrono::duration<double>(wrote_until - start).count();
@@ -233,10 +248,15 @@ int Run(const Options& o) {
   const Percentiles p = ComputePercentiles(lag_ms);
   std::printf(
       "replica-lag: replicas=%d writers=%d target=%.0f tx/s achieved=%.0f "
-      "tx/s (%lld writes, %lld failed) sync-commits=%s\n",
+      "tx/s (%lld writes, %lld failed) sync-commits=%s durability=%s\n",
       o.replicas, o.writers, o.rate, static_cast<double>(writes) / elapsed,
       static_cast<long long>(writes), static_cast<long long>(failures.load()),
-      sync.c_str());
+      sync.c_str(), o.durability.c_str());
+  const Percentiles w = ComputePercentiles(write_ms);
+  std::printf(
+      "writer latency (Transact sent -> answered), ms: p50 %.3f p95 %.3f "
+      "p99 %.3f max %.3f\n",
+      w.p50, w.p95, w.p99, w.max);
   std::printf(
       "primary CPU: %.3f s, %.1f us per write\n", cpu_after - cpu_before,
       writes > 0 ? (cpu_after - cpu_before) * 1e6 / static_cast<double>(writes)
@@ -261,7 +281,8 @@ int main(int argc, char** argv) {
   mentat::bench::ToolArgs args(
       argc, argv,
       "usage: replica-lag --mentatd PATH [--replicas N] [--rate TX_PER_S] "
-      "[--seconds S] [--writers W] [--sync-commits true|false] [--dir DIR]");
+      "[--seconds S] [--writers W] [--sync-commits true|false] "
+      "[--durability async|semi-sync] [--dir DIR]");
   for (std::string a; args.Next(&a);) {
     if (a == "--mentatd") {
       o.mentatd = args.Value();
@@ -277,6 +298,12 @@ int main(int argc, char** argv) {
       o.writers = args.Int(1);
     } else if (a == "--sync-commits") {
       o.sync_commits = args.Bool();
+    } else if (a == "--durability") {
+      o.durability = args.Value();
+      if (o.durability != "async" && o.durability != "semi-sync") {
+        std::cerr << "replica-lag: --durability takes async or semi-sync\n";
+        return 2;
+      }
     } else {
       args.Usage();
     }

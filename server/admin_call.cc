@@ -136,6 +136,10 @@ Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
         t->set_queue_depth(counters.queue_depth);
         v1::StorageStats* st = response.mutable_storage();
         st->set_disk_size_bytes(store.DiskSizeBytes());
+        if (call.sc().replication_stats) {
+          call.sc().replication_stats(database.name(),
+                                      response.mutable_replication());
+        }
         st->set_block_cache_usage_bytes(
             store.RocksDbProperty("rocksdb.block-cache-usage"));
         st->set_block_cache_hits(store.RocksDbTicker(rocksdb::BLOCK_CACHE_HIT));

@@ -119,6 +119,14 @@ TEST_CASE(
   CHECK(primary.Metric("mentat_semi_sync_timeouts_total") == 0);
   CHECK(primary.Metric("mentat_semi_sync_waiting") == 0);
   CHECK(replica->Metric("mentat_replica_acks_total{outcome=\"ok\"}") >= 1);
+  const pb::StatsResponse p_stats = primary.Stats();
+  CHECK(p_stats.replication().durability() == "semi-sync");
+  CHECK(p_stats.replication().semi_sync_acked_tx() >= resp.tx());
+  CHECK(p_stats.replication().semi_sync_timeouts() == 0);
+  const pb::StatsResponse r_stats = replica->Stats();
+  CHECK(r_stats.replication().role() == "replica");
+  CHECK(r_stats.replication().primary() == primary.address);
+  CHECK(r_stats.replication().primary_basis_tx() >= resp.tx());
 
   // The replica stops: a write commits on the primary, and its answer
   // says that no replica has it.

@@ -45,6 +45,9 @@ class ServerImpl {
 
   [[nodiscard]] absl::Status Start();
   void Shutdown();
+  // Stats' replication part (role, term, lag, semi-sync waits).
+  void ReplicationStatsOf(const std::string& database,
+                          v1::ReplicationStats* out);
 
   HttpServer::Response Http(const std::string& target);
 
@@ -227,6 +230,10 @@ absl::Status ServerImpl::Start() {
         *readers, std::chrono::milliseconds(config.semi_sync_timeout_ms));
     sc->semi_sync = semi_sync.get();
   }
+  sc->replication_stats = [this](const std::string& database,
+                                 v1::ReplicationStats* out) {
+    ReplicationStatsOf(database, out);
+  };
   service = std::make_unique<MentatService>(*sc);
   replication_service = std::make_unique<ReplicationService>(*sc);
 
@@ -392,6 +399,40 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
   r.status = 404;
   r.body = "not found (try /metrics or /healthz)\n";
   return r;
+}
+
+void ServerImpl::ReplicationStatsOf(const std::string& database,
+                                    v1::ReplicationStats* out) {
+  out->set_durability(config.durability);
+  out->set_cluster(config.cluster);
+  out->set_node_id(config.node_id);
+  if (role != nullptr) {
+    const cluster::NodeRole::View view = role->Get();
+    out->set_role(cluster::KindName(view.kind));
+    out->set_term(static_cast<uint64_t>(view.term));
+    out->set_primary(view.primary);
+  } else if (replica != nullptr) {
+    out->set_role("replica");
+    out->set_primary(config.replica_of);
+  } else {
+    out->set_role(semi_sync != nullptr ? "primary" : "single");
+  }
+  int64_t primary_tx = 0, lag_tx = 0, lag_ms = 0;
+  const bool following =
+      (replica != nullptr &&
+       replica->LagOf(database, &primary_tx, &lag_tx, &lag_ms)) ||
+      (member != nullptr &&
+       member->LagOf(database, &primary_tx, &lag_tx, &lag_ms));
+  if (following) {
+    out->set_primary_basis_tx(primary_tx);
+    out->set_lag_tx(lag_tx);
+    out->set_lag_ms(lag_ms);
+  }
+  if (semi_sync != nullptr) {
+    out->set_semi_sync_waiting(semi_sync->waiting());
+    out->set_semi_sync_acked_tx(semi_sync->acked(database));
+    out->set_semi_sync_timeouts(semi_sync->timeouts());
+  }
 }
 
 void ServerImpl::Shutdown() {

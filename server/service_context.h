@@ -18,6 +18,10 @@
 #include "reader_pool.h"
 #include "semi_sync.h"
 
+namespace mentat::v1 {
+class ReplicationStats;
+}  // namespace mentat::v1
+
 namespace mentat::server {
 
 // What every RPC handler needs: the configuration, the databases, the
@@ -45,6 +49,10 @@ struct ServiceContext {
   // With --durability semi-sync, where Transacts wait for a replica's
   // Ack; null otherwise. Owned by MentatServer.
   SemiSync* semi_sync = nullptr;
+  // Fills Stats' replication part for a database (role, term, lag,
+  // semi-sync waits). Set by MentatServer before the first call.
+  std::function<void(const std::string& database, v1::ReplicationStats*)>
+      replication_stats = nullptr;
 };
 
 // OK on a primary. On a read replica (config.replica_of set),

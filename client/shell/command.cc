@@ -43,6 +43,8 @@ const std::vector<CommandSpec>& AllCommands() {
           {"backup", "DIR",
            "back up the database online into DIR on the server"},
           {"stats", "", "show database statistics"},
+          {"cluster", "",
+           "show each node's role, term, basis and lag (--addr a,b,c)"},
           {"log", "FROM [TO]", "show transactions from tx FROM to TO"},
           {"watch", "", "follow transactions as they commit (Ctrl-C stops)"},
           {"read", "FILE", "run the commands in FILE"},

@@ -29,7 +29,9 @@ constexpr char kUsage[] =
     "when it is serving, 1 otherwise (a container HEALTHCHECK).\n"
     "\n"
     "  --addr HOST:PORT    server address, or unix:/path (default\n"
-    "                      127.0.0.1:7878; $MENTAT_ADDR)\n"
+    "                      127.0.0.1:7878; $MENTAT_ADDR); a cluster's nodes\n"
+    "                      separated by commas (--address a,b,c): reads go\n"
+    "                      to any node, writes to the primary\n"
     "  --db NAME           database (default \"default\"; $MENTAT_DB)\n"
     "  --token T           bearer token ($MENTAT_TOKEN)\n"
     "  --tls               use TLS with the system's root certificates\n"
@@ -82,7 +84,7 @@ int main(int argc, char** argv) {
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (arg == "--addr" || arg == "-a") {
+    } else if (arg == "--addr" || arg == "--address" || arg == "-a") {
       if (!value(&options.client.address)) return Usage(arg + " needs a value");
     } else if (arg == "--db" || arg == "-d") {
       if (!value(&options.database)) return Usage(arg + " needs a value");

@@ -316,6 +316,7 @@ absl::Status Shell::RunCommand(const std::string& name, std::string_view args,
   }
   if (name == "schema") return RunSchema(args);
   if (name == "stats") return RunStats(args);
+  if (name == "cluster") return RunCluster();
   if (name == "dbs") return RunDbs();
   if (name == "use") return RunUse(args);
   if (name == "create") return RunCreate(args);

@@ -94,6 +94,9 @@ class Shell {
   [[nodiscard]] absl::Status RunSchema(std::string_view args);
   [[nodiscard]] absl::Status RunStats(std::string_view args);
   [[nodiscard]] absl::Status RunDbs();
+  // .cluster: Stats of every node the client knows (role, term, basis,
+  // lag, the primary each names).
+  [[nodiscard]] absl::Status RunCluster();
   [[nodiscard]] absl::Status RunUse(std::string_view args);
   [[nodiscard]] absl::Status RunCreate(std::string_view args);
   [[nodiscard]] absl::Status RunDrop(std::string_view args);

@@ -175,6 +175,43 @@ absl::Status Shell::RunStats(std::string_view args) {
   return absl::OkStatus();
 }
 
+absl::Status Shell::RunCluster() {
+  std::vector<std::vector<Cell>> rows;
+  for (const std::string& address : client_->addresses()) {
+    v1::StatsRequest request;
+    request.set_database(options_.database);
+    client::CallOptions call = Call();
+    call.timeout = std::chrono::seconds(3);
+    absl::StatusOr<v1::StatsResponse> stats =
+        client_->StatsAt(address, request, call);
+    if (!stats.ok()) {
+      rows.push_back({Cell::String(address), Cell::String("unreachable"),
+                      Cell::Nil(), Cell::Nil(), Cell::Nil(), Cell::Nil(),
+                      Cell::Nil(), Cell::Nil(),
+                      Cell::String(std::string(stats.status().message()))});
+      continue;
+    }
+    const v1::ReplicationStats& r = stats->replication();
+    const bool follows = r.role() == "replica";
+    rows.push_back({Cell::String(address),
+                    Cell::String(r.role().empty() ? "single" : r.role()),
+                    Cell::Long(static_cast<int64_t>(r.term())),
+                    Cell::Long(stats->basis_tx() & kTxCounterMask),
+                    follows ? Cell::Long(r.lag_tx()) : Cell::Nil(),
+                    follows ? Cell::Long(r.lag_ms()) : Cell::Nil(),
+                    Cell::String(r.primary()), Cell::String(r.durability()),
+                    Cell::String(r.node_id().empty() ? std::string()
+                                                     : "node " + r.node_id())});
+  }
+  std::unique_ptr<OutputSink> sink = NewSink();
+  WriteTable(sink.get(), options_.style,
+             {"node", "role", "term", "t", "lag tx", "lag ms", "primary",
+              "durability", "note"},
+             std::move(rows));
+  sink->Finish();
+  return absl::OkStatus();
+}
+
 absl::Status Shell::RunDbs() {
   absl::StatusOr<v1::ListDatabasesResponse> dbs =
       client_->ListDatabases(Call());

@@ -27,6 +27,8 @@ import grpc
 import grpc.aio
 
 from . import results as R
+from .cluster import (Nodes, code_and_details, named_primary,
+                      never_connected, split_addresses)
 from ._pb import mentat_pb2 as pb
 from ._pb import mentat_pb2_grpc as pb_grpc
 from .client import health_status
@@ -90,7 +92,7 @@ class QueryStream(R.QueryProgress):
         self._done = False
 
     def _open(self) -> Any:
-        return self._client._stub.Query(
+        return self._client._read_stub().Query(
             self._request, metadata=self._client._metadata,
             timeout=self._client._timeout,
             wait_for_ready=bool(self._request.resume_token) or None)
@@ -102,9 +104,7 @@ class QueryStream(R.QueryProgress):
         if self._request.resume_token or client._no_query_first:
             return None
         try:
-            m = await client._stub.QueryFirst(self._request,
-                                              metadata=client._metadata,
-                                              timeout=client._timeout)
+            m = await client._read_call("QueryFirst", self._request)
         except grpc.RpcError as e:
             code = e.code() if hasattr(e, "code") else None
             if code == grpc.StatusCode.UNIMPLEMENTED:
@@ -175,7 +175,9 @@ class QueryStream(R.QueryProgress):
 
 class Client(R.BasisViews):
     """A connection to mentatd on asyncio; the arguments are the blocking
-    Client's. Use `async with`, or `await close()` when done."""
+    Client's (a `target` with commas is a cluster's nodes, routed as the
+    blocking Client routes them). Use `async with`, or `await close()`
+    when done."""
 
     def __init__(self, target: str = "127.0.0.1:7878",
                  database: str = "default", *, token: Optional[str] = None,
@@ -189,11 +191,13 @@ class Client(R.BasisViews):
         if tls or root_certificates is not None:
             creds = grpc.ssl_channel_credentials(
                 root_certificates=R.root_certs(root_certificates))
-            self._channel = grpc.aio.secure_channel(target, creds, opts)
+            make_channel = (lambda a: grpc.aio.secure_channel(a, creds, opts))
         else:
-            self._channel = grpc.aio.insecure_channel(target, opts)
+            make_channel = (lambda a: grpc.aio.insecure_channel(a, opts))
+        self._nodes = Nodes(split_addresses(target), make_channel,
+                            pb_grpc.MentatStub)
+        _, self._channel, self._stub = self._nodes.first()
         self._owns_channel = True
-        self._stub = pb_grpc.MentatStub(self._channel)
         # Set when the server does not know QueryFirst (an older mentatd).
         self._no_query_first = False
         self._metadata = R.auth_metadata(token)
@@ -204,9 +208,18 @@ class Client(R.BasisViews):
 
     # --- views: with_basis, as_of, since, history, use (R.BasisViews) ---
 
+    @property
+    def addresses(self) -> List[str]:
+        return self._nodes.addresses()
+
+    @property
+    def primary(self) -> str:
+        return self._nodes.primary()[0]
+
     async def close(self) -> None:
         if self._owns_channel:
-            await self._channel.close()
+            for ch in self._nodes.channels():
+                await ch.close()
 
     async def __aenter__(self) -> "Client":
         return self
@@ -221,6 +234,57 @@ class Client(R.BasisViews):
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
+    # Routing over several nodes: as the blocking Client's (cluster.py).
+
+    def _read_stub(self) -> Any:
+        if len(self._nodes) == 1:
+            return self._stub
+        return self._nodes.next_read()[1]
+
+    async def _read_call(self, name: str, request: Any) -> Any:
+        count = len(self._nodes)
+        for i in range(count):
+            stub = self._read_stub()
+            try:
+                return await getattr(stub, name)(
+                    request, metadata=self._metadata, timeout=self._timeout)
+            except grpc.RpcError as e:
+                code, _ = code_and_details(e)
+                if code != grpc.StatusCode.UNAVAILABLE or i + 1 == count:
+                    raise
+
+    async def _read(self, name: str, request: Any) -> Any:
+        try:
+            return await self._read_call(name, request)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    async def _write(self, name: str, request: Any) -> Any:
+        if len(self._nodes) == 1:
+            return await self._unary(getattr(self._stub, name), request)
+        address, stub = self._nodes.primary()
+        followed = False
+        passed = 0
+        while True:
+            try:
+                return await getattr(stub, name)(
+                    request, metadata=self._metadata, timeout=self._timeout)
+            except grpc.RpcError as e:
+                code, details = code_and_details(e)
+                named = named_primary(code, details)
+                if named and named != address and not followed:
+                    followed = True
+                    address, stub = named, self._nodes.set_primary(named)
+                    continue
+                if code == grpc.StatusCode.UNAVAILABLE:
+                    self._nodes.primary_failed(address)
+                    if (never_connected(code, details) and
+                            passed + 1 < len(self._nodes)):
+                        passed += 1
+                        address, stub = self._nodes.primary()
+                        continue
+                raise from_rpc_error(e) from None
+
     # --- writes ------------------------------------------------------
 
     async def transact(self, tx_data: TxData, *,
@@ -230,7 +294,7 @@ class Client(R.BasisViews):
                                  tx_data=tx_edn(tx_data),
                                  request_id=request_id or "",
                                  return_datoms=return_datoms)
-        return R.tx_result(await self._unary(self._stub.Transact, req))
+        return R.tx_result(await self._write("Transact", req))
 
     async def import_(self, transactions: Iterable[TxData], *,
                       per_message: int = 1000) -> ImportResult:
@@ -245,8 +309,8 @@ class Client(R.BasisViews):
         if batch or not messages:
             messages.append(pb.ImportRequest(database=self.database,
                                              tx_data=batch))
-        return R.import_result(await self._unary(self._stub.Import,
-                                                 iter(messages)))
+        return R.import_result(await self._unary(
+            self._nodes.primary()[1].Import, iter(messages)))
 
     # --- reads -------------------------------------------------------
 
@@ -272,7 +336,7 @@ class Client(R.BasisViews):
         req = pb.PullRequest(database=self.database, pattern=pattern)
         R.entity_ref(entity, req.entity)
         self.basis.to_proto(req.basis)
-        return to_python((await self._unary(self._stub.Pull, req)).result)
+        return to_python((await self._read("Pull", req)).result)
 
     async def pull_many(self, pattern: str,
                         entities: Iterable[EntityLike]) -> List[Any]:
@@ -280,7 +344,7 @@ class Client(R.BasisViews):
         for e in entities:
             R.entity_ref(e, req.entities.add())
         self.basis.to_proto(req.basis)
-        r = await self._unary(self._stub.PullMany, req)
+        r = await self._read("PullMany", req)
         return [to_python(v) for v in r.results]
 
     async def datoms(self, index: Union[str, int], *components: Any,
@@ -292,7 +356,7 @@ class Client(R.BasisViews):
         for x in components:
             R.component(x, req.components.add())
         self.basis.to_proto(req.basis)
-        open_call = (lambda r: self._stub.Datoms(
+        open_call = (lambda r: self._read_stub().Datoms(
             r, metadata=self._metadata, timeout=self._timeout,
             wait_for_ready=bool(r.resume_token) or None))
         async for m in _resumable(open_call, req, resume_retries):
@@ -306,16 +370,16 @@ class Client(R.BasisViews):
         for x in inputs:
             R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
-        return (await self._unary(self._stub.Explain, req)).plan
+        return (await self._read("Explain", req)).plan
 
     async def schema(self) -> Schema:
-        return R.schema(await self._unary(
-            self._stub.Schema, pb.SchemaRequest(database=self.database)))
+        return R.schema(await self._read(
+            "Schema", pb.SchemaRequest(database=self.database)))
 
     async def stats(self, value_counts: bool = False) -> Stats:
-        return R.stats(await self._unary(
-            self._stub.Stats, pb.StatsRequest(database=self.database,
-                                              value_counts=value_counts)))
+        return R.stats(await self._read(
+            "Stats", pb.StatsRequest(database=self.database,
+                                     value_counts=value_counts)))
 
     # --- the log -----------------------------------------------------
 
@@ -323,7 +387,7 @@ class Client(R.BasisViews):
                  to_tx: int = 0) -> AsyncIterator[LogTx]:
         req = pb.TxRangeRequest(database=self.database, from_tx=from_tx,
                                 to_tx=to_tx)
-        return self._log_stream(self._stub.TxRange, req)
+        return self._log_stream("TxRange", req)
 
     def subscribe(self, from_tx: int = 0,
                   omit_datoms: bool = False) -> AsyncIterator[LogTx]:
@@ -331,11 +395,12 @@ class Client(R.BasisViews):
         cancelled) or by cancelling the task."""
         req = pb.SubscribeRequest(database=self.database, from_tx=from_tx,
                                   omit_datoms=omit_datoms)
-        return self._log_stream(self._stub.Subscribe, req)
+        return self._log_stream("Subscribe", req)
 
-    async def _log_stream(self, method: Any,
+    async def _log_stream(self, name: str,
                           request: Any) -> AsyncIterator[LogTx]:
-        call = method(request, metadata=self._metadata, timeout=self._timeout)
+        call = getattr(self._read_stub(), name)(
+            request, metadata=self._metadata, timeout=self._timeout)
         joiner = R.TxJoiner()
         try:
             async for m in call:
@@ -351,8 +416,7 @@ class Client(R.BasisViews):
     # --- the server --------------------------------------------------
 
     async def ping(self) -> str:
-        return (await self._unary(self._stub.Ping,
-                                  pb.PingRequest())).server_version
+        return (await self._read("Ping", pb.PingRequest())).server_version
 
     async def health(self) -> None:
         check = self._channel.unary_unary(
@@ -366,29 +430,26 @@ class Client(R.BasisViews):
                             "%d)" % (self.target, status))
 
     async def backup(self, destination: str) -> BackupResult:
-        return R.backup_result(await self._unary(
-            self._stub.Backup, pb.BackupRequest(database=self.database,
-                                                destination=destination)))
+        return R.backup_result(await self._write(
+            "Backup", pb.BackupRequest(database=self.database,
+                                       destination=destination)))
 
     # --- databases ---------------------------------------------------
 
     async def databases(self) -> List[str]:
-        r = await self._unary(self._stub.ListDatabases,
-                              pb.ListDatabasesRequest())
+        r = await self._read("ListDatabases", pb.ListDatabasesRequest())
         return [d.name for d in r.databases]
 
     async def database_infos(self) -> List[DatabaseInfo]:
-        r = await self._unary(self._stub.ListDatabases,
-                              pb.ListDatabasesRequest())
+        r = await self._read("ListDatabases", pb.ListDatabasesRequest())
         return [R.database_info(d) for d in r.databases]
 
     async def create_database(self, name: str) -> int:
-        return (await self._unary(
-            self._stub.CreateDatabase,
-            pb.CreateDatabaseRequest(name=name))).basis_tx
+        return (await self._write(
+            "CreateDatabase", pb.CreateDatabaseRequest(name=name))).basis_tx
 
     async def delete_database(self, name: str) -> None:
-        await self._unary(self._stub.DeleteDatabase,
+        await self._write("DeleteDatabase",
                           pb.DeleteDatabaseRequest(name=name))
 
 

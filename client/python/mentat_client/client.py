@@ -7,6 +7,8 @@ from typing import (Any, Callable, Iterable, Iterator, List, Optional,
 import grpc
 
 from . import results as R
+from .cluster import (Nodes, code_and_details, named_primary,
+                      never_connected, split_addresses)
 from ._pb import mentat_pb2 as pb
 from ._pb import mentat_pb2_grpc as pb_grpc
 from .errors import error_for, from_rpc_error
@@ -80,9 +82,7 @@ class QueryStream(R.QueryProgress):
         if self._request.resume_token or client._no_query_first:
             return None
         try:
-            m = client._stub.QueryFirst(self._request,
-                                        metadata=client._metadata,
-                                        timeout=client._timeout)
+            m = client._read_call("QueryFirst", self._request)
         except grpc.RpcError as e:
             code = e.code() if hasattr(e, "code") else None
             if code == grpc.StatusCode.UNIMPLEMENTED:
@@ -96,7 +96,7 @@ class QueryStream(R.QueryProgress):
     def _open(self) -> Any:
         # A resumed call waits for the server to be back (a restart)
         # rather than fail at once; the client's timeout still bounds it.
-        call = self._client._stub.Query(
+        call = self._client._read_stub().Query(
             self._request, metadata=self._client._metadata,
             timeout=self._client._timeout,
             wait_for_ready=bool(self._request.resume_token) or None)
@@ -151,8 +151,13 @@ class Client(R.BasisViews):
             ...
         c.as_of(1005).pull("[*]", (":user/email", "a@b.c"))
 
-    `target` is host:port or unix:/path. With `tls` (or root_certificates
-    given: PEM bytes or a file path) the channel uses TLS; `server_name`
+    `target` is host:port or unix:/path, or the nodes of a cluster
+    separated by commas ("h1:7878,h2:7878,h3:7878"): reads then go round
+    the nodes, passing one that answers UNAVAILABLE, and writes go to the
+    primary, found by following the address a replica names when it
+    refuses one (cluster.py; `addresses`, `primary`). With `tls` (or
+    root_certificates given: PEM bytes or a file path) the channel uses
+    TLS; `server_name`
     overrides the name checked in the server's certificate. `token` is sent
     as "authorization: Bearer <token>" on every call. `timeout` (seconds)
     is every call's deadline (None: none). Failures raise MentatError
@@ -171,11 +176,13 @@ class Client(R.BasisViews):
         if tls or root_certificates is not None:
             creds = grpc.ssl_channel_credentials(
                 root_certificates=R.root_certs(root_certificates))
-            self._channel = grpc.secure_channel(target, creds, opts)
+            make_channel = (lambda a: grpc.secure_channel(a, creds, opts))
         else:
-            self._channel = grpc.insecure_channel(target, opts)
+            make_channel = (lambda a: grpc.insecure_channel(a, opts))
+        self._nodes = Nodes(split_addresses(target), make_channel,
+                            pb_grpc.MentatStub)
+        _, self._channel, self._stub = self._nodes.first()
         self._owns_channel = True
-        self._stub = pb_grpc.MentatStub(self._channel)
         # Set when the server does not know QueryFirst (an older mentatd).
         self._no_query_first = False
         self._metadata = R.auth_metadata(token)
@@ -186,9 +193,21 @@ class Client(R.BasisViews):
 
     # --- views: with_basis, as_of, since, history, use (R.BasisViews) ---
 
+    @property
+    def addresses(self) -> List[str]:
+        """The nodes this client knows (a primary a replica named is
+        added)."""
+        return self._nodes.addresses()
+
+    @property
+    def primary(self) -> str:
+        """The node writes go to now."""
+        return self._nodes.primary()[0]
+
     def close(self) -> None:
         if self._owns_channel:
-            self._channel.close()
+            for ch in self._nodes.channels():
+                ch.close()
 
     def __enter__(self) -> "Client":
         return self
@@ -203,6 +222,62 @@ class Client(R.BasisViews):
         except grpc.RpcError as e:
             raise from_rpc_error(e) from None
 
+    def _read_stub(self) -> Any:
+        """The stub of the node the next read (a stream) goes to."""
+        if len(self._nodes) == 1:
+            return self._stub
+        return self._nodes.next_read()[1]
+
+    def _read_call(self, name: str, request: Any) -> Any:
+        """A unary read, sent to the next node of the round and on to the
+        following ones while they answer UNAVAILABLE. Raises grpc.RpcError
+        (the last node's)."""
+        count = len(self._nodes)
+        for i in range(count):
+            stub = self._read_stub()
+            try:
+                return getattr(stub, name)(request, metadata=self._metadata,
+                                           timeout=self._timeout)
+            except grpc.RpcError as e:
+                code, _ = code_and_details(e)
+                if code != grpc.StatusCode.UNAVAILABLE or i + 1 == count:
+                    raise
+
+    def _read(self, name: str, request: Any) -> Any:
+        try:
+            return self._read_call(name, request)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def _write(self, name: str, request: Any) -> Any:
+        """A unary write, sent to the believed primary. A refusal naming
+        the primary at another address is followed once; a node that
+        could not be reached (nothing was sent) is passed over."""
+        if len(self._nodes) == 1:
+            return self._unary(getattr(self._stub, name), request)
+        address, stub = self._nodes.primary()
+        followed = False
+        passed = 0
+        while True:
+            try:
+                return getattr(stub, name)(request, metadata=self._metadata,
+                                           timeout=self._timeout)
+            except grpc.RpcError as e:
+                code, details = code_and_details(e)
+                named = named_primary(code, details)
+                if named and named != address and not followed:
+                    followed = True
+                    address, stub = named, self._nodes.set_primary(named)
+                    continue
+                if code == grpc.StatusCode.UNAVAILABLE:
+                    self._nodes.primary_failed(address)
+                    if (never_connected(code, details) and
+                            passed + 1 < len(self._nodes)):
+                        passed += 1
+                        address, stub = self._nodes.primary()
+                        continue
+                raise from_rpc_error(e) from None
+
     # --- writes ------------------------------------------------------
 
     def transact(self, tx_data: TxData, *, request_id: Optional[str] = None,
@@ -215,7 +290,7 @@ class Client(R.BasisViews):
                                  tx_data=tx_edn(tx_data),
                                  request_id=request_id or "",
                                  return_datoms=return_datoms)
-        return R.tx_result(self._unary(self._stub.Transact, req))
+        return R.tx_result(self._write("Transact", req))
 
     def import_(self, transactions: Iterable[TxData], *,
                 per_message: int = 1000) -> ImportResult:
@@ -235,7 +310,10 @@ class Client(R.BasisViews):
                     batch = []
             if batch or not sent:
                 yield pb.ImportRequest(database=self.database, tx_data=batch)
-        return R.import_result(self._unary(self._stub.Import, messages()))
+        # To the believed primary, not re-sent elsewhere (the messages are
+        # consumed): the caller resumes from what stats() says.
+        return R.import_result(self._unary(self._nodes.primary()[1].Import,
+                                           messages()))
 
     # --- reads -------------------------------------------------------
 
@@ -272,7 +350,7 @@ class Client(R.BasisViews):
         req = pb.PullRequest(database=self.database, pattern=pattern)
         R.entity_ref(entity, req.entity)
         self.basis.to_proto(req.basis)
-        return to_python(self._unary(self._stub.Pull, req).result)
+        return to_python(self._read("Pull", req).result)
 
     def pull_many(self, pattern: str,
                   entities: Iterable[EntityLike]) -> List[Any]:
@@ -282,7 +360,7 @@ class Client(R.BasisViews):
         for e in entities:
             R.entity_ref(e, req.entities.add())
         self.basis.to_proto(req.basis)
-        r = self._unary(self._stub.PullMany, req)
+        r = self._read("PullMany", req)
         return [to_python(v) for v in r.results]
 
     def datoms(self, index: Union[str, int], *components: Any,
@@ -299,7 +377,7 @@ class Client(R.BasisViews):
         for x in components:
             R.component(x, req.components.add())
         self.basis.to_proto(req.basis)
-        open_call = (lambda r: self._stub.Datoms(
+        open_call = (lambda r: self._read_stub().Datoms(
             r, metadata=self._metadata, timeout=self._timeout,
             wait_for_ready=bool(r.resume_token) or None))
         for m in _resumable(open_call, req, resume_retries):
@@ -315,19 +393,19 @@ class Client(R.BasisViews):
         for x in inputs:
             R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
-        return self._unary(self._stub.Explain, req).plan
+        return self._read("Explain", req).plan
 
     def schema(self) -> Schema:
         """The installed attributes and idents."""
-        return R.schema(self._unary(
-            self._stub.Schema, pb.SchemaRequest(database=self.database)))
+        return R.schema(self._read(
+            "Schema", pb.SchemaRequest(database=self.database)))
 
     def stats(self, value_counts: bool = False) -> Stats:
         """Datoms and distinct values per attribute, the transactor's
         counters, storage figures."""
-        return R.stats(self._unary(
-            self._stub.Stats, pb.StatsRequest(database=self.database,
-                                              value_counts=value_counts)))
+        return R.stats(self._read(
+            "Stats", pb.StatsRequest(database=self.database,
+                                     value_counts=value_counts)))
 
     # --- the log -----------------------------------------------------
 
@@ -337,7 +415,7 @@ class Client(R.BasisViews):
         oldest first, each whole."""
         req = pb.TxRangeRequest(database=self.database, from_tx=from_tx,
                                 to_tx=to_tx)
-        yield from self._log_stream(self._stub.TxRange, req)
+        yield from self._log_stream("TxRange", req)
 
     def subscribe(self, from_tx: int = 0,
                   omit_datoms: bool = False) -> Iterator[LogTx]:
@@ -346,10 +424,11 @@ class Client(R.BasisViews):
         stream or the generator is closed."""
         req = pb.SubscribeRequest(database=self.database, from_tx=from_tx,
                                   omit_datoms=omit_datoms)
-        yield from self._log_stream(self._stub.Subscribe, req)
+        yield from self._log_stream("Subscribe", req)
 
-    def _log_stream(self, method: Any, request: Any) -> Iterator[LogTx]:
-        call = method(request, metadata=self._metadata, timeout=self._timeout)
+    def _log_stream(self, name: str, request: Any) -> Iterator[LogTx]:
+        call = getattr(self._read_stub(), name)(
+            request, metadata=self._metadata, timeout=self._timeout)
         try:
             yield from R.whole_transactions(call)
         except grpc.RpcError as e:
@@ -362,7 +441,7 @@ class Client(R.BasisViews):
     def ping(self) -> str:
         """The cheapest call: checks the token and touches no database.
         Returns the server's version ("mentatd 0.1.0")."""
-        return self._unary(self._stub.Ping, pb.PingRequest()).server_version
+        return self._read("Ping", pb.PingRequest()).server_version
 
     def health(self) -> None:
         """The standard grpc.health.v1 Check (no token needed): returns when
@@ -381,30 +460,29 @@ class Client(R.BasisViews):
         """A consistent online backup of this database into `destination`,
         an absolute path on the server's file system that does not exist
         yet (within the server's --backup-dir when it has one)."""
-        return R.backup_result(self._unary(
-            self._stub.Backup, pb.BackupRequest(database=self.database,
-                                                destination=destination)))
+        return R.backup_result(self._write(
+            "Backup", pb.BackupRequest(database=self.database,
+                                       destination=destination)))
 
     # --- databases ---------------------------------------------------
 
     def databases(self) -> List[str]:
         """The databases' names, sorted."""
-        r = self._unary(self._stub.ListDatabases, pb.ListDatabasesRequest())
+        r = self._read("ListDatabases", pb.ListDatabasesRequest())
         return [d.name for d in r.databases]
 
     def database_infos(self) -> List[DatabaseInfo]:
         """The databases with their basis and size, sorted by name."""
-        r = self._unary(self._stub.ListDatabases, pb.ListDatabasesRequest())
+        r = self._read("ListDatabases", pb.ListDatabasesRequest())
         return [R.database_info(d) for d in r.databases]
 
     def create_database(self, name: str) -> int:
         """Creates an empty database; returns its basis tx."""
-        return self._unary(self._stub.CreateDatabase,
+        return self._write("CreateDatabase",
                            pb.CreateDatabaseRequest(name=name)).basis_tx
 
     def delete_database(self, name: str) -> None:
-        self._unary(self._stub.DeleteDatabase,
-                    pb.DeleteDatabaseRequest(name=name))
+        self._write("DeleteDatabase", pb.DeleteDatabaseRequest(name=name))
 
 
 def health_status(response: bytes) -> int:

@@ -377,6 +377,34 @@ class QueryResponse(_message.Message):
     rows_so_far: int
     def __init__(self, columns: _Optional[_Iterable[str]] = ..., find_kind: _Optional[_Union[FindKind, str]] = ..., basis_tx: _Optional[int] = ..., rows: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., resume_token: _Optional[bytes] = ..., rows_so_far: _Optional[int] = ..., more: bool = ...) -> None: ...
 
+class ReplicationStats(_message.Message):
+    __slots__ = ["cluster", "durability", "lag_ms", "lag_tx", "node_id", "primary", "primary_basis_tx", "role", "semi_sync_acked_tx", "semi_sync_timeouts", "semi_sync_waiting", "term"]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    DURABILITY_FIELD_NUMBER: _ClassVar[int]
+    LAG_MS_FIELD_NUMBER: _ClassVar[int]
+    LAG_TX_FIELD_NUMBER: _ClassVar[int]
+    NODE_ID_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    SEMI_SYNC_ACKED_TX_FIELD_NUMBER: _ClassVar[int]
+    SEMI_SYNC_TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    SEMI_SYNC_WAITING_FIELD_NUMBER: _ClassVar[int]
+    TERM_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    durability: str
+    lag_ms: int
+    lag_tx: int
+    node_id: str
+    primary: str
+    primary_basis_tx: int
+    role: str
+    semi_sync_acked_tx: int
+    semi_sync_timeouts: int
+    semi_sync_waiting: int
+    term: int
+    def __init__(self, role: _Optional[str] = ..., term: _Optional[int] = ..., primary: _Optional[str] = ..., cluster: _Optional[str] = ..., node_id: _Optional[str] = ..., primary_basis_tx: _Optional[int] = ..., lag_tx: _Optional[int] = ..., lag_ms: _Optional[int] = ..., durability: _Optional[str] = ..., semi_sync_waiting: _Optional[int] = ..., semi_sync_acked_tx: _Optional[int] = ..., semi_sync_timeouts: _Optional[int] = ...) -> None: ...
+
 class ResumeToken(_message.Message):
     __slots__ = ["db_tx", "last_key", "position", "request_digest", "rows_digest", "same_key_count", "version"]
     DB_TX_FIELD_NUMBER: _ClassVar[int]
@@ -430,18 +458,20 @@ class StatsRequest(_message.Message):
     def __init__(self, database: _Optional[str] = ..., value_counts: bool = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ["attributes", "basis_tx", "basis_tx_instant_micros", "storage", "transactor"]
+    __slots__ = ["attributes", "basis_tx", "basis_tx_instant_micros", "replication", "storage", "transactor"]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     BASIS_TX_INSTANT_MICROS_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
     STORAGE_FIELD_NUMBER: _ClassVar[int]
     TRANSACTOR_FIELD_NUMBER: _ClassVar[int]
     attributes: _containers.RepeatedCompositeFieldContainer[AttributeStats]
     basis_tx: int
     basis_tx_instant_micros: int
+    replication: ReplicationStats
     storage: StorageStats
     transactor: TransactorStats
-    def __init__(self, basis_tx: _Optional[int] = ..., basis_tx_instant_micros: _Optional[int] = ..., attributes: _Optional[_Iterable[_Union[AttributeStats, _Mapping]]] = ..., transactor: _Optional[_Union[TransactorStats, _Mapping]] = ..., storage: _Optional[_Union[StorageStats, _Mapping]] = ...) -> None: ...
+    def __init__(self, basis_tx: _Optional[int] = ..., basis_tx_instant_micros: _Optional[int] = ..., attributes: _Optional[_Iterable[_Union[AttributeStats, _Mapping]]] = ..., transactor: _Optional[_Union[TransactorStats, _Mapping]] = ..., storage: _Optional[_Union[StorageStats, _Mapping]] = ..., replication: _Optional[_Union[ReplicationStats, _Mapping]] = ...) -> None: ...
 
 class StorageStats(_message.Message):
     __slots__ = ["block_cache_hits", "block_cache_misses", "block_cache_usage_bytes", "column_cache_bytes", "compactions_pending_bytes", "disk_size_bytes", "entity_cache_bytes", "estimated_keys", "memtable_bytes", "table_readers_bytes", "value_cache_bytes"]
