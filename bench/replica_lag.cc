@@ -84,9 +84,9 @@ int Run(const Options& o) {
   std::filesystem::remove_all(o.dir);
   std::filesystem::create_directories(o.dir);
   const std::string sync = o.sync_commits ? "true" : "false";
-  ServerProcess primary(o.mentatd, o.dir + "/primary", "",
-                        {"--sync-commits=" + sync,
-                         "--durability=" + o.durability});
+  ServerProcess primary(
+      o.mentatd, o.dir + "/primary", "",
+      {"--sync-commits=" + sync, "--durability=" + o.durability});
   absl::Status s = primary.Start();
   if (!s.ok()) {
     std::cerr << "primary: " << s << "\n";

@@ -69,6 +69,14 @@ void BasisWaiters::RunAt(std::shared_ptr<Database> database, int64_t min_tx,
   w->then = std::move(then);
   // Listen first, then check: a commit in between wakes the thread.
   database->AddListener(w.get());
+  // A database deleted or set aside before the listener was added told
+  // its listeners already: this wait ends at once, with the reason (a
+  // wait that went on would keep a set-aside store open, and its copy
+  // could not be opened again until the wait's deadline).
+  if (absl::Status live = database->CheckLive(); !live.ok()) {
+    absl::MutexLock wl(&w->mu);
+    w->closed = std::move(live);
+  }
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {

@@ -38,7 +38,8 @@ class BasisWaiters {
   // later calls, on a reader thread, then(OK) once the database publishes
   // it, or then(Unavailable naming the basis it has) once `deadline`
   // (bounded by max_wait) passes first, or then(the database's status)
-  // when it closes or is deleted, or then(Unavailable) at Stop.
+  // when it closes, is deleted (NotFound) or is set aside (Unavailable;
+  // Database::MarkSetAside), or then(Unavailable) at Stop.
   // InvalidArgument (at once) for a min_tx that is neither a t nor a tx.
   void RunAt(std::shared_ptr<Database> database, int64_t min_tx,
              std::chrono::steady_clock::time_point deadline, Then then);

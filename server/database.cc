@@ -120,13 +120,16 @@ Database::~Database() {
 }
 
 absl::Status Database::CheckLive() const {
+  if (set_aside_.load(std::memory_order_acquire)) {
+    return absl::UnavailableError(set_aside_why_);
+  }
   if (!deleted()) return absl::OkStatus();
   return absl::NotFoundError(StrCat("database ", name_, " was deleted"));
 }
 
 void Database::Transact(storage::TxRequest request, storage::TxCallback done) {
-  if (deleted()) {
-    done(absl::NotFoundError(StrCat("database ", name_, " was deleted")));
+  if (absl::Status live = CheckLive(); !live.ok()) {
+    done(std::move(live));
     return;
   }
   store_->Transact(std::move(request),
@@ -140,8 +143,8 @@ void Database::Transact(storage::TxRequest request, storage::TxCallback done) {
 
 void Database::ApplyReplicated(storage::ReplicatedTx tx,
                                storage::TxCallback done) {
-  if (deleted()) {
-    done(absl::NotFoundError(StrCat("database ", name_, " was deleted")));
+  if (absl::Status live = CheckLive(); !live.ok()) {
+    done(std::move(live));
     return;
   }
   store_->ApplyReplicated(
@@ -210,6 +213,16 @@ void Database::MarkDeleted() {
   deleted_.store(true, std::memory_order_release);
   EndSubscriptions(
       absl::NotFoundError(StrCat("database ", name_, " was deleted")));
+  store_->Close();
+}
+
+void Database::MarkSetAside(std::string why) {
+  if (set_aside_.load(std::memory_order_acquire)) return;
+  set_aside_why_ = std::move(why);
+  set_aside_.store(true, std::memory_order_release);
+  // After the flag: a listener added from here on sees it in CheckLive
+  // (BasisWaiters::RunAt checks after adding), one added before is told.
+  EndSubscriptions(absl::UnavailableError(set_aside_why_));
   store_->Close();
 }
 

@@ -102,6 +102,16 @@ class Database {
   void MarkDeleted();
   bool deleted() const { return deleted_.load(std::memory_order_acquire); }
 
+  // Set aside (DatabaseRegistry::SetAside: a cluster node discarding a
+  // former primary's tail): as MarkDeleted, but the files stay, and calls
+  // still holding the database (reads waiting for a min_basis_tx,
+  // Subscribe streams, streams between messages) end with
+  // Unavailable(`why`) instead of NotFound, so that a client tries another
+  // node. The store's files close when the last call lets go (the
+  // registry waits for that before a new copy opens at the same path:
+  // RocksDB refuses a second open of a path in one process). Once only.
+  void MarkSetAside(std::string why);
+
   // Tells the listeners the database is going away for `why` (Subscribe
   // streams end with it). Shutdown does this before it waits for calls.
   void EndSubscriptions(const absl::Status& why);
@@ -111,8 +121,9 @@ class Database {
   void Close();
 
   // NotFound ("database NAME was deleted") once the database is deleted,
-  // else OK. Streams check it between messages, so that they end with
-  // NOT_FOUND. Any thread; an atomic load.
+  // Unavailable (MarkSetAside's why) once it is set aside, else OK. Streams
+  // check it between messages, so that they end with NOT_FOUND (or
+  // UNAVAILABLE). Any thread; an atomic load.
   [[nodiscard]] absl::Status CheckLive() const;
 
   // Bulk imports run one at a time per database: BeginImport is true if
@@ -141,6 +152,10 @@ class Database {
   storage::EntityId request_id_attr_ = 0;
   storage::EntityId request_digest_attr_ = 0;
   std::atomic<bool> deleted_{false};
+  // Written once, before set_aside_ is stored (release); read only after
+  // set_aside_ was seen true (acquire).
+  std::string set_aside_why_;
+  std::atomic<bool> set_aside_{false};
   std::atomic<bool> importing_{false};
   std::function<void(bool deleted)> on_destroyed_;
 

@@ -161,6 +161,8 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::OpenLocked(
     if (auto p = pending.lock()) {
       absl::MutexLock lock(&p->mu);
       p->names.erase(name);
+      // A set-aside copy closed: a new one may open (AwaitSetAside).
+      if (p->aside_open.erase(name) > 0) p->aside_closed.SignalAll();
     }
   });
   auto next = std::make_shared<Map>(*map_.load());
@@ -177,7 +179,37 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Get(
   if (it != map->end()) return it->second;
   absl::Status s = CheckName(name);
   if (!s.ok()) return s;
+  if (IsSetAside(name)) {
+    return absl::UnavailableError(
+        StrCat("database ", name,
+               " is being copied again from the primary on this node (its "
+               "copy held transactions the primary does not have and was "
+               "set aside); retry, or read at another node"));
+  }
   return absl::NotFoundError(StrCat("no database named \"", name, "\""));
+}
+
+bool DatabaseRegistry::IsSetAside(std::string_view name) const {
+  absl::MutexLock lock(&pending_->mu);
+  return pending_->replacing.find(name) != pending_->replacing.end();
+}
+
+absl::Status DatabaseRegistry::AwaitSetAside(std::string_view name,
+                                             absl::Duration timeout) {
+  const std::string key(name);
+  const absl::Time until = absl::Now() + timeout;
+  absl::MutexLock lock(&pending_->mu);
+  while (pending_->aside_open.count(key) > 0) {
+    if (pending_->aside_closed.WaitWithDeadline(&pending_->mu, until) &&
+        pending_->aside_open.count(key) > 0) {
+      break;  // the deadline passed
+    }
+  }
+  if (pending_->aside_open.count(key) == 0) return absl::OkStatus();
+  return absl::UnavailableError(StrCat(
+      "the set-aside copy of database ", name,
+      " is still held by calls in progress after ",
+      absl::FormatDuration(timeout), "; a new copy opens once they end"));
 }
 
 absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Adopt(
@@ -189,7 +221,21 @@ absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::Adopt(
     return absl::AlreadyExistsError(
         StrCat("database \"", name, "\" is already open"));
   }
-  return OpenLocked(std::string(name), /*create=*/false);
+  {
+    absl::MutexLock plock(&pending_->mu);
+    if (pending_->aside_open.count(std::string(name)) > 0) {
+      return absl::UnavailableError(
+          StrCat("the set-aside copy of database ", name,
+                 " is still open; the new copy opens once it closes"));
+    }
+  }
+  auto db = OpenLocked(std::string(name), /*create=*/false);
+  if (db.ok()) {
+    absl::MutexLock plock(&pending_->mu);
+    auto it = pending_->replacing.find(name);
+    if (it != pending_->replacing.end()) pending_->replacing.erase(it);
+  }
+  return db;
 }
 
 void DatabaseRegistry::SetReplica(bool replica) {
@@ -203,32 +249,53 @@ void DatabaseRegistry::SetReplica(bool replica) {
 
 absl::Status DatabaseRegistry::SetAside(std::string_view name,
                                         std::string* aside) {
-  absl::MutexLock lock(&mu_);
-  std::shared_ptr<const Map> map = map_.load();
-  auto it = map->find(name);
-  if (it == map->end()) {
-    return absl::NotFoundError(StrCat("no database named \"", name, "\""));
+  std::shared_ptr<Database> db;
+  fs::path to;
+  {
+    absl::MutexLock lock(&mu_);
+    std::shared_ptr<const Map> map = map_.load();
+    auto it = map->find(name);
+    if (it == map->end()) {
+      return absl::NotFoundError(StrCat("no database named \"", name, "\""));
+    }
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const fs::path from = fs::path(data_dir_) / std::string(name);
+    to = fs::path(data_dir_) / StrCat(name, ".discarded-", micros);
+    std::error_code ec;
+    // The open store keeps its files through the rename (same file
+    // system); it closes when the last call lets go of it.
+    fs::rename(from, to, ec);
+    if (ec) {
+      return absl::UnavailableError(StrCat("cannot move database ", name,
+                                           " aside to ", to.string(), ": ",
+                                           ec.message()));
+    }
+    absl::Status s = SyncDirectory(data_dir_);
+    if (!s.ok()) return s;
+    db = it->second;
+    {
+      absl::MutexLock plock(&pending_->mu);
+      pending_->aside_open.insert(std::string(name));
+      pending_->replacing.insert(std::string(name));
+    }
+    auto next = std::make_shared<Map>(*map);
+    next->erase(std::string(name));
+    map_.store(std::move(next));
   }
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  const fs::path from = fs::path(data_dir_) / std::string(name);
-  const fs::path to = fs::path(data_dir_) / StrCat(name, ".discarded-", micros);
-  std::error_code ec;
-  // The open store keeps its files through the rename (same file system);
-  // it closes when the last call lets go of it.
-  fs::rename(from, to, ec);
-  if (ec) {
-    return absl::UnavailableError(StrCat("cannot move database ", name,
-                                         " aside to ", to.string(), ": ",
-                                         ec.message()));
-  }
-  absl::Status s = SyncDirectory(data_dir_);
-  if (!s.ok()) return s;
-  auto next = std::make_shared<Map>(*map);
-  next->erase(std::string(name));
-  map_.store(std::move(next));
   *aside = to.string();
+  // Outside mu_ (the store's Close waits for its transactor): ends the
+  // calls that would keep the old store open, so that its copy can be
+  // opened again; reads waiting for a basis this copy will never reach
+  // answer Unavailable at once.
+  db->MarkSetAside(StrCat(
+      "database ", name,
+      " was set aside on this node (it held transactions the primary does "
+      "not have; moved to ",
+      to.string(),
+      ") and is being copied again from the primary; retry, or read at "
+      "another node"));
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "database.h"
 
 namespace mentat::server {
@@ -33,13 +34,17 @@ class DatabaseRegistry {
   [[nodiscard]] absl::Status OpenAll(bool create_default);
 
   // The database `name` ("" is "default"). NotFound if there is none;
-  // InvalidArgument for a malformed name.
+  // Unavailable while it is set aside and not yet adopted again (a
+  // cluster node re-copying it from the primary: another node can
+  // answer); InvalidArgument for a malformed name.
   [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> Get(
       std::string_view name) const;
 
   // Opens the database whose files are already at <data_dir>/<name> (a
-  // replica's bootstrap put them there) and adds it. AlreadyExists if a
-  // database of that name is open; the store's error if it does not open.
+  // replica's bootstrap put them there) and adds it (a set-aside name is
+  // then served again). AlreadyExists if a database of that name is open;
+  // Unavailable if a set-aside copy of it is still open (AwaitSetAside);
+  // the store's error if it does not open.
   [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> Adopt(
       std::string_view name);
 
@@ -66,15 +71,29 @@ class DatabaseRegistry {
   // that role. Promotion itself (the term) is Store::Promote.
   void SetReplica(bool replica);
 
-  // Takes `name` out of the registry (calls holding it keep their
-  // reference) and renames its directory to <data_dir>/<name>.discarded-
-  // <micros> (a name OpenAll never opens), kept for an operator. Its path
-  // in *aside. A cluster node does this to a former primary's database
-  // whose log has a tail the new primary lacks, before bootstrapping it
-  // again. NotFound if it is not open; Unavailable if the rename fails
-  // (nothing changed then).
+  // Takes `name` out of the registry and renames its directory to
+  // <data_dir>/<name>.discarded-<micros> (a name OpenAll never opens),
+  // kept for an operator. Its path in *aside. A cluster node does this to
+  // a former primary's database whose log has a tail the new primary
+  // lacks, before bootstrapping it again. Calls holding the database end
+  // with Unavailable naming why (Database::MarkSetAside: reads waiting
+  // for a min_basis_tx at once, streams at their next message); Get
+  // answers Unavailable for the name until Adopt opens it again.
+  // NotFound if it is not open; Unavailable if the rename fails (nothing
+  // changed then).
   [[nodiscard]] absl::Status SetAside(std::string_view name,
                                       std::string* aside);
+
+  // True while `name` is set aside and not adopted again.
+  bool IsSetAside(std::string_view name) const;
+
+  // Waits until no set-aside copy of `name` is open any more (the last
+  // call holding it let go), at most `timeout`: a new copy cannot open at
+  // the same path before (RocksDB's lock is per path and process). OK at
+  // once if there is none; Unavailable (naming the database) at the
+  // timeout.
+  [[nodiscard]] absl::Status AwaitSetAside(std::string_view name,
+                                           absl::Duration timeout);
 
   // Every open database, sorted by name.
   std::vector<std::shared_ptr<Database>> List() const;
@@ -107,11 +126,17 @@ class DatabaseRegistry {
   // Writers (Create, Delete, CloseAll) hold mu_ and publish a new map.
   absl::Mutex mu_;
   std::atomic<std::shared_ptr<const Map>> map_;
-  // Names whose files are still being removed, shared with the databases'
-  // on-destroyed hooks (which may run after the registry is gone).
+  // Names whose files are still being removed, and names whose set-aside
+  // copy is still open, shared with the databases' on-destroyed hooks
+  // (which may run after the registry is gone); names set aside and not
+  // adopted again.
   struct Pending {
     absl::Mutex mu;
     std::set<std::string> names ABSL_GUARDED_BY(mu);
+    std::set<std::string> aside_open ABSL_GUARDED_BY(mu);
+    // Signalled when a name leaves aside_open.
+    absl::CondVar aside_closed;
+    std::set<std::string, std::less<>> replacing ABSL_GUARDED_BY(mu);
   };
   std::shared_ptr<Pending> pending_ = std::make_shared<Pending>();
 };

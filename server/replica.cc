@@ -30,6 +30,10 @@ namespace {
 
 constexpr auto kFirstBackoff = std::chrono::milliseconds(100);
 constexpr auto kMaxBackoff = std::chrono::milliseconds(5000);
+// How long a follower waits for a set-aside copy of its database to close
+// before it tries again (reads waiting on it end at once; this bounds a
+// long query still running on it).
+constexpr absl::Duration kSetAsideWait = absl::Seconds(10);
 // How often the primary's list of databases is read again.
 constexpr auto kListEvery = std::chrono::milliseconds(2000);
 // Entries queued on the transactor and not yet applied, per database: the
@@ -402,8 +406,15 @@ void Replica::FollowLoop(Follower* f) {
     }
     auto database = registry_.Get(f->name);
     absl::Status s;
-    if (!database.ok() &&
-        database.status().code() == absl::StatusCode::kNotFound) {
+    const bool missing = !database.ok() && (database.status().code() ==
+                                                absl::StatusCode::kNotFound ||
+                                            registry_.IsSetAside(f->name));
+    if (missing) {
+      // A copy set aside (a discarded tail) must have closed first: the
+      // new one opens at the same path, which RocksDB locks per process.
+      s = registry_.AwaitSetAside(f->name, kSetAsideWait);
+    }
+    if (missing && s.ok()) {
       grpc::ClientContext ctx;
       AddToken(&ctx);
       {
@@ -432,9 +443,14 @@ void Replica::FollowLoop(Follower* f) {
         if (s.ok()) {
           spdlog::info("replica: database {} bootstrapped at basis {}", f->name,
                        basis);
+        } else if (s.code() != absl::StatusCode::kAlreadyExists) {
+          // Not opened, so nothing uses it: removed, so that the next
+          // attempt's copy can move into place.
+          std::error_code ec;
+          fs::remove_all(registry_.PathOf(f->name), ec);
         }
       }
-    } else if (!database.ok()) {
+    } else if (!missing && !database.ok()) {
       s = database.status();
     }
     if (s.ok()) {
