@@ -317,8 +317,13 @@ int Run(const Options& o) {
       static_cast<unsigned long long>(total_unacked),
       static_cast<unsigned long long>(total_unacked_present), p.p50, p.max);
   cleanup();
+  if (lost > 0) {
+    // The nodes' logs are the evidence: kept.
+    std::printf("logs kept in %s\n", o.dir.c_str());
+    return 1;
+  }
   std::filesystem::remove_all(o.dir);
-  return lost == 0 ? 0 : 1;
+  return 0;
 }
 
 }  // namespace
