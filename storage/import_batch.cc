@@ -6,6 +6,7 @@
 
 #include "internal/coding.h"
 #include "internal/import_compaction.h"
+#include "internal/import_distinct.h"
 #include "internal/rocks_status.h"
 #include "internal/sst_run.h"
 #include "mentat/base/str_cat.h"
@@ -331,6 +332,10 @@ absl::Status ImportBatch::WriteCfFiles(
   if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
     const IndexOrder order = static_cast<IndexOrder>(c);
     const bool filter = order == IndexOrder::kAvet && groups_.on();
+    std::optional<ImportDistinct> distinct;
+    if (order == IndexOrder::kAvet && !chunk->distinct_attributes.empty()) {
+      distinct.emplace(core_, &groups_, &chunk->distinct_attributes);
+    }
     std::vector<std::pair<std::string_view, EntityId>> sorted;
     chunk->index.SortedKeys(order, &sorted);
     char value[8];
@@ -340,7 +345,7 @@ absl::Status ImportBatch::WriteCfFiles(
       StoreBigEndian64(static_cast<uint64_t>(tx), value);
       s = run.Add(key, std::string_view(value, 8), tx == kDeleted);
       if (!s.ok()) return s;
-      if (!filter) continue;
+      if (!filter && !distinct) continue;
       // At the last key of a group: its summary and its filter entry,
       // applied by FinishIngest (the transactor reads both meanwhile).
       const std::string_view group =
@@ -348,6 +353,14 @@ absl::Status ImportBatch::WriteCfFiles(
       if (i + 1 < sorted.size() && sorted[i + 1].first.starts_with(group) &&
           ImportIndex::GroupLength(order, sorted[i + 1].first) ==
               group.size()) {
+        continue;
+      }
+      if (distinct) {
+        s = distinct->Group(group, &sorted[group_start], i + 1 - group_start);
+        if (!s.ok()) return s;
+      }
+      if (!filter) {
+        group_start = i + 1;
         continue;
       }
       const uint64_t hash = ImportIndex::GroupHash(group);
@@ -366,6 +379,7 @@ absl::Status ImportBatch::WriteCfFiles(
       if (written) chunk->filter_adds.push_back(hash);
       group_start = i + 1;
     }
+    if (distinct) chunk->distinct_deltas = distinct->TakeDeltas();
   } else {
     const auto& entries = chunk->runs[c];
     const std::vector<uint32_t> order =
@@ -447,6 +461,7 @@ absl::Status ImportBatch::StartIngest(const std::string& dir, int threads) {
     runs_[c].clear();
   }
   chunk->arena = arena_.Release();
+  chunk->distinct_attributes = distinct_attributes_;
   chunk->worker = std::thread([this, chunk, threads] {
     chunk->status = WriteAndIngest(chunk, threads);
   });
@@ -465,6 +480,7 @@ absl::Status ImportBatch::FinishIngest() {
     for (const ImportedGroups::ChangeAt& change : frozen_->summary_changes) {
       groups_.Apply(change);
     }
+    distinct_deltas_ = std::move(frozen_->distinct_deltas);
   }
   // Reads see the chunk in the DB from now on: fresh iterators, no cached
   // ranges from before.

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "internal/coding.h"
 #include "internal/import_batch.h"
 #include "internal/import_compaction.h"
@@ -37,6 +39,20 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
   internal::TxState chunk_start = state_;
   ImportReport report;
   const std::string tmp_dir = core_->path + "/import-tmp";
+  // Untracked attributes count their distinct values per chunk as it is
+  // written (ImportDistinct), not per transaction. The set may only grow
+  // between chunks: the transactions of one chunk all defer the same ones.
+  auto defer_untracked = [&] {
+    for (const auto& [a, st] : stats->all()) {
+      if (!st.values_tracked) batch.CountDistinctOf(a);
+    }
+  };
+  defer_untracked();
+  // Lookup refs resolved by earlier transactions of the import. At most
+  // kMaxLookups entries (about 100 bytes each with their keys, so some
+  // 50 MB), then it starts over.
+  constexpr size_t kMaxLookups = 1 << 19;
+  absl::flat_hash_map<std::string, EntityId> lookups;
 
   // The chunk being written and ingested in the background while the
   // next one is applied: what to record once its files are in.
@@ -54,6 +70,14 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     if (!pending) return absl::OkStatus();
     absl::Status s = batch.FinishIngest();
     if (!s.ok()) return s;
+    // The chunk's own change of distinct values: into its statistics and
+    // the running ones (the later chunks' statistics start from those).
+    for (const auto& [a, change] : batch.TakeDistinctDeltas()) {
+      pending->stats->mutable_all()[a].distinct_values += change;
+      pending->dirty.attributes.insert(a);
+      stats->mutable_all()[a].distinct_values += change;
+      dirty.attributes.insert(a);
+    }
     const internal::TxState& done = pending->state;
     rocksdb::WriteBatch meta;
     rocksdb::ColumnFamilyHandle* meta_cf = core_->cf(Cf::kMeta);
@@ -103,7 +127,9 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     dirty = internal::StatsDirty();
     s = batch.StartIngest(StrCat(tmp_dir, "-", chunk_number++), last ? 2 : 1);
     if (!s.ok()) return s;
-    return last ? finish() : absl::OkStatus();
+    if (last) return finish();
+    defer_untracked();
+    return absl::OkStatus();
   };
 
   // Merges what the ingested chunks left overlapping (or crowding L0)
@@ -142,6 +168,9 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     internal::StatsDelta delta;
     batch.SetSavePoint();
     internal::TxApplier applier(&batch, stats.get(), &tx_state, core_->options);
+    applier.DeferDistinct(&batch.distinct_attributes());
+    if (lookups.size() >= kMaxLookups) lookups.clear();
+    applier.ShareLookups(&lookups);
     absl::StatusOr<TxReport> r = applier.Apply(request, &delta);
     if (!r.ok()) {
       batch.RollbackToSavePoint();
@@ -155,6 +184,14 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
       break;
     }
     batch.PopSavePoint();
+    // A resolution changes only when a unique value is retracted (or the
+    // schema changes what is unique).
+    if (tx_state.schema != state_.schema) lookups.clear();
+    for (const Datom& d : r->datoms) {
+      if (d.added || lookups.empty()) continue;
+      const Attribute* attr = tx_state.schema->FindAttribute(d.a);
+      if (attr == nullptr || attr->unique != Unique::kNone) lookups.clear();
+    }
     state_ = std::move(tx_state);
     internal::ApplyStatsDelta(delta, core_->options.low_cardinality_limit,
                               stats.get(), &dirty);

@@ -120,8 +120,9 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       std::string prefix;
       AvetKey::EncodePrefix(attr->id, v, &prefix);
       // Bulk tx-data names the same few entities many times.
-      auto cached = lookup_cache_.find(prefix);
-      if (cached != lookup_cache_.end()) return EntitySlot{cached->second, -1};
+      auto& lookups = lookups_ != nullptr ? *lookups_ : lookup_cache_;
+      auto cached = lookups.find(prefix);
+      if (cached != lookups.end()) return EntitySlot{cached->second, -1};
       std::optional<EntityId> found;
       absl::Status s =
           group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
@@ -129,7 +130,7 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
             return false;
           });
       if (!s.ok()) return s;
-      if (found) lookup_cache_.emplace(std::move(prefix), *found);
+      if (found) lookups.emplace(std::move(prefix), *found);
       if (!found) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(),

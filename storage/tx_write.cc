@@ -210,6 +210,9 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
       d.values[p.datom.v] += sign;
       continue;
     }
+    if (distinct_deferred_ != nullptr && distinct_deferred_->contains(a)) {
+      continue;
+    }
     std::string prefix;
     AvetKey::EncodePrefix(a, p.datom.v, &prefix);
     auto [it, inserted] = untracked.try_emplace(prefix);

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
 #include "internal/import_index.h"
@@ -90,6 +92,24 @@ class ImportBatch final : public TxBatch {
   // (CompactImportedFamilies), which compresses them.
   std::vector<Cf> OverlappingFamiliesIngested() const;
 
+  // The attributes whose distinct values the chunks count as they are
+  // written (ImportDistinct), so that the transactor need not: those
+  // untracked when the chunk being collected began. Only grows, and only
+  // between chunks (after StartIngest, before the next chunk's first
+  // transaction), so that one set holds for a whole chunk.
+  void CountDistinctOf(EntityId attribute) {
+    distinct_attributes_.insert(attribute);
+  }
+  const absl::flat_hash_set<EntityId>& distinct_attributes() const {
+    return distinct_attributes_;
+  }
+  // After FinishIngest succeeded: the change in distinct values per
+  // attribute of CountDistinctOf that the chunk it waited for made (empty
+  // if there was none); taking it clears it.
+  absl::flat_hash_map<EntityId, int64_t> TakeDistinctDeltas() {
+    return std::move(distinct_deltas_);
+  }
+
  private:
   // A write to a family that is not read back.
   struct RunEntry {
@@ -110,6 +130,10 @@ class ImportBatch final : public TxBatch {
     KeyArena::Blocks arena;
     std::vector<uint64_t> filter_adds;
     std::vector<ImportedGroups::ChangeAt> summary_changes;
+    // The attributes of CountDistinctOf when the chunk began, and what the
+    // chunk changed in their distinct values (set by the worker).
+    absl::flat_hash_set<EntityId> distinct_attributes;
+    absl::flat_hash_map<EntityId, int64_t> distinct_deltas;
     absl::Status status;
     // The families the chunk has files for (set by the worker).
     std::array<bool, static_cast<int>(Cf::kCount)> has_files{};
@@ -153,6 +177,8 @@ class ImportBatch final : public TxBatch {
   std::unique_ptr<Frozen> frozen_;
   // The families ingested chunks had files for.
   std::array<bool, static_cast<int>(Cf::kCount)> ingested_{};
+  absl::flat_hash_set<EntityId> distinct_attributes_;
+  absl::flat_hash_map<EntityId, int64_t> distinct_deltas_;
   // Node-based: a scan keeps a pointer to its range while fn may scan.
   absl::node_hash_map<std::string, CachedRange> db_cache_;
   // Iterators over the DB, shared by the scans of a chunk (the DB changes

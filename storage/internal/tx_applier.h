@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "internal/log_codec.h"
 #include "internal/store_core.h"
@@ -58,6 +59,22 @@ class TxApplier {
   // does not fit the state). The caller rolls back as for Apply.
   [[nodiscard]] absl::StatusOr<TxReport> ApplyReplicated(
       const ReplicatedEntry& entry, StatsDelta* delta);
+
+  // For a bulk import, before Apply. The attributes in `attributes`
+  // (untracked ones) get no change of distinct values in the delta: the
+  // import counts them per chunk (ImportDistinct) instead of one AVET scan
+  // per new (attribute, value) here. Not owned; null: count as usual.
+  void DeferDistinct(const absl::flat_hash_set<EntityId>* attributes) {
+    distinct_deferred_ = attributes;
+  }
+  // Resolved lookup refs shared by the transactions of a bulk import
+  // (AVET prefix -> entity) instead of this transaction's own. The caller
+  // bounds it and clears it whenever a transaction retracts a datom of a
+  // unique attribute or changes the schema (the only ways a resolution
+  // can change). Not owned; null: this transaction's own cache.
+  void ShareLookups(absl::flat_hash_map<std::string, EntityId>* cache) {
+    lookups_ = cache;
+  }
 
  private:
   // An entity position once resolved: an id, or a tempid (index into
@@ -137,6 +154,8 @@ class TxApplier {
   absl::flat_hash_map<std::string, int> tempid_index_;
   // Resolved lookup refs of this transaction: AVET prefix -> entity.
   absl::flat_hash_map<std::string, EntityId> lookup_cache_;
+  absl::flat_hash_map<std::string, EntityId>* lookups_ = nullptr;
+  const absl::flat_hash_set<EntityId>* distinct_deferred_ = nullptr;
 
   // The transaction's datoms: assertions carry the tx; retractions carry
   // the tx that asserted the retracted datom in `asserted_tx`.
