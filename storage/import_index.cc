@@ -368,6 +368,20 @@ void ImportIndex::SortedKeys(
   }
 }
 
+void ImportIndex::ClearForReuse() {
+  for (Slot& s : slots_) {
+    s.entries.clear();
+    s.indexed = 0;
+    for (auto& h : s.heads) {
+      const size_t chains = h.size();
+      h = {};
+      h.reserve(chains);
+    }
+    s.promoted = {};
+    s.shared_hash = {};
+  }
+}
+
 void ImportIndex::Clear() {
   for (Slot& s : slots_) {
     s.entries.clear();

@@ -136,6 +136,10 @@ class ImportIndex {
 
   // Drops everything (the keys' storage is the caller's).
   void Clear();
+  // The same, but keeps the entries' storage and sizes the chain-head maps
+  // for as many chains as they had: the next chunk of an import, about as
+  // large, neither grows them step by step nor faults in new pages.
+  void ClearForReuse();
 
   // Which chain serves a scan of `prefix` in `order`: 0 or 1, or -1 if
   // the prefix ends inside a component (then level 0, filtered, or a walk
