@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "loader.h"
 #include "mentat/query/query_engine.h"
 #include "stats_util.h"
@@ -442,6 +443,11 @@ int Run(const Args& args) {
 }  // namespace mentat::bench
 
 int main(int argc, char** argv) {
+  // As in mentatd (ServerImpl::Start): Debian's abseil keeps absl::Mutex's
+  // deadlock detection on, a global graph lookup on every lock (the record
+  // caches lock a shard per probe), which would make the engine look slower
+  // here than it is in the server.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   auto usage = [] {
     std::fprintf(
         stderr,

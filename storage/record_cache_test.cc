@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <random>
@@ -226,6 +227,52 @@ TEST_CASE("cached reads equal RocksDB's at every basis") {
       }
     }
   }
+}
+
+TEST_CASE(
+    "a value many entities share: cached up to a limit, exact either way") {
+  // A ref's fan-in (q2's issues of one assignee, about 80) belongs in the
+  // value cache; an enum value thousands of entities share does not (one
+  // read of it would push out everything else). Both must read exactly.
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  const int kFew = 300, kMany = 1500;
+  for (const auto& [value, count] : {std::pair{7, kFew}, std::pair{8, kMany}}) {
+    std::vector<TxOp> ops;
+    for (int i = 0; i < count; ++i) {
+      ops.push_back(Add(E(("e" + std::to_string(i)).c_str()), "m/one",
+                        Value::Long(value)));
+    }
+    REQUIRE(store->Transact(Tx(ops)).get().ok());
+  }
+  const EntityId one = store->Latest()->schema().FindAttribute("m/one")->id;
+  auto entities_of = [&](int64_t v) {
+    std::vector<EntityId> out;
+    auto cursor =
+        store->Latest()->View(Basis::Current()).NewCursor(IndexOrder::kAvet);
+    std::string prefix;
+    AvetKey::EncodePrefix(one, Value::Long(v), &prefix);
+    for (cursor->Seek(prefix); cursor->Valid(); cursor->Next()) {
+      out.push_back(cursor->datom().e);
+    }
+    REQUIRE(cursor->status().ok());
+    return out;
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    CAPTURE(pass);
+    const std::vector<EntityId> few = entities_of(7), many = entities_of(8);
+    CHECK(few.size() == kFew);
+    CHECK(many.size() == kMany);
+    CHECK(std::is_sorted(few.begin(), few.end()));
+    CHECK(std::is_sorted(many.begin(), many.end()));
+  }
+  // The shared-by-300 value is held whole (its 300 keys), the other only
+  // as a marker that sends its readers to RocksDB.
+  const CacheCounters c = store->value_cache_counters();
+  CHECK(c.entries == 2);
+  CHECK(c.bytes > kFew * 24);
+  CHECK(c.bytes < kMany * 24);
 }
 
 TEST_CASE("an entity too big for the cache reads from RocksDB") {

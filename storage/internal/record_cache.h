@@ -154,7 +154,11 @@ class RecordCache {
     uint32_t ring;    // its position in Shard::ring
     bool referenced;  // hit since the hand last passed
   };
-  struct Shard {
+  // A cache line each: readers on different cores lock different shards
+  // without taking each other's lines (the counters are per shard for the
+  // same reason: one atomic counter for the whole cache was written by
+  // every probe of every core).
+  struct alignas(64) Shard {
     mutable absl::Mutex mu;
     absl::flat_hash_map<uint64_t, Node> map ABSL_GUARDED_BY(mu);
     // The map's keys, swept by `hand`.
@@ -163,6 +167,8 @@ class RecordCache {
     size_t bytes ABSL_GUARDED_BY(mu) = 0;
     // The last tx that invalidated anything here.
     EntityId floor ABSL_GUARDED_BY(mu) = 0;
+    uint64_t hits ABSL_GUARDED_BY(mu) = 0;
+    uint64_t misses ABSL_GUARDED_BY(mu) = 0;
   };
 
   static uint64_t HashOf(std::string_view prefix);
@@ -173,8 +179,6 @@ class RecordCache {
 
   const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
-  std::atomic<uint64_t> hits_{0};
-  std::atomic<uint64_t> misses_{0};
 };
 
 }  // namespace mentat::storage::internal
