@@ -455,10 +455,12 @@ absl::Status ImportBatch::StartIngest(const std::string& dir, int threads) {
   Frozen* chunk = frozen_.get();
   chunk->dir = dir;
   chunk->index = std::move(index_);
-  index_.Clear();
+  index_ = std::move(spare_index_);
+  spare_index_.Clear();
   for (size_t c = 0; c < runs_.size(); ++c) {
     chunk->runs[c] = std::move(runs_[c]);
-    runs_[c].clear();
+    runs_[c] = std::move(spare_runs_[c]);
+    spare_runs_[c] = {};
   }
   chunk->arena = arena_.Release();
   chunk->distinct_attributes = distinct_attributes_;
@@ -488,6 +490,14 @@ absl::Status ImportBatch::FinishIngest() {
   db_cache_.clear();
   std::error_code ec;
   std::filesystem::remove_all(frozen_->dir, ec);
+  // Its storage serves the next chunk (nothing views its keys any more).
+  spare_index_ = std::move(frozen_->index);
+  spare_index_.ClearForReuse();
+  for (size_t c = 0; c < spare_runs_.size(); ++c) {
+    spare_runs_[c] = std::move(frozen_->runs[c]);
+    spare_runs_[c].clear();
+  }
+  arena_.Recycle(std::move(frozen_->arena));
   frozen_.reset();
   return s;
 }

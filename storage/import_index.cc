@@ -144,6 +144,10 @@ void ImportIndex::Link(IndexOrder order, Slot& slot, uint32_t i) {
     if (l == 1) {
       group_hash = h;
       group_count = head.count;
+      if (slot.group_filter.empty()) {
+        slot.group_filter.assign(kGroupFilterWords, 0);
+      }
+      slot.group_filter[GroupFilterWord(h)] |= GroupFilterMask(h);
     }
   }
   if (!HasMaps(order)) return;
@@ -296,6 +300,13 @@ void ImportIndex::Scan(IndexOrder order, std::string_view prefix,
   const uint64_t hash = l == 1 ? GroupHash(prefix) : First8(prefix);
   const Head* head = nullptr;
   if (grouped) {
+    if (l == 1) {
+      const uint64_t mask = GroupFilterMask(hash);
+      if (slot.group_filter.empty() ||
+          (slot.group_filter[GroupFilterWord(hash)] & mask) != mask) {
+        return;
+      }
+    }
     auto it = slot.heads[l].find(hash);
     if (it == slot.heads[l].end()) return;
     head = &it->second;
@@ -368,6 +379,21 @@ void ImportIndex::SortedKeys(
   }
 }
 
+void ImportIndex::ClearForReuse() {
+  for (Slot& s : slots_) {
+    s.entries.clear();
+    s.indexed = 0;
+    for (auto& h : s.heads) {
+      const size_t chains = h.size();
+      h = {};
+      h.reserve(chains);
+    }
+    s.promoted = {};
+    s.shared_hash = {};
+    std::fill(s.group_filter.begin(), s.group_filter.end(), 0);
+  }
+}
+
 void ImportIndex::Clear() {
   for (Slot& s : slots_) {
     s.entries.clear();
@@ -376,6 +402,7 @@ void ImportIndex::Clear() {
     for (auto& h : s.heads) h = {};
     s.promoted = {};
     s.shared_hash = {};
+    s.group_filter = {};
   }
 }
 

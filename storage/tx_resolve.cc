@@ -151,7 +151,6 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
         t.nested = ref.nested;
         t.is_tx = is_tx;
         t.pos = op.pos;
-        t.form = op.DebugString();
         if (is_tx) t.id = tx_;
         tempids_.push_back(std::move(t));
       }

@@ -175,6 +175,12 @@ class ImportBatch final : public TxBatch {
   std::vector<Marks> save_points_;
   ImportedGroups groups_;
   std::unique_ptr<Frozen> frozen_;
+  // The storage of the last chunk ingested, cleared, for the next one
+  // (StartIngest): an import's chunks are about equally large, and reused
+  // storage spares the page faults and the step-by-step growth of new
+  // vectors and maps. Peak memory stays two chunks.
+  ImportIndex spare_index_;
+  Runs spare_runs_;
   // The families ingested chunks had files for.
   std::array<bool, static_cast<int>(Cf::kCount)> ingested_{};
   absl::flat_hash_set<EntityId> distinct_attributes_;

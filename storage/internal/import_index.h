@@ -136,6 +136,10 @@ class ImportIndex {
 
   // Drops everything (the keys' storage is the caller's).
   void Clear();
+  // The same, but keeps the entries' storage and sizes the chain-head maps
+  // for as many chains as they had: the next chunk of an import, about as
+  // large, neither grows them step by step nor faults in new pages.
+  void ClearForReuse();
 
   // Which chain serves a scan of `prefix` in `order`: 0 or 1, or -1 if
   // the prefix ends inside a component (then level 0, filtered, or a walk
@@ -178,8 +182,22 @@ class ImportIndex {
     // two groups share is left to its chain for good.
     absl::flat_hash_map<uint64_t, Promoted> promoted;
     absl::flat_hash_map<uint64_t, bool> shared_hash;
+    // A filter of the level-1 groups ever linked (two bits of a word per
+    // group; kGroupFilterWords words, made on the first link): most scans
+    // of an import name a group the chunk does not hold (a new value), and
+    // the filter, small enough to stay in cache, answers them without a
+    // probe of `heads` (a cache miss in a map of about a million groups).
+    // Unlink leaves its bits: a stale bit only costs that probe.
+    std::vector<uint64_t> group_filter;
   };
   static constexpr uint32_t kPromoteAt = 8;
+  static constexpr size_t kGroupFilterWords = size_t{1} << 16;  // 512 KB
+  static uint64_t GroupFilterMask(uint64_t hash) {
+    return (uint64_t{1} << (hash & 63)) | (uint64_t{1} << ((hash >> 6) & 63));
+  }
+  static size_t GroupFilterWord(uint64_t hash) {
+    return (hash >> 12) & (kGroupFilterWords - 1);
+  }
 
   static bool HasMaps(IndexOrder order) { return order != IndexOrder::kEavt; }
   // Links entry i into its chains (and its group's map).

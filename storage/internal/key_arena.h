@@ -27,7 +27,13 @@ class KeyArena {
     if (bytes.empty()) return std::string_view();
     if (used_ + bytes.size() > size_) {
       size_ = std::max(kBlock, bytes.size());
-      blocks_.push_back(std::make_unique<char[]>(size_));
+      if (size_ == kBlock && !spare_.empty()) {
+        blocks_.push_back(std::move(spare_.back()));
+        spare_.pop_back();
+      } else {
+        // Not zeroed: every byte handed out is copied over first.
+        blocks_.push_back(std::make_unique_for_overwrite<char[]>(size_));
+      }
       used_ = 0;
     }
     char* dst = blocks_.back().get() + used_;
@@ -38,6 +44,13 @@ class KeyArena {
 
   // Hands every block (and with them the views interned so far) to the
   // caller, and starts empty.
+  // Takes back `blocks` that Release handed over, once nothing views
+  // them: the next blocks come from them (their pages are mapped already)
+  // instead of new allocations. Every block holds at least kBlock bytes.
+  void Recycle(Blocks blocks) {
+    for (auto& block : blocks) spare_.push_back(std::move(block));
+  }
+
   Blocks Release() {
     Blocks out = std::move(blocks_);
     blocks_.clear();
@@ -49,6 +62,7 @@ class KeyArena {
   static constexpr size_t kBlock = size_t{1} << 20;
 
   Blocks blocks_;
+  Blocks spare_;  // recycled, for the next blocks
   size_t used_ = 0;
   size_t size_ = 0;
 };

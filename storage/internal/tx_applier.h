@@ -90,8 +90,7 @@ class TxApplier {
     bool schema = false;  // gets a db-partition id
     EntityId id = 0;      // 0 until resolved
     bool fresh = false;   // newly allocated: has no datoms yet
-    SourcePos pos;
-    std::string form;  // the first op that used it, for messages
+    SourcePos pos;        // of the first op that used it, for messages
   };
   // A value once typed for its attribute. For refs, `entity` holds it.
   struct ValueSlot {
