@@ -537,6 +537,12 @@ absl::Status Replica::FollowOnce(Follower* f,
   auto reader = replication_->Follow(&ctx, request);
   v1::FollowResponse response;
   absl::Status apply_error;
+  // Each entry names its predecessor by id and instant. Entries are applied
+  // several at a time: when one is refused, those already submitted after
+  // it must not apply on top of what this store holds under that id (a
+  // deposed primary's own last transaction, committed after the stream
+  // began, shares its id with the new primary's first).
+  int64_t prev_instant = db->basis_tx_instant();
   while (reader->Read(&response)) {
     bytes_received_.fetch_add(response.ByteSizeLong(),
                               std::memory_order_relaxed);
@@ -584,6 +590,8 @@ absl::Status Replica::FollowOnce(Follower* f,
       tx.tx = e.tx();
       tx.entry = std::move(*e.mutable_entry());
       const int64_t instant = e.tx_instant_micros();
+      tx.prev_instant = prev_instant;
+      prev_instant = instant;
       database->ApplyReplicated(
           std::move(tx),
           [this, f, instant](absl::StatusOr<storage::TxReport> report) {

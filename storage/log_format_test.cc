@@ -229,12 +229,12 @@ TEST_CASE("a store of an unknown format is refused, naming both it reads") {
 // The primary's entries after `after`, as a Follow stream carries them.
 std::vector<ReplicatedTx> LogAfter(const Store& primary, EntityId after) {
   std::vector<ReplicatedTx> out;
-  absl::Status s =
-      ReadTxLogRaw(*primary.Latest(), after, after + 1, 0,
-                   [&](EntityId prev, EntityId tx, std::string_view entry) {
-                     out.push_back(ReplicatedTx{prev, tx, std::string(entry)});
-                     return true;
-                   });
+  absl::Status s = ReadTxLogRaw(
+      *primary.Latest(), after, after + 1, 0,
+      [&](EntityId prev, EntityId tx, std::string_view entry) {
+        out.push_back(ReplicatedTx{prev, tx, std::string(entry), 0});
+        return true;
+      });
   REQUIRE_MESSAGE(s.ok(), s.ToString());
   return out;
 }

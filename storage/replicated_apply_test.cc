@@ -41,12 +41,12 @@ TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
 // The primary's log after `after`, as a Follow stream carries it.
 std::vector<ReplicatedTx> LogAfter(const Store& primary, EntityId after) {
   std::vector<ReplicatedTx> out;
-  absl::Status s =
-      ReadTxLogRaw(*primary.Latest(), after, after + 1, 0,
-                   [&](EntityId prev, EntityId tx, std::string_view entry) {
-                     out.push_back(ReplicatedTx{prev, tx, std::string(entry)});
-                     return true;
-                   });
+  absl::Status s = ReadTxLogRaw(
+      *primary.Latest(), after, after + 1, 0,
+      [&](EntityId prev, EntityId tx, std::string_view entry) {
+        out.push_back(ReplicatedTx{prev, tx, std::string(entry), 0});
+        return true;
+      });
   REQUIRE_MESSAGE(s.ok(), s.ToString());
   return out;
 }
@@ -229,6 +229,50 @@ TEST_CASE("a replica refuses a gap, a repeat and malformed entries") {
 
   // The rest applies in order after the refusals.
   for (size_t i = 1; i < entries.size(); ++i) {
+    auto r = (*replica)->ApplyReplicated(entries[i]).get();
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  }
+  CheckSame(**primary, **replica);
+}
+
+TEST_CASE(
+    "a replica refuses entries after another transaction of the same id") {
+  // A deposed primary's last transaction can commit after it began to
+  // follow the new primary, whose first transaction has the same id: the
+  // next entry names that id as its predecessor, and only the instant
+  // tells the two apart. Nothing may apply on top of the wrong one.
+  TempDir pdir, rdir;
+  auto primary = Store::Open(pdir.path());
+  REQUIRE(primary.ok());
+  std::filesystem::create_directories(rdir.path());
+  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
+  REQUIRE(cp.ok());
+  WriteHistory(**primary);
+  auto replica = Store::Open(rdir.path() + "/db");
+  REQUIRE(replica.ok());
+  (*replica)->SetRole(StoreRole::kReplica);
+  const auto entries = LogAfter(**primary, cp->basis_tx);
+  REQUIRE(entries.size() > 2);
+
+  REQUIRE((*replica)->ApplyReplicated(entries[0]).get().ok());
+  const int64_t held = (*replica)->Latest()->basis_tx_instant();
+  REQUIRE(held != 0);
+
+  ReplicatedTx other = entries[1];
+  other.prev_instant = held + 1;  // the primary's entries[0] is another tx
+  auto refused = (*replica)->ApplyReplicated(other).get();
+  CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(refused.status().message())
+            .find("the follower's history differs") != std::string::npos);
+  CHECK((*replica)->Latest()->basis_tx() == entries[0].tx);
+
+  // The same entry naming the instant this store holds applies, and so
+  // does the rest.
+  ReplicatedTx same = entries[1];
+  same.prev_instant = held;
+  auto applied = (*replica)->ApplyReplicated(same).get();
+  REQUIRE_MESSAGE(applied.ok(), applied.status().ToString());
+  for (size_t i = 2; i < entries.size(); ++i) {
     auto r = (*replica)->ApplyReplicated(entries[i]).get();
     REQUIRE_MESSAGE(r.ok(), r.status().ToString());
   }

@@ -517,6 +517,7 @@ void Store::ApplyReplicated(ReplicatedTx tx, TxCallback done) {
   // without taking the transactor's time.
   internal::ReplicatedEntry entry;
   entry.prev_tx = tx.prev_tx;
+  entry.prev_instant = tx.prev_instant;
   entry.tx = tx.tx;
   absl::Status decoded =
       internal::DecodeLogEntry(tx.tx, tx.entry, &entry.header, &entry.datoms);

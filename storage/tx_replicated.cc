@@ -34,6 +34,16 @@ absl::StatusOr<TxReport> TxApplier::ApplyReplicated(
         entry.prev_tx < state_->basis_tx ? "a repeat" : "a gap",
         " in the stream; nothing was applied"));
   }
+  if (entry.prev_instant != 0 && entry.prev_tx != 0 &&
+      entry.prev_instant != state_->last_tx_instant) {
+    return absl::FailedPreconditionError(
+        StrCat("replicated transaction ", entry.tx, " follows transaction ",
+               entry.prev_tx, " of the primary's log, which has instant ",
+               entry.prev_instant, ", but this store's transaction ",
+               entry.prev_tx, " has instant ", state_->last_tx_instant,
+               ": the follower's history differs from the primary's (another "
+               "transaction under the same id); nothing was applied"));
+  }
   if (entry.header.term < state_->term) {
     return absl::FailedPreconditionError(
         StrCat("replicated transaction ", entry.tx, " was written in term ",

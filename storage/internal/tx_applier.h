@@ -24,6 +24,7 @@ std::string SystemAttributeMessage(const Attribute& attr);
 // (Store::ApplyReplicated).
 struct ReplicatedEntry {
   EntityId prev_tx = 0;
+  int64_t prev_instant = 0;  // ReplicatedTx::prev_instant
   EntityId tx = 0;
   // The entry's term and, for a v2 entry, the primary's counters.
   LogEntryHeader header;

@@ -69,6 +69,12 @@ struct ReplicatedTx {
   EntityId prev_tx = 0;
   EntityId tx = 0;
   std::string entry;
+  // prev_tx's :db/txInstant in the primary's log, in microseconds (0: not
+  // checked). Ids alone cannot tell two histories apart: a deposed
+  // primary's last transaction and the new primary's first can share an
+  // id. A store whose basis is prev_tx with another instant holds another
+  // transaction under that id, and applies nothing after it.
+  int64_t prev_instant = 0;
 };
 
 // What Store::Checkpoint wrote.
