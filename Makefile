@@ -52,7 +52,7 @@ clean:
 SAN_TARGETS ?= all
 SAN_TESTS ?= .
 # ASan builds at -O0: its instrumentation made -O1 four times the compile
-# time (base, edn, storage and the fuzz replays: about 4,200 CPU seconds
+# time (base, edn, storage and the fuzz replays: about 3,800 CPU seconds
 # against 970), while the tests' run time is mostly RocksDB's and the
 # system's, uninstrumented either way (storage_test 315 CPU seconds). TSan
 # keeps -O1 (it is not in CI; -O0 was not measured for it).
