@@ -5,7 +5,8 @@
 // a primary stopped past its lease refuses writes when it runs again and
 // rejoins as a replica; a killed primary restarted rejoins as a replica;
 // a former primary's unreplicated tail is set aside, and reads waiting on
-// that copy answer UNAVAILABLE instead of keeping it open.
+// that copy answer UNAVAILABLE instead of keeping it open; a primary that
+// loses etcd stops taking writes and still reads what it acknowledged.
 // Every wait polls with a deadline (never a sleep as synchronisation).
 
 #include <doctest/doctest.h>
@@ -465,6 +466,51 @@ TEST_CASE(
           " of them waiting on the copy set aside");
   WARN_MESSAGE(set_aside > 0,
                "no read was waiting on the old copy when it was set aside");
+}
+
+TEST_CASE("cluster: a primary that loses etcd stops taking writes") {
+  // Nothing may be acknowledged once this node cannot know it is still
+  // the primary: another node could win the key when its lease expires.
+  // Reads go on, and what was acknowledged before is all there.
+  TempDir dir;
+  auto etcd = std::make_unique<EtcdProcess>(dir.path());
+  if (!etcd->available()) {
+    MESSAGE("etcd is not installed: the cluster test is skipped");
+    return;
+  }
+  REQUIRE_MESSAGE(etcd->WaitReady(), etcd->log());
+  ClusterNodeProcess node(dir.path(), "n1", etcd->endpoint());
+  REQUIRE_MESSAGE(WaitForPrimary({&node}) != nullptr, node.process->log());
+  pb::TransactResponse resp;
+  REQUIRE(TransactUntilOk(node, kPeopleSchema, &resp).ok());
+  REQUIRE(TransactUntilOk(node, Names(0, 5), &resp).ok());
+  const int64_t acknowledged = resp.tx();
+
+  etcd.reset();  // killed: the lease cannot be renewed
+  const auto until = std::chrono::steady_clock::now() + kDeadline;
+  grpc::Status s;
+  int written_after = 0;
+  do {
+    s = node.Transact(Names(100 + written_after, 1));
+    if (!s.ok()) break;
+    ++written_after;  // still within the lease it renewed last
+  } while (Before(until));
+  REQUIRE_MESSAGE(!s.ok(), "writes still acknowledged 60 s after etcd died");
+  MESSAGE("refused after ", written_after,
+          " more acknowledged writes: ", s.error_message());
+  CHECK(s.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK_MESSAGE((s.error_message().find("etcd lease") != std::string::npos ||
+                 s.error_message().find("has no primary") != std::string::npos),
+                s.error_message());
+  // It keeps refusing (no write slips through later), and it still reads
+  // everything it acknowledged.
+  for (int i = 0; i < 5; ++i) {
+    CHECK(node.Transact(Names(200 + i, 1)).error_code() ==
+          grpc::StatusCode::UNAVAILABLE);
+  }
+  const std::vector<std::string> names = NamesAt(node, acknowledged);
+  CHECK(names.size() == static_cast<size_t>(5 + written_after));
+  CHECK(std::find(names.begin(), names.end(), "p200") == names.end());
 }
 
 TEST_CASE("cluster: etcd unreachable at start is a clear error") {
