@@ -149,44 +149,58 @@ void WriteHistory(Store& store) {
   for (auto& f : group) REQUIRE(f.get().ok());
 }
 
+// A replica as mentatd bootstraps one: a checkpoint of the primary, then
+// the primary's log after it (WriteHistory's transactions) to follow.
+struct CheckpointReplica {
+  CheckpointReplica() {
+    auto p = Store::Open(pdir.path());
+    REQUIRE(p.ok());
+    primary = *std::move(p);
+    std::filesystem::create_directories(rdir.path());
+    auto cp = primary->Checkpoint(rdir.path() + "/db");
+    REQUIRE(cp.ok());
+    basis = cp->basis_tx;
+    WriteHistory(*primary);
+    auto r = Store::Open(rdir.path() + "/db");
+    REQUIRE(r.ok());
+    replica = *std::move(r);
+    replica->SetRole(StoreRole::kReplica);
+    entries = LogAfter(*primary, basis);
+  }
+  TempDir pdir, rdir;
+  std::unique_ptr<Store> primary, replica;
+  EntityId basis = 0;
+  std::vector<ReplicatedTx> entries;
+};
+
 TEST_CASE(
     "a replica applying the primary's log holds the primary's "
     "database, history included") {
-  TempDir pdir, rdir;
-  auto primary = Store::Open(pdir.path());
-  REQUIRE(primary.ok());
-  // A replica starts from a checkpoint of the primary (as mentatd's
-  // bootstrap does), then follows the log after its basis.
-  std::filesystem::create_directories(rdir.path());
-  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
-  REQUIRE(cp.ok());
-  WriteHistory(**primary);
-
-  auto replica = Store::Open(rdir.path() + "/db");
-  REQUIRE(replica.ok());
-  (*replica)->SetRole(StoreRole::kReplica);
-  REQUIRE((*replica)->Latest()->basis_tx() == cp->basis_tx);
-  const auto entries = LogAfter(**primary, cp->basis_tx);
+  CheckpointReplica f;
+  REQUIRE(f.replica->Latest()->basis_tx() == f.basis);
+  auto& primary = f.primary;
+  auto& replica = f.replica;
+  const auto& entries = f.entries;
   REQUIRE(entries.size() > 20);
   // Queued without waiting: they group-commit on the replica's transactor.
   std::vector<std::future<absl::StatusOr<TxReport>>> applied;
   for (const ReplicatedTx& e : entries) {
-    applied.push_back((*replica)->ApplyReplicated(e));
+    applied.push_back(replica->ApplyReplicated(e));
   }
   for (size_t i = 0; i < applied.size(); ++i) {
     auto r = applied[i].get();
     REQUIRE_MESSAGE(r.ok(), r.status().ToString());
     CHECK(r->tx == entries[i].tx);
   }
-  CheckSame(**primary, **replica);
+  CheckSame(*primary, *replica);
 
   SUBCASE("it survives a restart, and its counters are the primary's") {
-    replica->reset();
-    auto again = Store::Open(rdir.path() + "/db");
+    replica.reset();
+    auto again = Store::Open(f.rdir.path() + "/db");
     REQUIRE(again.ok());
-    CheckSame(**primary, **again);
+    CheckSame(*primary, **again);
     // Promoted (phase 2 will), it hands out the ids the primary would.
-    auto p = MustTransact(**primary,
+    auto p = MustTransact(*primary,
                           {Add(E("n"), "user/email", Value::String("n@x"))});
     auto r = MustTransact(**again,
                           {Add(E("n"), "user/email", Value::String("n@x"))});
@@ -196,43 +210,36 @@ TEST_CASE(
 }
 
 TEST_CASE("a replica refuses a gap, a repeat and malformed entries") {
-  TempDir pdir, rdir;
-  auto primary = Store::Open(pdir.path());
-  REQUIRE(primary.ok());
-  std::filesystem::create_directories(rdir.path());
-  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
-  REQUIRE(cp.ok());
-  WriteHistory(**primary);
-  auto replica = Store::Open(rdir.path() + "/db");
-  REQUIRE(replica.ok());
-  (*replica)->SetRole(StoreRole::kReplica);
-  const auto entries = LogAfter(**primary, cp->basis_tx);
+  const CheckpointReplica f;
+  auto& primary = f.primary;
+  auto& replica = f.replica;
+  const auto& entries = f.entries;
   REQUIRE(entries.size() > 3);
 
   // Skipping the first entry: a gap, refused, nothing applied.
-  auto gap = (*replica)->ApplyReplicated(entries[1]).get();
+  auto gap = replica->ApplyReplicated(entries[1]).get();
   CHECK(gap.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(gap.status().message()).find("a gap") != std::string::npos);
-  CHECK((*replica)->Latest()->basis_tx() == cp->basis_tx);
+  CHECK(replica->Latest()->basis_tx() == f.basis);
 
-  REQUIRE((*replica)->ApplyReplicated(entries[0]).get().ok());
-  auto repeat = (*replica)->ApplyReplicated(entries[0]).get();
+  REQUIRE(replica->ApplyReplicated(entries[0]).get().ok());
+  auto repeat = replica->ApplyReplicated(entries[0]).get();
   CHECK(repeat.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(repeat.status().message()).find("a repeat") !=
         std::string::npos);
 
   ReplicatedTx cut = entries[1];
   cut.entry.resize(cut.entry.size() / 2);
-  CHECK((*replica)->ApplyReplicated(cut).get().status().code() ==
+  CHECK(replica->ApplyReplicated(cut).get().status().code() ==
         absl::StatusCode::kDataLoss);
-  CHECK((*replica)->Latest()->basis_tx() == entries[0].tx);
+  CHECK(replica->Latest()->basis_tx() == entries[0].tx);
 
   // The rest applies in order after the refusals.
   for (size_t i = 1; i < entries.size(); ++i) {
-    auto r = (*replica)->ApplyReplicated(entries[i]).get();
+    auto r = replica->ApplyReplicated(entries[i]).get();
     REQUIRE_MESSAGE(r.ok(), r.status().ToString());
   }
-  CheckSame(**primary, **replica);
+  CheckSame(*primary, *replica);
 }
 
 TEST_CASE(
@@ -241,42 +248,35 @@ TEST_CASE(
   // follow the new primary, whose first transaction has the same id: the
   // next entry names that id as its predecessor, and only the instant
   // tells the two apart. Nothing may apply on top of the wrong one.
-  TempDir pdir, rdir;
-  auto primary = Store::Open(pdir.path());
-  REQUIRE(primary.ok());
-  std::filesystem::create_directories(rdir.path());
-  auto cp = (*primary)->Checkpoint(rdir.path() + "/db");
-  REQUIRE(cp.ok());
-  WriteHistory(**primary);
-  auto replica = Store::Open(rdir.path() + "/db");
-  REQUIRE(replica.ok());
-  (*replica)->SetRole(StoreRole::kReplica);
-  const auto entries = LogAfter(**primary, cp->basis_tx);
+  const CheckpointReplica f;
+  auto& primary = f.primary;
+  auto& replica = f.replica;
+  const auto& entries = f.entries;
   REQUIRE(entries.size() > 2);
 
-  REQUIRE((*replica)->ApplyReplicated(entries[0]).get().ok());
-  const int64_t held = (*replica)->Latest()->basis_tx_instant();
+  REQUIRE(replica->ApplyReplicated(entries[0]).get().ok());
+  const int64_t held = replica->Latest()->basis_tx_instant();
   REQUIRE(held != 0);
 
   ReplicatedTx other = entries[1];
   other.prev_instant = held + 1;  // the primary's entries[0] is another tx
-  auto refused = (*replica)->ApplyReplicated(other).get();
+  auto refused = replica->ApplyReplicated(other).get();
   CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(refused.status().message())
             .find("the follower's history differs") != std::string::npos);
-  CHECK((*replica)->Latest()->basis_tx() == entries[0].tx);
+  CHECK(replica->Latest()->basis_tx() == entries[0].tx);
 
   // The same entry naming the instant this store holds applies, and so
   // does the rest.
   ReplicatedTx same = entries[1];
   same.prev_instant = held;
-  auto applied = (*replica)->ApplyReplicated(same).get();
+  auto applied = replica->ApplyReplicated(same).get();
   REQUIRE_MESSAGE(applied.ok(), applied.status().ToString());
   for (size_t i = 2; i < entries.size(); ++i) {
-    auto r = (*replica)->ApplyReplicated(entries[i]).get();
+    auto r = replica->ApplyReplicated(entries[i]).get();
     REQUIRE_MESSAGE(r.ok(), r.status().ToString());
   }
-  CheckSame(**primary, **replica);
+  CheckSame(*primary, *replica);
 }
 
 TEST_CASE("a replica refuses a retraction of a datom it does not hold") {
