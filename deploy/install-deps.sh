@@ -22,6 +22,8 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
   libfmt-dev libnuma-dev libreadline-dev libjemalloc-dev
+  # :db.type/uri values are checked with uriparser's RFC 3986 parser.
+  liburiparser-dev
   # The top-level CMakeLists.txt finds doctest (header-only, small) even
   # when only mentatd is built.
   doctest-dev
