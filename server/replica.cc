@@ -145,6 +145,7 @@ void Replica::MaybeAck(Follower* f) {
     call->request.set_applied_tx(tx);
     call->request.set_term(f->stream_term);
     call->request.set_follower(name_);
+    call->request.set_cluster(config_.cluster);
   }
   AddToken(&call->ctx);
   call->ctx.set_deadline(std::chrono::system_clock::now() +
@@ -311,6 +312,7 @@ namespace {
   SnapshotReceiver receiver(name, tmp.string());
   v1::SnapshotRequest request;
   request.set_database(name);
+  request.set_cluster(config.cluster);
   auto reader = stub.Snapshot(ctx, request);
   v1::SnapshotChunk chunk;
   absl::Status s;
@@ -534,6 +536,7 @@ absl::Status Replica::FollowOnce(Follower* f,
   request.set_after_tx_instant_micros(db->basis_tx_instant());
   request.set_min_term(term_.load());
   request.set_follower(name_);
+  request.set_cluster(config_.cluster);
   auto reader = replication_->Follow(&ctx, request);
   v1::FollowResponse response;
   absl::Status apply_error;
