@@ -346,6 +346,25 @@ namespace {
                  receiver.basis_tx()));
     }
   }
+  if (s.ok() && fs::exists(final_dir, ec) &&
+      !fs::exists(final_dir / "CURRENT", ec)) {
+    // Not a store (RocksDB writes CURRENT first): files a set-aside copy
+    // left at its old path after the move (storage writes no such file
+    // now; older builds could). Kept beside the set-aside copies, not
+    // deleted, and out of the way of the new copy.
+    const fs::path debris =
+        fs::path(config.data_dir) /
+        StrCat(name, ".debris-", absl::ToUnixMicros(absl::Now()));
+    fs::rename(final_dir, debris, ec);
+    if (ec) {
+      s = absl::UnavailableError(
+          StrCat("moving ", final_dir.string(),
+                 " (not a store) out of the way: ", ec.message()));
+    } else {
+      spdlog::warn("replica: {} held no store; moved to {}", final_dir.string(),
+                   debris.string());
+    }
+  }
   if (s.ok()) {
     fs::rename(tmp, final_dir, ec);
     if (ec) {
