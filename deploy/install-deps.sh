@@ -22,6 +22,9 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libboost-dev libboost-system-dev libsimdjson-dev libspdlog-dev
   libfmt-dev libnuma-dev libreadline-dev libjemalloc-dev
+  # Fulltext search: ICU's word breaking and case folding, Snowball's
+  # English stemmer (storage/fulltext_tokens.cc).
+  libicu-dev libstemmer-dev
   # :db.type/uri values are checked with uriparser's RFC 3986 parser.
   liburiparser-dev
   # The top-level CMakeLists.txt finds doctest (header-only, small) even

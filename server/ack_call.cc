@@ -45,10 +45,25 @@ absl::Status CheckServingTerm(const ServiceContext& sc, uint64_t term,
   return absl::OkStatus();
 }
 
+absl::Status CheckFollowerCluster(const ServiceContext& sc,
+                                  std::string_view cluster,
+                                  std::string_view what) {
+  if (cluster.empty() || cluster == sc.config.cluster) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(StrCat(
+      what, " refused: the follower belongs to cluster \"", cluster, "\", ",
+      sc.config.cluster.empty()
+          ? std::string("this node to no cluster")
+          : StrCat("this node to cluster \"", sc.config.cluster, "\""),
+      ": a node never follows another cluster's history"));
+}
+
 Unary* HandleAck(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   UnaryCall call(sc, Method::kAck, ctx, resp);
   v1::AckRequest request;
   absl::Status s = call.Begin(req, &request);
+  if (s.ok()) s = CheckFollowerCluster(sc, request.cluster(), "Ack");
   if (s.ok()) s = CheckServingTerm(sc, request.term(), /*exact=*/true, "Ack");
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request.database());

@@ -6,7 +6,8 @@
 // rejoins as a replica; a killed primary restarted rejoins as a replica;
 // a former primary's unreplicated tail is set aside, and reads waiting on
 // that copy answer UNAVAILABLE instead of keeping it open; a primary that
-// loses etcd stops taking writes and still reads what it acknowledged.
+// loses etcd stops taking writes and still reads what it acknowledged; a
+// follower of another cluster is refused.
 // Every wait polls with a deadline (never a sleep as synchronisation).
 
 #include <doctest/doctest.h>
@@ -102,7 +103,8 @@ struct ClusterNodeProcess {
 // The first message of a Follow of "default" at `address` by a follower
 // that has seen `min_term`, or the status that ended the stream.
 grpc::Status FollowFirst(const std::string& address, uint64_t min_term,
-                         pb::FollowResponse* first) {
+                         pb::FollowResponse* first,
+                         const std::string& cluster = "") {
   auto stub = pb::Replication::NewStub(
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   auto ctx = Ctx(10000);
@@ -110,6 +112,7 @@ grpc::Status FollowFirst(const std::string& address, uint64_t min_term,
   req.set_database("default");
   req.set_min_term(min_term);
   req.set_follower("test");
+  req.set_cluster(cluster);
   auto reader = stub->Follow(ctx.get(), req);
   if (reader->Read(first)) {
     ctx->TryCancel();
@@ -120,7 +123,7 @@ grpc::Status FollowFirst(const std::string& address, uint64_t min_term,
 }
 
 grpc::Status AckAt(const std::string& address, uint64_t term,
-                   int64_t applied_tx) {
+                   int64_t applied_tx, const std::string& cluster = "") {
   auto stub = pb::Replication::NewStub(
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   auto ctx = Ctx(10000);
@@ -129,6 +132,7 @@ grpc::Status AckAt(const std::string& address, uint64_t term,
   req.set_applied_tx(applied_tx);
   req.set_term(term);
   req.set_follower("test");
+  req.set_cluster(cluster);
   pb::AckResponse resp;
   return stub->Ack(ctx.get(), req, &resp);
 }
@@ -266,6 +270,34 @@ TEST_CASE(
     CHECK(AckAt(first->address, term, acknowledged).ok());
     CHECK(AckAt(first->address, term + 1, acknowledged).error_code() ==
           grpc::StatusCode::FAILED_PRECONDITION);
+
+    // A follower of another cluster (a leader key or an address that
+    // reaches this node by mistake) is refused by log, checkpoint and
+    // acknowledgement alike, naming both clusters; one of this cluster is
+    // served.
+    s = FollowFirst(first->address, term, &follow, "other");
+    CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK_MESSAGE(s.error_message().find(
+                      "cluster \"other\", this node to cluster \"test\"") !=
+                      std::string::npos,
+                  StatusText(s));
+    s = FollowFirst(first->address, term, &follow, "test");
+    CHECK_MESSAGE(s.ok(), StatusText(s));
+    grpc::Status ack = AckAt(first->address, term, acknowledged, "other");
+    CHECK(ack.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK(ack.error_message().find("\"other\"") != std::string::npos);
+    auto stub = pb::Replication::NewStub(grpc::CreateChannel(
+        first->address, grpc::InsecureChannelCredentials()));
+    auto ctx = Ctx(10000);
+    pb::SnapshotRequest snapshot;
+    snapshot.set_database("default");
+    snapshot.set_cluster("other");
+    auto reader = stub->Snapshot(ctx.get(), snapshot);
+    pb::SnapshotChunk chunk;
+    CHECK_FALSE(reader->Read(&chunk));
+    s = reader->Finish();
+    CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK(s.error_message().find("\"other\"") != std::string::npos);
   }
 
   // kill -9 of the primary: a replica is elected in a later term and

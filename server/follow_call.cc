@@ -259,6 +259,7 @@ Writer* HandleFollow(ServiceContext& sc, Ctx* ctx, const Buf* req) {
   v1::FollowRequest request;
   absl::Status s = Admit(sc, ctx);
   if (s.ok()) s = ParseRequest(*req, &request);
+  if (s.ok()) s = CheckFollowerCluster(sc, request.cluster(), "Follow");
   EntityId after = 0;
   if (s.ok() && request.after_tx() != 0) {
     auto t = storage::Db::ResolveT(request.after_tx());

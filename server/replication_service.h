@@ -38,6 +38,15 @@ Unary* HandleAck(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
                                             std::string_view what,
                                             bool check_lease = true);
 
+// OK when `cluster` is empty (not checked: a --replica-of follower) or is
+// this node's --cluster; else FailedPrecondition naming both (`what`:
+// "Follow", "Ack", "Snapshot"). A node reached through a stale leader key
+// or a reused address may belong to another cluster: its history must
+// never reach this one's followers.
+[[nodiscard]] absl::Status CheckFollowerCluster(const ServiceContext& sc,
+                                                std::string_view cluster,
+                                                std::string_view what);
+
 class ReplicationService final : public RawReplicationService {
  public:
   explicit ReplicationService(ServiceContext& sc) : sc_(sc) {}

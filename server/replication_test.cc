@@ -442,6 +442,33 @@ TEST_CASE("replication: bad Follow and Snapshot requests get clear errors") {
   s = follow(-5, 0);
   CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
 
+  // A follower of a cluster: this node is in none, so it serves no such
+  // follower its log, its checkpoint or its acknowledgements.
+  {
+    pb::FollowRequest req;
+    req.set_cluster("prod");
+    auto ctx = Ctx(5000);
+    auto reader = primary.replication->Follow(ctx.get(), req);
+    pb::FollowResponse resp;
+    CHECK_FALSE(reader->Read(&resp));
+    s = reader->Finish();
+    CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK_MESSAGE(s.error_message().find("cluster \"prod\", this node to no "
+                                         "cluster") != std::string::npos,
+                  s.error_message());
+  }
+  {
+    pb::SnapshotRequest req;
+    req.set_cluster("prod");
+    auto ctx = Ctx(5000);
+    auto reader = primary.replication->Snapshot(ctx.get(), req);
+    pb::SnapshotChunk chunk;
+    CHECK_FALSE(reader->Read(&chunk));
+    s = reader->Finish();
+    CHECK(s.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+    CHECK(s.error_message().find("\"prod\"") != std::string::npos);
+  }
+
   {
     pb::SnapshotRequest req;
     req.set_database("nosuch");

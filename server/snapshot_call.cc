@@ -202,6 +202,7 @@ Writer* HandleSnapshot(ServiceContext& sc, Ctx* ctx, const Buf* req) {
   v1::SnapshotRequest request;
   absl::Status s = Admit(sc, ctx);
   if (s.ok()) s = ParseRequest(*req, &request);
+  if (s.ok()) s = CheckFollowerCluster(sc, request.cluster(), "Snapshot");
   if (!s.ok()) {
     reactor->Done(s);
     return reactor;

@@ -446,6 +446,24 @@ TEST_CASE("column images' CRC32C is RocksDB's, in one piece or several") {
         want);
 }
 
+TEST_CASE("a column image is written only inside its store's directory") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path());
+  internal::KeyRun keys;
+  keys.Append(std::string(16, 'k'), 3, /*with_entity=*/true);
+  // A store moved away (a replica's diverged copy set aside while open):
+  // its old path is not made again.
+  const std::string moved = dir.path() + "/moved";
+  CHECK_FALSE(
+      internal::WriteColumnImage(moved, IndexOrder::kAevt, 70, 3, keys).ok());
+  CHECK_FALSE(std::filesystem::exists(moved));
+  // The store's directory exists: the image is written and listed.
+  std::filesystem::create_directory(moved);
+  REQUIRE(
+      internal::WriteColumnImage(moved, IndexOrder::kAevt, 70, 3, keys).ok());
+  CHECK(internal::ListColumnImages(moved).size() == 1);
+}
+
 // Transactions for Store::Import.
 class TxListSource : public ImportSource {
  public:

@@ -183,7 +183,11 @@ absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
                               const KeyRun& keys) {
   const std::filesystem::path dir = std::filesystem::path(store_path) / kDir;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  // Never the store's own directory: a replica sets a diverged store aside
+  // by renaming its directory while it is still open, and a column written
+  // then must not make the old path again (the new copy could not be moved
+  // into place there).
+  std::filesystem::create_directory(dir, ec);
   if (ec) {
     return absl::UnavailableError(
         StrCat("creating ", dir.string(), ": ", ec.message()));

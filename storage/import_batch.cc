@@ -401,9 +401,10 @@ absl::Status ImportBatch::WriteCfFiles(
 absl::Status ImportBatch::WriteAndIngest(Frozen* chunk, int threads) {
   // The families are sorted and written by `threads` threads, the
   // costliest first; each touches only its own family's data.
-  constexpr Cf kByCost[] = {
-      Cf::kEavt,     Cf::kAevt,     Cf::kAvet,     Cf::kLog,      Cf::kVaet,
-      Cf::kEavtHist, Cf::kAevtHist, Cf::kAvetHist, Cf::kVaetHist, Cf::kMeta};
+  constexpr Cf kByCost[] = {Cf::kEavt,     Cf::kAevt,     Cf::kAvet,
+                            Cf::kLog,      Cf::kVaet,     Cf::kEavtHist,
+                            Cf::kAevtHist, Cf::kAvetHist, Cf::kVaetHist,
+                            Cf::kMeta,     Cf::kFulltext};
   constexpr int kFamilies = static_cast<int>(Cf::kCount);
   static_assert(std::size(kByCost) == kFamilies);
   std::array<std::vector<rocksdb::IngestExternalFileArg>, kFamilies> per_cf;

@@ -5,6 +5,7 @@
 
 #include "internal/coding.h"
 #include "internal/column_worker.h"
+#include "internal/fulltext_index.h"
 #include "internal/info_log.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
@@ -50,6 +51,8 @@ const char* CfName(Cf cf) {
       return "log";
     case Cf::kMeta:
       return "meta";
+    case Cf::kFulltext:
+      return "fulltext";
     case Cf::kCount:
       break;
   }
@@ -183,6 +186,9 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
            Fixed64BE((tx & kCounterMask) + 1))
       .PermitUncheckedError();
   batch.Put(meta, internal::MetaPartitionKey(4), Fixed64BE(1000))
+      .PermitUncheckedError();
+  // The postings cover every :db/fulltext attribute from the start.
+  batch.Put(core->cf(Cf::kMeta), internal::kMetaFulltextKey, "1")
       .PermitUncheckedError();
   // The format key goes last in the same batch: its presence means the
   // bootstrap is complete.
@@ -327,6 +333,17 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = options.create_if_missing;
   db_options.create_missing_column_families = options.create_if_missing;
+  {
+    // A store made before the fulltext family existed gets it here, and
+    // its postings below (BuildFulltextIndex).
+    std::vector<std::string> existing;
+    if (rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &existing)
+            .ok() &&
+        std::find(existing.begin(), existing.end(),
+                  internal::CfName(Cf::kFulltext)) == existing.end()) {
+      db_options.create_missing_column_families = true;
+    }
+  }
   db_options.max_background_jobs = 2;
   db_options.bytes_per_sync = 1 << 20;
   db_options.keep_log_file_num = 5;
@@ -434,6 +451,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   auto schema = LoadSchema(core.get());
   if (!schema.ok()) return schema.status();
   state.schema = *schema;
+  absl::Status fulltext = internal::BuildFulltextIndex(core.get(), **schema);
+  if (!fulltext.ok()) return fulltext;
   auto stats = std::make_shared<Statistics>();
   absl::Status ls =
       internal::LoadStatsMeta(raw, core->cf(Cf::kMeta), stats.get());

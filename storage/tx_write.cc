@@ -3,6 +3,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
+#include "internal/fulltext_index.h"
 #include "internal/log_codec.h"
 #include "internal/tx_applier.h"
 #include "mentat/base/str_cat.h"
@@ -251,6 +252,10 @@ absl::Status TxApplier::WriteDatoms() {
       EncodeKey(order, d, &key);
       if (d.added) {
         group_->PutCurrent(order, key, tx_);
+        if (i == 0 && p.attr->fulltext) {
+          absl::Status s = PutPostings(d.a, d.e, d.v, group_);
+          if (!s.ok()) return s;
+        }
       } else {
         group_->DeleteCurrent(order, key);
         if (!p.attr->no_history) {

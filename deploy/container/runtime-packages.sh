@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prints, one per line, the Debian packages that hold the shared libraries
 # the given binaries load (ldd, then dpkg -S), so the runtime image installs
-# exactly those. Used by the Dockerfile's build stage.
+# exactly those. Used by the Dockerfile's build stage. (mentatd's fulltext
+# search loads libicu72 and libstemmer0d; ldd finds both, so they need no
+# line here.)
 set -euo pipefail
 
 libs=$(ldd "$@" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u)

@@ -55,6 +55,14 @@ absl::Status FunctionOp::Init() {
             step_.text, ": tx-ids returns a collection; bind it as [?tx ...]"));
       }
       break;
+    case FunctionSpec::Kind::kFulltext:
+      if (f_.binding != Binding::Kind::kRelation || outputs_.size() > 4) {
+        return absl::InvalidArgumentError(
+            StrCat(step_.text,
+                   ": fulltext returns a relation; bind it as "
+                   "[[?e ?v ?tx ?score]] (at most 4 columns)"));
+      }
+      break;
     case FunctionSpec::Kind::kTxData:
       if (f_.binding != Binding::Kind::kRelation || outputs_.size() > 5) {
         return absl::InvalidArgumentError(
@@ -237,6 +245,8 @@ absl::Status FunctionOp::Apply(const Value* row) {
       return TxIds(row);
     case FunctionSpec::Kind::kTxData:
       return TxData(row);
+    case FunctionSpec::Kind::kFulltext:
+      return Fulltext(row);
   }
   return absl::OkStatus();
 }

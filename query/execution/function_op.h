@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "execution/filter_eval.h"
+#include "execution/fulltext_search.h"
 #include "execution/operator.h"
 #include "execution/term_ref.h"
 #include "mentat/storage/datom_cursor.h"
@@ -18,8 +19,9 @@ namespace mentat::query::execution {
 // (scalar, tuple, collection or relation binding; an output variable bound
 // already is compared instead). Built-ins from the builtins table, plus
 // the database functions: ground, get-else, get-some, tuple, untuple,
-// and the log's tx-ids and tx-data (the log of the view's Db up to its
-// basis tx, not filtered by an as_of, since or history basis).
+// the log's tx-ids and tx-data (the log of the view's Db up to its
+// basis tx, not filtered by an as_of, since or history basis), and
+// fulltext (exact at the view's basis).
 class FunctionOp : public Operator {
  public:
   FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
@@ -55,6 +57,9 @@ class FunctionOp : public Operator {
   // view's Db, read through storage's tx_log.h.
   [[nodiscard]] absl::Status TxIds(const storage::Value* row);
   [[nodiscard]] absl::Status TxData(const storage::Value* row);
+  // fulltext (function_op_fulltext.cc): the postings' candidates, checked
+  // against their datoms at the view's basis.
+  [[nodiscard]] absl::Status Fulltext(const storage::Value* row);
 
   const planner::ScopePlan& scope_;
   const planner::Step& step_;
@@ -68,6 +73,9 @@ class FunctionOp : public Operator {
   FilterEval filters_;
   std::unique_ptr<storage::DatomCursor> eavt_;
   std::string key_;
+  // fulltext: the search last parsed, and its text.
+  std::unique_ptr<FulltextSearch> fulltext_;
+  std::string fulltext_text_;
   Batch out_;
 };
 

@@ -307,6 +307,13 @@ bool Fits(const EdnValue& v, ValueType type) {
                           "?added]], got ",
                           binding->vars.size(), ", in ", ClauseText(c)));
   }
+  if (f.name == "fulltext" && binding->kind == Binding::Kind::kRelation &&
+      binding->vars.size() > 4) {
+    return ErrorAt(binding->pos,
+                   StrCat("fulltext binds at most 4 columns [[?e ?v ?tx "
+                          "?score]], got ",
+                          binding->vars.size(), ", in ", ClauseText(c)));
+  }
   if (f.name == "tx-ids" && binding->kind != Binding::Kind::kCollection) {
     return ErrorAt(binding->pos, StrCat("tx-ids returns a collection: bind "
                                         "it as [?tx ...], in ",

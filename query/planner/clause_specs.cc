@@ -374,7 +374,20 @@ absl::Status MakeFunction(const Clause& clause, const storage::Schema& schema,
     return absl::OkStatus();
   };
   if (fn == "fulltext") {
-    return ClauseError(clause, StrCat(fn, " is not supported"));
+    // $ :attr search: the postings of `$`, a constant :db/fulltext
+    // attribute, a search string (constant or bound).
+    absl::Status s = ExpectSource(clause, f.args[0]);
+    if (!s.ok()) return s;
+    absl::StatusOr<const storage::Attribute*> attr =
+        AttrConst(clause, f.args[1], schema);
+    if (!attr.ok()) return attr.status();
+    if (!(*attr)->fulltext) {
+      return ClauseError(clause, StrCat("attribute :", (*attr)->ident,
+                                        " is not :db/fulltext"));
+    }
+    out->kind = FunctionSpec::Kind::kFulltext;
+    out->args.push_back(ConstTerm(Value::Ref((*attr)->id)));
+    return args_from(2);
   }
   if (fn == "ground") {
     if (f.args[0].kind != Term::Kind::kConstant) {

@@ -47,7 +47,8 @@ std::string Where(const Pos& pos);
                                          PredicateSpec* out);
 
 // A function clause. Names and arities are ValidateQuery's to check.
-// Errors: fulltext (not supported), bad ground constants, a source other
+// Errors: fulltext of an attribute that is not :db/fulltext, bad ground
+// constants, a source other
 // than $ (a rule body's; for tx-ids and tx-data, any other source: `$` is
 // the log), non-constant attributes of get-else and get-some.
 [[nodiscard]] absl::Status MakeFunction(const Clause& clause,

@@ -110,13 +110,14 @@ struct PredicateSpec {
 struct FunctionSpec {
   enum class Kind : uint8_t {
     kBuiltin,
-    kGround,   // args[0] unused: `ground_values`
-    kGetElse,  // $ e a default
-    kGetSome,  // $ e a1 a2 ... -> [a v]
-    kTuple,    // args -> tuple
-    kUntuple,  // tuple -> elements
-    kTxIds,    // t1 t2 (kAbsent: open) -> tx ids, from the log
-    kTxData,   // tx -> [e a v tx added] rows, from the log
+    kGround,    // args[0] unused: `ground_values`
+    kGetElse,   // $ e a default
+    kGetSome,   // $ e a1 a2 ... -> [a v]
+    kTuple,     // args -> tuple
+    kUntuple,   // tuple -> elements
+    kTxIds,     // t1 t2 (kAbsent: open) -> tx ids, from the log
+    kTxData,    // tx -> [e a v tx added] rows, from the log
+    kFulltext,  // attribute search -> [e v tx score] rows, from the postings
   };
   Kind kind = Kind::kBuiltin;
   const builtins::FunctionInfo* builtin = nullptr;

@@ -22,7 +22,8 @@ namespace mentat::query::planner {
 // what only planning finds: insufficient binding, sources other than $,
 // variables bound by two inputs, constants that name no value of their
 // attribute, non-constant attributes of get-else, get-some and missing?,
-// fulltext (not supported), recursion through not.
+// fulltext of an attribute that is not :db/fulltext, recursion through
+// not.
 [[nodiscard]] absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
     const ParsedQuery& query, const std::vector<Rule>& rules,
     const std::shared_ptr<const storage::Schema>& schema,

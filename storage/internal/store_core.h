@@ -32,6 +32,8 @@ enum class Cf : int {
   kVaetHist,
   kLog,
   kMeta,
+  // Postings of :db/fulltext attributes (internal/fulltext_index.h).
+  kFulltext,
   kCount,
 };
 
