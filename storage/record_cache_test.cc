@@ -275,6 +275,39 @@ TEST_CASE(
   CHECK(c.bytes < kMany * 24);
 }
 
+TEST_CASE(
+    "an entity read at the latest basis, then as of an earlier one: its "
+    "history is read once, when first needed") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), StoreOptions());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  const EntityId e = NewEntity(*store, 1);
+  const EntityId first = store->Latest()->basis_tx();
+  SetOne(*store, e, 2);
+  SetOne(*store, e, 3);
+  auto one_at = [&](Basis basis) {
+    return ValuesOf(store->Latest()->View(basis), e, "m/one");
+  };
+  const std::vector<Value> now = {Value::Long(3)};
+  const std::vector<Value> then = {Value::Long(1)};
+  // The latest basis: a record without history.
+  CHECK(one_at(Basis::Current()) == now);
+  const CacheCounters current_only = store->entity_cache_counters();
+  CHECK(current_only.entries == 1);
+  // As of the first value: exact, and the record is read again with its
+  // history (more bytes), once; later readers of either basis use it.
+  CHECK(one_at(Basis::AsOf(first)) == then);
+  const CacheCounters whole = store->entity_cache_counters();
+  CHECK(whole.entries == 1);
+  CHECK(whole.bytes > current_only.bytes);
+  CHECK(one_at(Basis::AsOf(first)) == then);
+  CHECK(one_at(Basis::Current()) == now);
+  const CacheCounters after = store->entity_cache_counters();
+  CHECK(after.bytes == whole.bytes);
+  CHECK(after.misses == whole.misses);
+  CHECK(after.hits == whole.hits + 2);
+}
+
 TEST_CASE("an entity too big for the cache reads from RocksDB") {
   TempDir dir;
   auto store = *Store::Open(dir.path(), StoreOptions());

@@ -54,6 +54,11 @@ class IndexRecord {
   // then entries hold its current datoms only, which answer reads at
   // read_at or later, and earlier reads go to RocksDB.
   bool history_complete = true;
+  // Set when the record was read for a reader of the latest basis, which
+  // never needs history: its history was not read (history_complete is
+  // false). A reader of an earlier basis reads the record again whole and
+  // replaces it, rather than going to RocksDB every time.
+  bool current_only = false;
   // Set when the prefix has more current datoms than a record keeps:
   // readers go to RocksDB for it (and the record holds no entries).
   bool oversized = false;
