@@ -53,10 +53,20 @@ absl::StatusOr<std::vector<EntityId>> FunctionOp::TermEntities(
     EntityId a, const FulltextTerm& term) {
   const storage::Db& db = ctx_->view().db();
   std::vector<EntityId> out;
-  auto add = [&](EntityId e) {
-    out.push_back(e);
-    return true;
+  // Every posting counts against the scan limit and the deadline, and
+  // what is kept against the memory budget, as the scan goes: a prefix
+  // of one letter may read millions.
+  absl::Status limit;
+  MemoryHold hold(ctx_, "fulltext postings");
+  auto keep = [&](std::vector<EntityId>* v, EntityId e) {
+    v->push_back(e);
+    limit = ctx_->Tick();
+    if (limit.ok() && (v->size() & 0xffff) == 0) {
+      limit = hold.Update(v->size() * sizeof(EntityId));
+    }
+    return limit.ok();
   };
+  auto add = [&](EntityId e) { return keep(&out, e); };
   absl::Status s;
   switch (term.kind) {
     case FulltextTerm::Kind::kPrefix:
@@ -72,12 +82,10 @@ absl::StatusOr<std::vector<EntityId>> FunctionOp::TermEntities(
     case FulltextTerm::Kind::kPhrase:
       for (size_t i = 0; s.ok() && i < term.stems.size(); ++i) {
         std::vector<EntityId> word;
-        s = storage::ScanFulltextPostings(db, a, storage::PostingKind::kStem,
-                                          term.stems[i],
-                                          /*prefix=*/false, [&](EntityId e) {
-                                            word.push_back(e);
-                                            return true;
-                                          });
+        s = storage::ScanFulltextPostings(
+            db, a, storage::PostingKind::kStem, term.stems[i],
+            /*prefix=*/false, [&](EntityId e) { return keep(&word, e); });
+        if (s.ok()) s = limit;
         // One term's postings come in entity order already.
         SortUnique(&word);
         out = i == 0 ? std::move(word) : Intersect(out, word);
@@ -86,8 +94,7 @@ absl::StatusOr<std::vector<EntityId>> FunctionOp::TermEntities(
       break;
   }
   if (!s.ok()) return s;
-  s = ctx_->Tick();
-  if (!s.ok()) return s;
+  if (!limit.ok()) return limit;
   SortUnique(&out);
   return out;
 }
