@@ -1,6 +1,7 @@
 #include "mentat/query/tx_data_parser.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -242,6 +243,27 @@ class TxDataParser {
                                         const EntityRef& attr,
                                         const EdnValue& value,
                                         const EntityRef& entity) {
+    if (value.is_vector() && !IsLookupRef(value)) {
+      bool scalars = true;
+      for (const EdnValue& item : value.items()) {
+        scalars = scalars && !item.is_collection();
+      }
+      if (scalars) {
+        // One op: a tuple for a :db.type/tuple attribute, else one value
+        // per element; the transactor knows which (TxValue::spread).
+        TxOp op;
+        op.kind = TxOp::Kind::kAdd;
+        op.e = entity;
+        op.a = attr;
+        op.pos = PosOf(key);
+        Value tuple;
+        if (absl::Status s = ParseTuple(value, &tuple); !s.ok()) return s;
+        op.v = TxValue::Scalar(std::move(tuple));
+        op.v.spread = true;
+        ops_->push_back(std::move(op));
+        return absl::OkStatus();
+      }
+    }
     if (value.is_collection() && !value.is_map() && !IsLookupRef(value)) {
       for (const EdnValue& item : value.items()) {
         if (item.is_collection() && !item.is_map() && !IsLookupRef(item)) {
@@ -374,7 +396,11 @@ class TxDataParser {
     const EdnValue& value = items[first + 1];
     Value lookup_value;
     if (value.is_nil()) return Error(value, "a lookup ref value cannot be nil");
-    if (absl::Status s = ParseScalar(value, &lookup_value); !s.ok()) return s;
+    if (absl::Status s = value.is_vector() ? ParseTuple(value, &lookup_value)
+                                           : ParseScalar(value, &lookup_value);
+        !s.ok()) {
+      return s;
+    }
     if (attr.is_keyword()) {
       *out = EntityRef::LookupRef(attr.text(), std::move(lookup_value));
       return absl::OkStatus();
@@ -420,6 +446,14 @@ class TxDataParser {
                    "a map is not a value here (nested maps belong in map "
                    "forms)");
     }
+    if (v.is_vector()) {
+      // A tuple (:db.type/tuple); the transactor checks its elements
+      // against the attribute's types.
+      Value tuple;
+      if (absl::Status s = ParseTuple(v, &tuple); !s.ok()) return s;
+      *out = TxValue::Scalar(std::move(tuple));
+      return absl::OkStatus();
+    }
     if (v.is_collection()) {
       return Error(v, StrCat("a collection is not a value here: ",
                              edn::PrintEdnAbbreviated(v, 40)));
@@ -427,6 +461,27 @@ class TxDataParser {
     Value scalar;
     if (absl::Status s = ParseScalar(v, &scalar); !s.ok()) return s;
     *out = TxValue::Scalar(std::move(scalar));
+    return absl::OkStatus();
+  }
+
+  // [x y ...]: a tuple of scalars and nils, each with its own EDN type.
+  [[nodiscard]] absl::Status ParseTuple(const EdnValue& v, Value* out) {
+    std::vector<std::optional<Value>> elements;
+    for (const EdnValue& item : v.items()) {
+      if (item.is_nil()) {
+        elements.emplace_back();
+        continue;
+      }
+      if (item.is_collection()) {
+        return Error(item, StrCat("a tuple element cannot be a ",
+                                  edn::EdnKindName(item.kind()), ": ",
+                                  edn::PrintEdnAbbreviated(v, 40)));
+      }
+      Value x;
+      if (absl::Status s = ParseScalar(item, &x); !s.ok()) return s;
+      elements.push_back(std::move(x));
+    }
+    *out = storage::MakeTuple(elements);
     return absl::OkStatus();
   }
 

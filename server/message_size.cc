@@ -34,6 +34,7 @@ size_t ApproxProtoBytes(const storage::Value& v) {
     case storage::ValueType::kBytes:
     case storage::ValueType::kUri:
     case storage::ValueType::kSymbol:
+    case storage::ValueType::kTuple:
     case storage::ValueType::kBigInt:
     case storage::ValueType::kBigDec:
     case storage::ValueType::kUuid:

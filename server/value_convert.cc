@@ -1,6 +1,8 @@
 #include "value_convert.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "mentat/base/str_cat.h"
@@ -57,6 +59,19 @@ void StorageToProto(const storage::Value& v, pb::Value* out) {
     case ValueType::kSymbol:
       out->set_symbol(v.text());
       return;
+    case ValueType::kTuple: {
+      pb::ValueList* list = out->mutable_tuple();
+      std::vector<std::optional<storage::Value>> elements;
+      if (!storage::DecodeTupleElements(v.text(), &elements).ok()) return;
+      for (const std::optional<storage::Value>& e : elements) {
+        if (e.has_value()) {
+          StorageToProto(*e, list->add_values());
+        } else {
+          list->add_values()->set_nil(true);
+        }
+      }
+      return;
+    }
   }
   out->set_nil(true);
 }
@@ -251,9 +266,12 @@ namespace {
       }
       return EdnValue::Char(v.char_value());
     case pb::Value::kList:
+    case pb::Value::kTuple:
     case pb::Value::kSet: {
-      const pb::ValueList& list =
-          v.kind_case() == pb::Value::kList ? v.list() : v.set();
+      const pb::ValueList& list = v.kind_case() == pb::Value::kList ? v.list()
+                                  : v.kind_case() == pb::Value::kTuple
+                                      ? v.tuple()
+                                      : v.set();
       std::vector<EdnValue> items;
       items.reserve(list.values_size());
       for (const pb::Value& item : list.values()) {
@@ -261,7 +279,7 @@ namespace {
         if (!e.ok()) return e.status();
         items.push_back(*std::move(e));
       }
-      if (v.kind_case() == pb::Value::kList) {
+      if (v.kind_case() != pb::Value::kSet) {
         return EdnValue::Vector(std::move(items));
       }
       return EdnValue::Set(std::move(items));
@@ -442,6 +460,71 @@ absl::StatusOr<storage::Value> ProtoToAttributeValue(
         return storage::Value::Symbol(v.symbol());
       }
       return mismatch();
+    case ValueType::kTuple: {
+      if (!v.has_tuple() && !v.has_list()) return mismatch();
+      // Each element with its own type; the transactor checks them
+      // against the attribute's (CheckTupleValue).
+      std::vector<std::optional<storage::Value>> elements;
+      for (const pb::Value& item :
+           v.has_tuple() ? v.tuple().values() : v.list().values()) {
+        if (item.has_nil()) {
+          elements.emplace_back();
+          continue;
+        }
+        storage::Attribute scalar;
+        scalar.ident = attr.ident;
+        switch (item.kind_case()) {
+          case pb::Value::kLongValue:
+            scalar.type = ValueType::kLong;
+            break;
+          case pb::Value::kRef:
+            scalar.type = ValueType::kRef;
+            break;
+          case pb::Value::kDoubleValue:
+            scalar.type = ValueType::kDouble;
+            break;
+          case pb::Value::kStringValue:
+            scalar.type = ValueType::kString;
+            break;
+          case pb::Value::kKeyword:
+            scalar.type = ValueType::kKeyword;
+            break;
+          case pb::Value::kBoolean:
+            scalar.type = ValueType::kBoolean;
+            break;
+          case pb::Value::kInstantMicros:
+            scalar.type = ValueType::kInstant;
+            break;
+          case pb::Value::kUuid:
+            scalar.type = ValueType::kUuid;
+            break;
+          case pb::Value::kBigint:
+            scalar.type = ValueType::kBigInt;
+            break;
+          case pb::Value::kBigdec:
+            scalar.type = ValueType::kBigDec;
+            break;
+          case pb::Value::kBytesValue:
+            scalar.type = ValueType::kBytes;
+            break;
+          case pb::Value::kUri:
+            scalar.type = ValueType::kUri;
+            break;
+          case pb::Value::kSymbol:
+            scalar.type = ValueType::kSymbol;
+            break;
+          default:
+            return absl::InvalidArgumentError(
+                StrCat(where, ": a tuple element of :", attr.ident,
+                       " must be a scalar or nil"));
+        }
+        absl::StatusOr<storage::Value> x =
+            ProtoToAttributeValue(item, scalar, schema, where);
+        if (!x.ok()) return x.status();
+        elements.push_back(*std::move(x));
+      }
+      return storage::MakeTuple(elements);
+    }
   }
   return mismatch();
 }

@@ -16,6 +16,7 @@ size_t TextBytes(const storage::Value& v) {
     case storage::ValueType::kBytes:
     case storage::ValueType::kUri:
     case storage::ValueType::kSymbol:
+    case storage::ValueType::kTuple:
     case storage::ValueType::kBigInt:
     case storage::ValueType::kBigDec:
       return v.text().size();

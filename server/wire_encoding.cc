@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "mentat/query/pull.h"
 #include "value_convert.h"
 
 namespace mentat::server {
@@ -378,6 +379,9 @@ size_t StorageValueWireSize(const storage::Value& v) {
     case ValueType::kUri:
       // Field 19: a two-byte tag.
       return LenFieldSize(kUri, v.text().size());
+    case ValueType::kTuple:
+      // As the EDN vector it is (rare in rows: no fast path).
+      return ValueWireSize(query::ValueToEdn(v));
   }
   return 2;
 }
@@ -418,6 +422,12 @@ char* WriteStorageValueWire(const storage::Value& v, char* p) {
       return WriteBytesField(kUri, v.text(), p);
     case ValueType::kSymbol:
       return WriteBytesField(kSymbol, v.text(), p);
+    case ValueType::kTuple: {
+      std::string bytes;
+      AppendValueWire(query::ValueToEdn(v), &bytes);
+      std::memcpy(p, bytes.data(), bytes.size());
+      return p + bytes.size();
+    }
   }
   p = WriteVarint((kNil << 3) | kVarint, p);
   *p++ = 1;

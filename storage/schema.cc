@@ -1,9 +1,12 @@
 #include "mentat/storage/schema.h"
 
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/value_codec.h"
 
 namespace mentat::storage {
 namespace {
@@ -30,6 +33,7 @@ constexpr BootstrapIdent kBootstrapIdents[] = {
     {ids::kDbTypeBytes, "db.type/bytes"},
     {ids::kDbTypeUri, "db.type/uri"},
     {ids::kDbTypeSymbol, "db.type/symbol"},
+    {ids::kDbTypeTuple, "db.type/tuple"},
     {ids::kDbCardinalityOne, "db.cardinality/one"},
     {ids::kDbCardinalityMany, "db.cardinality/many"},
     {ids::kDbUniqueValue, "db.unique/value"},
@@ -43,6 +47,8 @@ struct BootstrapAttribute {
   bool unique_identity;
   bool index;
   const char* doc;
+  // For a :db.type/tuple attribute, its :db/tupleType.
+  const char* tuple_type = nullptr;
 };
 
 constexpr BootstrapAttribute kBootstrapAttributes[] = {
@@ -66,6 +72,14 @@ constexpr BootstrapAttribute kBootstrapAttributes[] = {
      "Values are indexed for full-text search."},
     {ids::kDbDoc, "db/doc", ids::kDbTypeString, false, false,
      "Documentation of an entity."},
+    {ids::kDbTupleType, "db/tupleType", ids::kDbTypeKeyword, false, false,
+     "The type of every element of a homogeneous tuple attribute."},
+    {ids::kDbTupleTypes, "db/tupleTypes", ids::kDbTypeTuple, false, false,
+     "The element types of a heterogeneous tuple attribute, in order.",
+     "db.type/keyword"},
+    {ids::kDbTupleAttrs, "db/tupleAttrs", ids::kDbTypeTuple, false, false,
+     "The member attributes of a composite tuple attribute, in order.",
+     "db.type/keyword"},
 };
 
 ValueType TypeForTypeEntity(EntityId e, bool* ok) {
@@ -97,6 +111,8 @@ ValueType TypeForTypeEntity(EntityId e, bool* ok) {
       return ValueType::kUri;
     case ids::kDbTypeSymbol:
       return ValueType::kSymbol;
+    case ids::kDbTypeTuple:
+      return ValueType::kTuple;
   }
   *ok = false;
   return ValueType::kLong;
@@ -145,6 +161,9 @@ std::vector<Datom> Schema::BootstrapDatoms(EntityId tx) {
     }
     if (b.index) add(b.id, ids::kDbIndex, Value::Boolean(true));
     add(b.id, ids::kDbDoc, Value::String(b.doc));
+    if (b.tuple_type != nullptr) {
+      add(b.id, ids::kDbTupleType, Value::Keyword(b.tuple_type));
+    }
   }
   return datoms;
 }
@@ -155,6 +174,20 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
   // Group by entity, in id order so errors are deterministic.
   std::map<EntityId, std::vector<const Datom*>> by_entity;
   for (const Datom& d : datoms) by_entity[d.e].push_back(&d);
+  // A store bootstrapped by an older build lacks the bootstrap entities
+  // added since (:db.type/uri, :db/tupleType, ...): they are known all the
+  // same, as the bootstrap defines them, so that tx-data can use them.
+  // Their ids were never handed out to anything else (the db partition's
+  // counter starts at kFirstUserDbCounter).
+  static const std::vector<Datom>* const kBootstrap =
+      new std::vector<Datom>(BootstrapDatoms(kFirstTxId));
+  std::map<EntityId, std::vector<const Datom*>> missing;
+  for (const Datom& d : *kBootstrap) {
+    if (!by_entity.contains(d.e)) missing[d.e].push_back(&d);
+  }
+  by_entity.merge(missing);
+  // Composite members are named by ident; resolved once every ident is.
+  std::vector<std::pair<EntityId, std::vector<std::string>>> member_idents;
 
   for (const auto& [e, ds] : by_entity) {
     std::string ident;
@@ -202,6 +235,53 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
         case ids::kDbDoc:
           attr.doc = d->v.text();
           break;
+        case ids::kDbTupleType: {
+          attr.tuple_spec |= kTupleSpecType;
+          attr.tuple_homogeneous = true;
+          ValueType t;
+          if (ValueTypeFromIdent(d->v.text(), &t)) {
+            attr.tuple_types = {t};
+          } else {
+            attr.tuple_error = StrCat(":db/tupleType :", d->v.text(),
+                                      " is not a :db.type/ ident");
+          }
+          break;
+        }
+        case ids::kDbTupleTypes:
+        case ids::kDbTupleAttrs: {
+          const bool types = d->a == ids::kDbTupleTypes;
+          attr.tuple_spec |= types ? kTupleSpecTypes : kTupleSpecAttrs;
+          std::vector<std::optional<Value>> elements;
+          if (d->v.type() != ValueType::kTuple ||
+              !DecodeTupleElements(d->v.text(), &elements).ok()) {
+            attr.tuple_error = "malformed tuple definition";
+            break;
+          }
+          std::vector<std::string> names;
+          for (const std::optional<Value>& el : elements) {
+            if (!el.has_value() || el->type() != ValueType::kKeyword) {
+              attr.tuple_error =
+                  StrCat(types ? ":db/tupleTypes" : ":db/tupleAttrs",
+                         " holds keywords only");
+              break;
+            }
+            names.push_back(el->text());
+          }
+          if (!types) {
+            member_idents.emplace_back(e, std::move(names));
+            break;
+          }
+          for (const std::string& n : names) {
+            ValueType t;
+            if (!ValueTypeFromIdent(n, &t)) {
+              attr.tuple_error = StrCat(":db/tupleTypes names :", n,
+                                        ", which is not a :db.type/ ident");
+              break;
+            }
+            attr.tuple_types.push_back(t);
+          }
+          break;
+        }
         default:
           break;
       }
@@ -216,17 +296,20 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
       schema->attributes_[e] = std::move(attr);
     }
   }
-  // A store bootstrapped by an older build lacks the bootstrap idents added
-  // since (:db.type/uri, ...). They are known here so that tx-data can name
-  // them; their ids were never handed out to anything else (the db
-  // partition's counter starts at kFirstUserDbCounter).
-  for (const BootstrapIdent& b : kBootstrapIdents) {
-    if (schema->entity_to_ident_.contains(b.id) ||
-        schema->ident_to_entity_.contains(b.ident)) {
-      continue;
+  for (auto& [e, names] : member_idents) {
+    auto it = schema->attributes_.find(e);
+    if (it == schema->attributes_.end()) continue;
+    Attribute& attr = it->second;
+    for (const std::string& n : names) {
+      const Attribute* member = schema->FindAttribute(n);
+      if (member == nullptr) {
+        attr.tuple_error =
+            StrCat(":db/tupleAttrs names :", n, ", which is no attribute");
+        attr.tuple_attrs.clear();
+        break;
+      }
+      attr.tuple_attrs.push_back(member->id);
     }
-    schema->ident_to_entity_[b.ident] = b.id;
-    schema->entity_to_ident_[b.id] = b.ident;
   }
   return std::shared_ptr<const Schema>(std::move(schema));
 }

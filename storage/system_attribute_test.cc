@@ -6,6 +6,7 @@
 #include "mentat/storage/keys.h"
 #include "mentat/storage/schema.h"
 #include "mentat/storage/store.h"
+#include "mentat/storage/value_codec.h"
 #include "test_support.h"
 
 namespace mentat::storage {
@@ -42,7 +43,12 @@ TEST_CASE("bootstrap idents added later are known to older stores") {
   // an attribute).
   std::vector<Datom> old;
   for (const Datom& d : Schema::BootstrapDatoms(kFirstTxId)) {
-    if (d.e != ids::kDbTypeUri && d.e != ids::kDbTypeSymbol) old.push_back(d);
+    if (d.e != ids::kDbTypeUri && d.e != ids::kDbTypeSymbol &&
+        d.e != ids::kDbTypeTuple && d.e != ids::kDbTupleType &&
+        d.e != ids::kDbTupleTypes && d.e != ids::kDbTupleAttrs &&
+        d.a != ids::kDbTupleType) {
+      old.push_back(d);
+    }
   }
   auto schema = Schema::FromDatoms(old);
   REQUIRE(schema.ok());
@@ -52,6 +58,14 @@ TEST_CASE("bootstrap idents added later are known to older stores") {
   CHECK(*(*schema)->IdentForEntity(ids::kDbTypeUri) == "db.type/uri");
   CHECK(IsValueTypeEntity(ids::kDbTypeUri));
   CHECK(IsValueTypeEntity(ids::kDbTypeSymbol));
+  CHECK(IsValueTypeEntity(ids::kDbTypeTuple));
+  // Bootstrap attributes added later are known too.
+  const Attribute* types = (*schema)->FindAttribute("db/tupleTypes");
+  REQUIRE(types != nullptr);
+  CHECK(types->type == ValueType::kTuple);
+  CHECK(types->tuple_homogeneous);
+  REQUIRE(types->tuple_types.size() == 1);
+  CHECK(types->tuple_types[0] == ValueType::kKeyword);
   CHECK_FALSE(IsValueTypeEntity(ids::kDbCardinalityOne));
 }
 
@@ -93,6 +107,84 @@ TEST_CASE("uri and symbol attributes: values, order, bad values") {
                ":w/uri takes :db.type/uri");
   CheckRefused(store, {Add(E("c"), "w/sym", Value::Keyword("ns/x"))},
                ":w/sym takes :db.type/symbol");
+}
+
+TEST_CASE("tuple attributes: definitions, values, order, bad values") {
+  TempDir dir;
+  auto opened = Store::Open(dir.path());
+  REQUIRE(opened.ok());
+  Store& store = **opened;
+  auto define = [&](const char* ident, EntityId spec_attr, Value spec) {
+    std::vector<TxOp> ops =
+        Attr(ident, "db.type/tuple", false, "db.unique/identity");
+    const std::string tempid = std::string("attr-") + ident;
+    TxOp op = Add(E(tempid.c_str()), "db/ident", Value::Keyword(ident));
+    op.a = EntityRef::Id(spec_attr);
+    op.v = TxValue::Scalar(std::move(spec));
+    ops.push_back(std::move(op));
+    return Run(store, std::move(ops));
+  };
+  REQUIRE(define("t/pair", ids::kDbTupleTypes,
+                 MakeTuple({Value::Keyword("db.type/string"),
+                            Value::Keyword("db.type/long")}))
+              .ok());
+  const Attribute* pair = store.Latest()->schema().FindAttribute("t/pair");
+  REQUIRE(pair != nullptr);
+  CHECK(pair->type == ValueType::kTuple);
+  CHECK(pair->tuple_types ==
+        std::vector<ValueType>{ValueType::kString, ValueType::kLong});
+  CHECK_FALSE(pair->tuple_homogeneous);
+  auto tuple = [](std::string s, std::optional<Value> n) {
+    return MakeTuple({Value::String(s), std::move(n)});
+  };
+  REQUIRE(Run(store, {Add(E("a"), "t/pair", tuple("b", Value::Long(1))),
+                      Add(E("b"), "t/pair", tuple("a", Value::Long(10))),
+                      Add(E("c"), "t/pair", tuple("a", std::nullopt)),
+                      Add(E("d"), "t/pair", tuple("a", Value::Long(2)))})
+              .ok());
+  // AVET order: element by element, nil first.
+  std::string prefix;
+  AvetKey::EncodePrefix(pair->id, &prefix);
+  DbView view = store.Latest()->View(Basis::Current());
+  auto seen = view.Datoms(IndexOrder::kAvet, prefix);
+  REQUIRE(seen.ok());
+  REQUIRE(seen->size() == 4);
+  CHECK((*seen)[0].v == tuple("a", std::nullopt));
+  CHECK((*seen)[1].v == tuple("a", Value::Long(2)));
+  CHECK((*seen)[2].v == tuple("a", Value::Long(10)));
+  CHECK((*seen)[3].v == tuple("b", Value::Long(1)));
+  auto found = view.LookupUnique(pair->id, tuple("a", Value::Long(10)));
+  REQUIRE(found.ok());
+  CHECK(found->has_value());
+  // Bad values: named attribute, position and type; nothing committed.
+  CheckRefused(
+      store,
+      {Add(E("e"), "t/pair", MakeTuple({Value::Long(1), Value::Long(2)}))},
+      "position 1 of :t/pair takes :db.type/string");
+  CheckRefused(store, {Add(E("e"), "t/pair", Value::String("x"))},
+               ":t/pair takes :db.type/tuple");
+  CheckRefused(
+      store,
+      {Add(E("e"), "t/pair",
+           MakeTuple({Value::String("a"), Value::Long(1), Value::Long(2)}))},
+      "has 3 elements");
+  // Definitions that cannot be used.
+  absl::Status s = Run(store, Attr("t/bare", "db.type/tuple"));
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()).find("exactly one of") != std::string::npos);
+  s = define("t/one", ids::kDbTupleTypes,
+             MakeTuple({Value::Keyword("db.type/long")}));
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()).find("has 1 element;") != std::string::npos);
+  s = define("t/odd", ids::kDbTupleType, Value::Keyword("db.type/int"));
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(s.message()).find(":db.type/int") != std::string::npos);
+  CHECK(store.Latest()->schema().FindAttribute("t/bare") == nullptr);
+  // The definition of an installed tuple attribute stays.
+  TxOp change = Add(E(pair->id), "db/ident", Value::Keyword("t/pair"));
+  change.a = EntityRef::Id(ids::kDbTupleType);
+  change.v = TxValue::Scalar(Value::Keyword("db.type/long"));
+  CheckRefused(store, {change}, "cannot change the tuple definition");
 }
 
 TEST_CASE("system idents: the mentat namespace and its subspaces") {

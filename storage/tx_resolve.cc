@@ -111,6 +111,16 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
       } else if (v.type() == ValueType::kLong &&
                  attr->type == ValueType::kDouble) {
         v = Value::Double(static_cast<double>(v.as_long()));
+      } else if (attr->type == ValueType::kTuple &&
+                 !attr->tuple_types.empty()) {
+        // Coerced as a written value is, so ["a" 1] finds ["a" 1.0].
+        absl::StatusOr<Value> t = CheckTupleValue(*attr, v);
+        if (!t.ok()) {
+          return OpError(absl::StatusCode::kInvalidArgument, &op,
+                         StrCat("lookup ref ", ref.DebugString(), ": ",
+                                t.status().message()));
+        }
+        v = *std::move(t);
       }
       if (v.type() != attr->type) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
@@ -194,6 +204,29 @@ absl::StatusOr<TxApplier::ValueSlot> TxApplier::ResolveValue(
     if (!e.ok()) return e.status();
     slot.entity = *e;
     slot.is_entity = true;
+    return slot;
+  }
+  if (attr.type == ValueType::kTuple) {
+    // [:k v] in a value position was read as a lookup ref; for a tuple
+    // attribute it is the tuple of a keyword and v.
+    Value tuple = tv.scalar;
+    if (tv.kind == TxValue::Kind::kEntity) {
+      if (tv.entity.kind != EntityRef::Kind::kLookupRef ||
+          tv.entity.lookup_value == nullptr) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       StrCat("value of :", attr.ident,
+                              " is a nested map, but :", attr.ident,
+                              " takes :db.type/tuple (a vector)"));
+      }
+      tuple = MakeTuple(
+          {Value::Keyword(tv.entity.lookup_attr), *tv.entity.lookup_value});
+    }
+    absl::StatusOr<Value> checked = CheckTupleValue(attr, tuple);
+    if (!checked.ok()) {
+      return OpError(absl::StatusCode::kInvalidArgument, &op,
+                     std::string(checked.status().message()));
+    }
+    slot.value = *std::move(checked);
     return slot;
   }
   if (tv.kind == TxValue::Kind::kEntity) {
@@ -297,7 +330,28 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
           IsSchemaAttribute(attr->id)) {
         tempids_[o.e.tempid].schema = true;
       }
+      if (op.v.spread && attr->type != ValueType::kTuple) {
+        std::vector<std::optional<Value>> items;
+        if (absl::Status s = DecodeTupleElements(op.v.scalar.text(), &items);
+            !s.ok()) {
+          return s;
+        }
+        for (const std::optional<Value>& item : items) {
+          if (!item.has_value()) {
+            return OpError(absl::StatusCode::kInvalidArgument, &op,
+                           "nil is not a value; use :db/retract");
+          }
+          auto v = ResolveValue(TxValue::Scalar(*item), *attr, op);
+          if (!v.ok()) return v.status();
+          Op one = o;
+          one.v = std::move(*v);
+          ops_.push_back(std::move(one));
+        }
+        continue;
+      }
+      // For a tuple attribute [k v] is the tuple (ResolveValue).
       if (op.v.map_pair && op.v.entity.lookup_value != nullptr &&
+          attr->type != ValueType::kTuple &&
           !MapPairIsLookupRef(*attr, op.v.entity)) {
         // [k v] written in a map form for an attribute that takes no
         // lookup ref here: the attribute's two values k and v.

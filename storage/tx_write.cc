@@ -64,6 +64,16 @@ absl::Status TxApplier::CheckSchemaChanges() {
                             "cannot be changed"));
     }
     const Attribute* existing = schema.FindAttribute(p.datom.e);
+    if (existing != nullptr &&
+        (a == ids::kDbTupleType || a == ids::kDbTupleTypes ||
+         a == ids::kDbTupleAttrs)) {
+      // Stored tuples were checked against the definition they were
+      // written under.
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     StrCat("cannot change the tuple definition of "
+                            "attribute :",
+                            existing->ident));
+    }
     if (!p.datom.added) {
       if (existing == nullptr) continue;
       if (a == ids::kDbIdent || a == ids::kDbValueType ||
@@ -332,7 +342,8 @@ absl::Status TxApplier::RebuildSchema() {
   for (const PendingDatom& p : datoms_) {
     if (!p.datom.added ||
         (p.datom.a != ids::kDbIsComponent && p.datom.a != ids::kDbFulltext &&
-         p.datom.a != ids::kDbValueType)) {
+         p.datom.a != ids::kDbValueType && p.datom.a != ids::kDbTupleType &&
+         p.datom.a != ids::kDbTupleTypes && p.datom.a != ids::kDbTupleAttrs)) {
       continue;
     }
     const Attribute* attr = (*schema)->FindAttribute(p.datom.e);
@@ -346,6 +357,10 @@ absl::Status TxApplier::RebuildSchema() {
       return OpError(absl::StatusCode::kInvalidArgument, p.source,
                      StrCat(":db/fulltext needs a :db.type/string attribute; :",
                             attr->ident, " is ", ValueTypeIdent(attr->type)));
+    }
+    if (absl::Status bad = CheckTupleSpec(*attr); !bad.ok()) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     std::string(bad.message()));
     }
   }
   state_->schema = *schema;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/escaping.h"
@@ -35,6 +37,7 @@ constexpr TypeIdent kTypeIdents[] = {
     {ValueType::kBytes, ":db.type/bytes"},
     {ValueType::kUri, ":db.type/uri"},
     {ValueType::kSymbol, ":db.type/symbol"},
+    {ValueType::kTuple, ":db.type/tuple"},
 };
 
 // The bits a double sorts by in its encoding (value_codec.h): NaN and -0.0
@@ -173,6 +176,7 @@ bool Value::operator==(const Value& other) const {
     case ValueType::kBytes:
     case ValueType::kUri:
     case ValueType::kSymbol:
+    case ValueType::kTuple:
       return s_ == other.s_;
     case ValueType::kBigInt:
     case ValueType::kBigDec:
@@ -202,6 +206,9 @@ std::strong_ordering Value::operator<=>(const Value& other) const {
     case ValueType::kBytes:
     case ValueType::kUri:
     case ValueType::kSymbol:
+    // Element encodings back to back compare element by element: each is
+    // self-delimiting and ordered, nil (0x00) below every type tag.
+    case ValueType::kTuple:
       // std::string compares bytes as unsigned char, like the encoding.
       return s_ <=> other.s_;
     case ValueType::kBigInt:
@@ -250,6 +257,17 @@ std::string Value::DebugString() const {
       out += ExcerptMarker(s_);
       return out;
     }
+    case ValueType::kTuple: {
+      std::vector<std::optional<Value>> elements;
+      if (!DecodeTupleElements(s_, &elements).ok()) return "#malformed-tuple";
+      std::string out = "[";
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (i > 0) out.push_back(' ');
+        out += elements[i].has_value() ? elements[i]->DebugString() : "nil";
+      }
+      out.push_back(']');
+      return out;
+    }
     case ValueType::kBigInt:
       return StrCat(ExcerptPrefix(s_), ExcerptMarker(s_), "N");
     case ValueType::kBigDec:
@@ -275,6 +293,7 @@ size_t ValueHash::operator()(const Value& v) const {
     case ValueType::kBytes:
     case ValueType::kUri:
     case ValueType::kSymbol:
+    case ValueType::kTuple:
       return absl::HashOf(tag, std::string_view(v.text()));
     case ValueType::kBigInt:
     case ValueType::kBigDec:

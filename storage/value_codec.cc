@@ -34,6 +34,8 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -345,7 +347,10 @@ void EncodeValue(const Value& v, std::string* out) {
     case ValueType::kString:
     case ValueType::kBytes:
     case ValueType::kUri:
-    case ValueType::kSymbol: {
+    case ValueType::kSymbol:
+    case ValueType::kTuple: {
+      // A tuple's body is its elements' encodings, escaped as text: the
+      // escaping keeps byte order and makes the whole self-delimiting.
       std::string_view s = v.text();
       out->reserve(out->size() + s.size() + 2);
       size_t start = 0;
@@ -421,6 +426,15 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
       // enough, which matters to cursors decoding one datom after another.
       std::string* text = out->mutable_text_for(static_cast<ValueType>(tag));
       if (absl::Status s = DecodeText(&body, text); !s.ok()) return s;
+      break;
+    }
+    case ValueType::kTuple: {
+      std::string* text = out->mutable_text_for(ValueType::kTuple);
+      if (absl::Status s = DecodeText(&body, text); !s.ok()) return s;
+      std::vector<std::optional<Value>> elements;
+      if (absl::Status s = DecodeTupleElements(*text, &elements); !s.ok()) {
+        return s;
+      }
       break;
     }
     case ValueType::kBigInt:

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +88,26 @@ int CompareDecimalText(std::string_view a, std::string_view b) {
   return as > 0 ? mag : -mag;
 }
 
+int ReferenceCompare(const Value& a, const Value& b);
+
+// Tuples: element by element, nil before any value, a prefix first.
+int CompareTuples(const Value& a, const Value& b) {
+  std::vector<std::optional<Value>> x, y;
+  REQUIRE(DecodeTupleElements(a.text(), &x).ok());
+  REQUIRE(DecodeTupleElements(b.text(), &y).ok());
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!x[i].has_value() || !y[i].has_value()) {
+      if (x[i].has_value() != y[i].has_value())
+        return x[i].has_value() ? 1 : -1;
+      continue;
+    }
+    const int c = ReferenceCompare(*x[i], *y[i]);
+    if (c != 0) return c;
+  }
+  return CompareInt(static_cast<int64_t>(x.size()),
+                    static_cast<int64_t>(y.size()));
+}
+
 int ReferenceCompare(const Value& a, const Value& b) {
   if (a.type() != b.type()) {
     return a.type() < b.type() ? -1 : 1;
@@ -107,6 +128,8 @@ int ReferenceCompare(const Value& a, const Value& b) {
     case ValueType::kUri:
     case ValueType::kSymbol:
       return CompareBytes(a.text(), b.text());
+    case ValueType::kTuple:
+      return CompareTuples(a, b);
     case ValueType::kBigInt:
     case ValueType::kBigDec:
       return CompareDecimalText(a.text(), b.text());
@@ -284,6 +307,22 @@ class Gen {
         return Value::Uri(Text(30));
       case ValueType::kSymbol:
         return Value::Symbol(Text());
+      case ValueType::kTuple: {
+        // Few element types, so that equal prefixes (and nils) are common.
+        static constexpr ValueType kElementTypes[] = {
+            ValueType::kRef, ValueType::kLong, ValueType::kString,
+            ValueType::kBigDec, ValueType::kDouble};
+        std::vector<std::optional<Value>> elements(Below(5));
+        for (std::optional<Value>& e : elements) {
+          if (Below(4) == 0) continue;  // nil
+          e = Of(kElementTypes[Below(std::size(kElementTypes))]);
+          if (e->type() == ValueType::kString) e = Value::String(Text(2));
+          if (e->type() == ValueType::kLong) {
+            e = Value::Long(static_cast<int64_t>(Below(3)) - 1);
+          }
+        }
+        return MakeTuple(elements);
+      }
     }
     return Value();
   }
@@ -297,7 +336,7 @@ constexpr ValueType kAllTypes[] = {
     ValueType::kBigInt,  ValueType::kDouble,  ValueType::kBigDec,
     ValueType::kInstant, ValueType::kUuid,    ValueType::kKeyword,
     ValueType::kString,  ValueType::kBytes,   ValueType::kUri,
-    ValueType::kSymbol};
+    ValueType::kSymbol,  ValueType::kTuple};
 
 // Prefix relations that a naive encoding gets wrong.
 std::vector<Value> FixedTextValues() {
@@ -659,6 +698,37 @@ TEST_CASE("value codec: uris and symbols sort after every older type") {
   CHECK(Enc(Value::Symbol("alpha")) < Enc(Value::Symbol("beta")));
   CHECK(Value::Uri("x") != Value::String("x"));
   CHECK(Value::Symbol("x") != Value::Keyword("x"));
+}
+
+TEST_CASE("value codec: tuples order element by element, nil first") {
+  auto t = [](std::vector<std::optional<Value>> e) { return MakeTuple(e); };
+  const Value a_nil = t({Value::String("a"), std::nullopt});
+  const Value a_2 = t({Value::String("a"), Value::Long(2)});
+  const Value a_10 = t({Value::String("a"), Value::Long(10)});
+  const Value b_1 = t({Value::String("b"), Value::Long(1)});
+  const Value a = t({Value::String("a")});
+  const std::vector<Value> sorted = {a, a_nil, a_2, a_10, b_1};
+  for (size_t i = 0; i + 1 < sorted.size(); ++i) {
+    CAPTURE(sorted[i].DebugString());
+    CHECK(Enc(sorted[i]) < Enc(sorted[i + 1]));
+    CHECK(sorted[i] < sorted[i + 1]);
+  }
+  // A ref element is the long it equals.
+  CHECK(t({Value::Ref(5), Value::Long(1)}) ==
+        t({Value::Long(5), Value::Long(1)}));
+  CHECK(a_nil.DebugString() == "[\"a\" nil]");
+  // Self-delimiting inside a key: bytes after a tuple never reorder two.
+  CHECK(Enc(a) + "\xFF" < Enc(a_nil));
+  std::vector<std::optional<Value>> back;
+  REQUIRE(DecodeTupleElements(a_nil.text(), &back).ok());
+  REQUIRE(back.size() == 2);
+  CHECK(back[0] == Value::String("a"));
+  CHECK_FALSE(back[1].has_value());
+  // A tuple inside a tuple is malformed.
+  std::string nested;
+  EncodeValue(a_2, &nested);
+  CHECK(DecodeTupleElements(nested, &back).code() ==
+        absl::StatusCode::kDataLoss);
 }
 
 TEST_CASE("ParseUri") {

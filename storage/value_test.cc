@@ -20,7 +20,7 @@ constexpr ValueType kAllTypes[] = {
     ValueType::kBigInt,  ValueType::kDouble,  ValueType::kBigDec,
     ValueType::kInstant, ValueType::kUuid,    ValueType::kKeyword,
     ValueType::kString,  ValueType::kBytes,   ValueType::kUri,
-    ValueType::kSymbol};
+    ValueType::kSymbol,  ValueType::kTuple};
 
 TEST_CASE("ValueTypeIdent and ValueTypeFromIdent") {
   CHECK(ValueTypeIdent(ValueType::kRef) == ":db.type/ref");

@@ -60,6 +60,8 @@ Cell ToCell(const v1::Value& value) {
     }
     case v1::Value::kList:
       return Items(Cell::Kind::kVector, value.list());
+    case v1::Value::kTuple:
+      return Items(Cell::Kind::kVector, value.tuple());
     case v1::Value::kSet:
       return Items(Cell::Kind::kSet, value.set());
     case v1::Value::kMap: {

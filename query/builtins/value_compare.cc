@@ -166,6 +166,8 @@ std::partial_ordering CompareForPredicateSlow(const Value& a, const Value& b) {
     case ValueType::kString:
     case ValueType::kUuid:
     case ValueType::kUri:
+    // Byte order of the element encodings: element by element.
+    case ValueType::kTuple:
       return a.text() <=> b.text();
     case ValueType::kKeyword:
     // Clojure compares symbols as it compares keywords: namespace, name.

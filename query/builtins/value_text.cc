@@ -2,12 +2,16 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_inst.h"
+#include "mentat/edn/edn_printer.h"
 #include "mentat/edn/edn_uuid.h"
+#include "mentat/storage/value_codec.h"
 
 namespace mentat::query::builtins {
 namespace {
@@ -96,6 +100,10 @@ void AppendStrForm(const Value& v, std::string* out) {
     case ValueType::kBytes:
       StrAppend(out, "#bytes \"", Base64(v.text()), "\"");
       return;
+    case ValueType::kTuple:
+      // Clojure's str of a vector is its EDN text.
+      out->append(edn::PrintEdn(ValueToEdnValue(v)));
+      return;
   }
 }
 
@@ -128,6 +136,17 @@ edn::EdnValue ValueToEdnValue(const Value& v) {
       return edn::EdnValue::Tagged("uri", edn::EdnValue::String(v.text()));
     case ValueType::kSymbol:
       return edn::EdnValue::Symbol(v.text());
+    case ValueType::kTuple: {
+      std::vector<std::optional<Value>> elements;
+      std::vector<edn::EdnValue> items;
+      if (storage::DecodeTupleElements(v.text(), &elements).ok()) {
+        for (const std::optional<Value>& e : elements) {
+          items.push_back(e.has_value() ? ValueToEdnValue(*e)
+                                        : edn::EdnValue::Nil());
+        }
+      }
+      return edn::EdnValue::Vector(std::move(items));
+    }
   }
   return edn::EdnValue::Nil();
 }

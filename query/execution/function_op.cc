@@ -138,13 +138,18 @@ absl::Status FunctionOp::EmitValue(const Value* row, const Value& value,
     case Binding::Kind::kTuple:
     case Binding::Kind::kCollection: {
       if (!is_tuple) return absl::OkStatus();
-      absl::StatusOr<std::vector<Value>> elements = DecodeTuple(value);
-      if (!elements.ok()) return elements.status();
+      std::vector<Value> elements;
+      bool has_nil = false;
+      absl::Status s = DecodeTuple(value, &elements, &has_nil);
+      if (!s.ok()) return s;
       if (f_.binding == Binding::Kind::kTuple) {
-        if (elements->size() != outputs_.size()) return absl::OkStatus();
-        return EmitResult(row, elements->data(), elements->size());
+        // A nil element binds no variable: no row.
+        if (has_nil || elements.size() != outputs_.size()) {
+          return absl::OkStatus();
+        }
+        return EmitResult(row, elements.data(), elements.size());
       }
-      return EmitMany(row, *elements, 1);
+      return EmitMany(row, elements, 1);
     }
     case Binding::Kind::kRelation:
       return absl::OkStatus();
@@ -232,9 +237,8 @@ absl::Status FunctionOp::Apply(const Value* row) {
     }
     case FunctionSpec::Kind::kUntuple: {
       const TermRef& arg = args_[0];
-      const bool is_tuple = arg.kind == TermRef::Kind::kSlot &&
-                            scope_.slots[static_cast<size_t>(arg.slot)].tuple &&
-                            arg.Get(row).type() == storage::ValueType::kBytes;
+      // A tuple built in the query or a stored :db.type/tuple value.
+      const bool is_tuple = arg.Get(row).type() == storage::ValueType::kTuple;
       if (!is_tuple) return absl::OkStatus();
       if (f_.binding == Binding::Kind::kScalar) {
         return EmitResult(row, &arg.Get(row), 1);

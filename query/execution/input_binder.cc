@@ -58,7 +58,8 @@ std::string_view Msg(const absl::Status& s) {
     *out = Value::Ref(attr->id);
     return true;
   }
-  if (info.tuple && v.is_sequential()) {
+  if (info.tuple && v.is_list()) {
+    // A vector is a tuple through EdnToValue below; a list is one here.
     std::vector<Value> elements;
     for (const EdnValue& item : v.items()) {
       absl::StatusOr<Value> x = planner::EdnToValue(item);

@@ -48,6 +48,7 @@ inline size_t JoinHash(const storage::Value& v) {
     case storage::ValueType::kBytes:
     case storage::ValueType::kUri:
     case storage::ValueType::kSymbol:
+    case storage::ValueType::kTuple:
     case storage::ValueType::kUuid:
       return absl::HashOf(static_cast<int>(v.type()),
                           absl::string_view(v.text().data(), v.text().size()));

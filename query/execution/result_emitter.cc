@@ -102,10 +102,6 @@ absl::StatusOr<EdnValue> ResultEmitter::Convert(size_t column, const Value& v) {
     if (!held.ok()) return held;
     return pulled;
   }
-  if (f.slot >= 0 && plan_.where.slots[static_cast<size_t>(f.slot)].tuple &&
-      v.type() == storage::ValueType::kBytes) {
-    return TupleToEdn(v);
-  }
   return ValueToEdn(v);
 }
 

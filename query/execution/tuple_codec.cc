@@ -1,5 +1,6 @@
 #include "execution/tuple_codec.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,38 +11,31 @@ namespace mentat::query::execution {
 
 storage::Value EncodeTuple(const storage::Value* elements, size_t n) {
   std::string bytes;
-  for (size_t i = 0; i < n; ++i) {
-    // A ref element is stored as the long it equals, so that tuples made
-    // from refs and from integers compare equal.
-    if (elements[i].type() == storage::ValueType::kRef) {
-      storage::EncodeValue(storage::Value::Long(elements[i].as_long()), &bytes);
-    } else {
-      storage::EncodeValue(elements[i], &bytes);
-    }
-  }
-  return storage::Value::Bytes(bytes);
+  // Refs go in as the longs they equal (AppendTupleElement).
+  for (size_t i = 0; i < n; ++i)
+    storage::AppendTupleElement(elements[i], &bytes);
+  return storage::Value::Tuple(bytes);
 }
 
-absl::StatusOr<std::vector<storage::Value>> DecodeTuple(
-    const storage::Value& tuple) {
-  std::vector<storage::Value> out;
-  std::string_view in = tuple.text();
-  while (!in.empty()) {
-    storage::Value v;
-    absl::Status s = storage::DecodeValue(&in, &v);
-    if (!s.ok()) return s;
-    out.push_back(std::move(v));
+absl::Status DecodeTuple(const storage::Value& tuple,
+                         std::vector<storage::Value>* out, bool* has_nil) {
+  out->clear();
+  *has_nil = false;
+  std::vector<std::optional<storage::Value>> elements;
+  absl::Status s = storage::DecodeTupleElements(tuple.text(), &elements);
+  if (!s.ok()) return s;
+  for (std::optional<storage::Value>& e : elements) {
+    if (!e.has_value()) {
+      *has_nil = true;
+      continue;
+    }
+    out->push_back(*std::move(e));
   }
-  return out;
+  return absl::OkStatus();
 }
 
 edn::EdnValue TupleToEdn(const storage::Value& tuple) {
-  absl::StatusOr<std::vector<storage::Value>> elements = DecodeTuple(tuple);
-  std::vector<edn::EdnValue> items;
-  if (elements.ok()) {
-    for (const storage::Value& v : *elements) items.push_back(ValueToEdn(v));
-  }
-  return edn::EdnValue::Vector(std::move(items));
+  return ValueToEdn(tuple);
 }
 
 }  // namespace mentat::query::execution

@@ -176,6 +176,8 @@ bool Fits(const EdnValue& v, ValueType type) {
       return v.is_tagged() && v.text() == "uri";
     case ValueType::kSymbol:
       return v.is_symbol();
+    case ValueType::kTuple:
+      return v.is_vector();
   }
   return false;
 }

@@ -1,6 +1,8 @@
 #include "planner/edn_to_value.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "mentat/base/str_cat.h"
 #include "mentat/edn/edn_printer.h"
@@ -66,6 +68,25 @@ absl::StatusOr<Value> EdnToValue(const EdnValue& v) {
         s.push_back(static_cast<char>(0x80 | (c & 0x3F)));
       }
       return Value::String(s);
+    }
+    case EdnKind::kVector: {
+      // A tuple (:db.type/tuple, or what `tuple` builds): scalars and nils.
+      std::vector<std::optional<Value>> elements;
+      for (const EdnValue& item : v.items()) {
+        if (item.is_nil()) {
+          elements.emplace_back();
+          continue;
+        }
+        if (item.is_collection()) {
+          return absl::InvalidArgumentError(
+              StrCat("a tuple element cannot be a ",
+                     edn::EdnKindName(item.kind()), ", in ", EdnForMessage(v)));
+        }
+        absl::StatusOr<Value> x = EdnToValue(item);
+        if (!x.ok()) return x.status();
+        elements.push_back(*std::move(x));
+      }
+      return storage::MakeTuple(elements);
     }
     case EdnKind::kNil:
       return absl::InvalidArgumentError("nil is not a value a query can match");

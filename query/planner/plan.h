@@ -47,8 +47,8 @@ struct SlotInfo {
   bool attribute = false;
   // The value type of the attribute it is the v of, if known.
   std::optional<storage::ValueType> value_type;
-  // Holds a tuple (made by `tuple`, or a vector given to `ground`): a
-  // Value::Bytes with the elements encoded back to back (tuple_codec.h).
+  // Holds a tuple made in the query (by `tuple`, or a vector given to
+  // `ground`): a kTuple value (tuple_codec.h), as stored tuples are.
   bool tuple = false;
 };
 

@@ -1,11 +1,14 @@
 // ValueToEdn (declared in pull.h): storage values as EDN.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "mentat/query/pull.h"
+#include "mentat/storage/value_codec.h"
 
 namespace mentat::query {
 namespace {
@@ -46,6 +49,16 @@ edn::EdnValue ValueToEdn(const storage::Value& v) {
       return EdnValue::Tagged("uri", EdnValue::String(v.text()));
     case ValueType::kSymbol:
       return EdnValue::Symbol(v.text());
+    case ValueType::kTuple: {
+      std::vector<std::optional<storage::Value>> elements;
+      std::vector<EdnValue> items;
+      if (storage::DecodeTupleElements(v.text(), &elements).ok()) {
+        for (const std::optional<storage::Value>& e : elements) {
+          items.push_back(e.has_value() ? ValueToEdn(*e) : EdnValue::Nil());
+        }
+      }
+      return EdnValue::Vector(std::move(items));
+    }
   }
   return EdnValue();
 }

@@ -9,6 +9,7 @@
 //   uuid -> Uuid                bigdec -> BigDec      bytes_value -> Buffer
 //   symbol -> Sym               char_value -> Char    list -> Array
 //   set -> Set                  tagged -> Tagged      uri -> Uri
+//   tuple (a :db.type/tuple in a datom) -> Array
 //   map -> a plain object when every key is a keyword or a string (keyword
 //          keys as ":ns/name", so pull results read r[':user/email']),
 //          a Map otherwise.
@@ -194,6 +195,7 @@ function fromValue(v) {
     case 'uri': return new Uri(v.uri);
     case 'char_value': return new Char(String.fromCodePoint(v.char_value));
     case 'list': return (v.list.values || []).map(fromValue);
+    case 'tuple': return (v.tuple.values || []).map(fromValue);
     case 'set': return new Set((v.set.values || []).map(fromValue));
     case 'map': {
       const entries = (v.map.entries || []).map((e) => [fromValue(e.key), fromValue(e.value)]);

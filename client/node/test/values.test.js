@@ -59,6 +59,11 @@ test('uris and symbols', () => {
   assert.equal(String(u), 'urn:x');
 });
 
+test('tuples in datoms are arrays', () => {
+  assert.deepEqual(fromValue({ kind: 'tuple', tuple: { values: [
+    { kind: 'string_value', string_value: 'a' }, { kind: 'nil', nil: true }] } }), ['a', null]);
+});
+
 test('collections, uuids, bytes', () => {
   const u = new m.Uuid('F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6');
   assert.equal(m.toEdn(u), '#uuid "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"');

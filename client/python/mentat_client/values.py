@@ -7,7 +7,7 @@ Results (Value -> Python):
   instant_micros -> datetime (UTC, aware)           uuid -> uuid.UUID
   bigint -> int          bigdec -> decimal.Decimal  bytes_value -> bytes
   symbol -> Symbol       char_value -> Char         list -> list
-  uri -> Uri
+  uri -> Uri             tuple (a :db.type/tuple in a datom) -> tuple
   set -> frozenset       map -> dict                tagged -> Tagged
 
 Members of sets and keys of maps must be hashable, so inside them lists
@@ -165,6 +165,8 @@ def to_python(v: Any) -> Any:
         return Char(chr(v.char_value))
     if kind == "list":
         return [to_python(x) for x in v.list.values]
+    if kind == "tuple":
+        return tuple(to_python(x) for x in v.tuple.values)
     if kind == "set":
         s: FrozenSet[Any] = frozenset(
             _freeze(to_python(x)) for x in v.set.values)

@@ -49,6 +49,8 @@ def schema_data():
         attr(":user/blob", "bytes"),
         attr(":user/site", "uri"),
         attr(":user/handle", "symbol"),
+        attr(":user/pair", "tuple", **{":db/tupleTypes": [
+            kw(":db.type/string"), kw(":db.type/long")]}),
         {":db/ident": kw(":role/admin")}, {":db/ident": kw(":role/dev")},
     ]
 
@@ -160,6 +162,20 @@ class DataTest(unittest.TestCase):
         self.assertIn('invalid URI "https://a b/"', err.exception.details)
         self.assertIsNone(self.c.q(
             '[:find ?e . :where [?e :user/email "bad-uri@x.org"]]'))
+
+    def test_tuple_values(self):
+        r = self.c.transact([{":db/id": "t", ":user/email": "tuple@x.org",
+                              ":user/pair": ["a", 2]}])
+        self.assertEqual(self.c.pull("[:user/pair]", r.tempids["t"]),
+                         {":user/pair": ["a", 2]})
+        self.assertEqual(self.c.q("[:find ?e . :in $ ?p :where "
+                                  "[?e :user/pair ?p]]", ["a", 2]),
+                         r.tempids["t"])
+        with self.assertRaises(mc.InvalidArgument) as err:
+            self.c.transact([{":user/email": "bad-tuple@x.org",
+                              ":user/pair": [1, 2]}])
+        self.assertIn("position 1 of :user/pair takes :db.type/string",
+                      err.exception.details)
 
     def test_bytes_values(self):
         # tx-data (EDN) has no bytes literal the server reads: the client

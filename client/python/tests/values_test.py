@@ -66,6 +66,22 @@ class ToEdnTest(unittest.TestCase):
                          '#uuid "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"')
         self.assertEqual(to_edn(b"\x00\xff"), '#bytes "AP8="')
 
+    def test_uris_and_tuples(self):
+        from mentat_client import Uri
+        from mentat_client._pb import mentat_pb2 as pb
+        from mentat_client.values import to_python, to_value
+        self.assertEqual(to_edn(Uri('https://x/"q"')),
+                         '#uri "https://x/\\"q\\""')
+        v = to_value(Uri("urn:x"), pb.Value())
+        self.assertEqual(v.uri, "urn:x")
+        self.assertIsInstance(to_python(v), Uri)
+        self.assertEqual(to_python(v), "urn:x")
+        # A :db.type/tuple in a datom: a Python tuple, nil elements None.
+        t = pb.Value()
+        t.tuple.values.add().string_value = "a"
+        t.tuple.values.add().nil = True
+        self.assertEqual(to_python(t), ("a", None))
+
     def test_collections(self):
         self.assertEqual(to_edn([1, (2, "x")]), '[1 [2 "x"]]')
         self.assertEqual(to_edn(frozenset([1])), "#{1}")

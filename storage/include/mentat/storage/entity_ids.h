@@ -45,6 +45,7 @@ inline constexpr EntityId kDbTypeBytes = 30;
 // no datoms for them, and Schema::FromDatoms supplies them (schema.h).
 inline constexpr EntityId kDbTypeUri = 31;
 inline constexpr EntityId kDbTypeSymbol = 32;
+inline constexpr EntityId kDbTypeTuple = 33;
 inline constexpr EntityId kDbCardinalityOne = 35;
 inline constexpr EntityId kDbCardinalityMany = 36;
 inline constexpr EntityId kDbUniqueValue = 37;
@@ -58,6 +59,10 @@ inline constexpr EntityId kDbNoHistory = 45;
 inline constexpr EntityId kDbTxInstant = 50;
 inline constexpr EntityId kDbFulltext = 51;
 inline constexpr EntityId kDbDoc = 62;
+// :db.type/tuple's element types and composite members (also added later).
+inline constexpr EntityId kDbTupleType = 63;
+inline constexpr EntityId kDbTupleTypes = 64;
+inline constexpr EntityId kDbTupleAttrs = 65;
 // The first id the db partition hands out to user-installed schema.
 inline constexpr int64_t kFirstUserDbCounter = 1000;
 }  // namespace ids
@@ -68,7 +73,9 @@ inline constexpr bool IsSchemaAttribute(EntityId a) {
   return a == ids::kDbIdent || a == ids::kDbValueType ||
          a == ids::kDbCardinality || a == ids::kDbUnique ||
          a == ids::kDbIsComponent || a == ids::kDbNoHistory ||
-         a == ids::kDbIndex || a == ids::kDbFulltext;
+         a == ids::kDbIndex || a == ids::kDbFulltext ||
+         a == ids::kDbTupleType || a == ids::kDbTupleTypes ||
+         a == ids::kDbTupleAttrs;
 }
 
 // The first tx id of a new store (tx counter 1000, as in Datomic).

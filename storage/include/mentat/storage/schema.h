@@ -18,6 +18,12 @@ namespace mentat::storage {
 enum class Cardinality : uint8_t { kOne, kMany };
 enum class Unique : uint8_t { kNone, kValue, kIdentity };
 
+// Which of :db/tupleType, :db/tupleTypes, :db/tupleAttrs an attribute has
+// (Attribute::tuple_spec, a bit set).
+inline constexpr uint8_t kTupleSpecType = 1;
+inline constexpr uint8_t kTupleSpecTypes = 2;
+inline constexpr uint8_t kTupleSpecAttrs = 4;
+
 // One installed attribute.
 struct Attribute {
   EntityId id = 0;
@@ -33,6 +39,16 @@ struct Attribute {
   // TxOp::system may write the attribute or change its schema.
   bool system = false;
   std::string doc;
+  // :db.type/tuple: the element types, one per position (:db/tupleTypes)
+  // or, with tuple_homogeneous, one for every position (:db/tupleType);
+  // for a composite tuple (:db/tupleAttrs) the member attributes, in
+  // order. tuple_error says why a definition is unusable (an unknown type
+  // ident); CheckTupleSpec refuses it when it is installed.
+  uint8_t tuple_spec = 0;
+  std::vector<ValueType> tuple_types;
+  bool tuple_homogeneous = false;
+  std::vector<EntityId> tuple_attrs;
+  std::string tuple_error;
 
   bool many() const { return cardinality == Cardinality::kMany; }
   bool is_ref() const { return type == ValueType::kRef; }
@@ -47,6 +63,21 @@ bool IsSystemIdent(std::string_view ident);
 
 // True for the entities :db/valueType may name (:db.type/long, ...).
 bool IsValueTypeEntity(EntityId e);
+
+// Tuple attributes (tuple_value.cc). CheckTupleSpec: InvalidArgument for
+// an attribute whose tuple definition cannot be used (none or two of the
+// three, 1 or 9 types, an unknown type, a tuple spec on a non-tuple).
+[[nodiscard]] absl::Status CheckTupleSpec(const Attribute& attr);
+// ":db/tupleTypes [:db.type/string :db.type/long]", for messages.
+std::string TupleSpecText(const Attribute& attr);
+// `tuple` (built from tx-data with the elements' own types) as a value of
+// `attr`: arity and each element's type checked, longs coerced as for
+// scalars (a long for a double element is stored as a double).
+// InvalidArgument names the attribute, the position and the type it
+// takes; composite tuples (:db/tupleAttrs) are refused, since the
+// transactor maintains them.
+[[nodiscard]] absl::StatusOr<Value> CheckTupleValue(const Attribute& attr,
+                                                    const Value& tuple);
 
 // An immutable snapshot of the schema: every ident and every attribute, as
 // of one basis. Readers share it through shared_ptr<const Schema>; the

@@ -65,6 +65,10 @@ struct TxValue {
   Value scalar;           // kScalar
   EntityRef entity;       // kEntity: a lookup ref or a nested map's tempid
   bool map_pair = false;  // kEntity lookup ref written [k v] in a map form
+  // kScalar: a vector of scalars written as a map form's value, held as a
+  // kTuple: the tuple itself for a :db.type/tuple attribute, one value per
+  // element for any other (the map form's many-values shorthand).
+  bool spread = false;
 
   static TxValue Scalar(Value v);
   static TxValue Entity(EntityRef e);

@@ -31,6 +31,7 @@ enum class ValueType : uint8_t {
   // Appended: stores on disk hold these numbers, so never renumber.
   kUri = 12,
   kSymbol = 13,
+  kTuple = 14,
 };
 
 // ":db.type/long" etc. for a type; the inverse returns false on unknown text.
@@ -51,6 +52,11 @@ bool ValueTypeFromIdent(std::string_view ident, ValueType* type);
 //   kUri                 the URI reference as written, RFC 3986 syntax
 //                        checked by ParseUri (value_codec.h), in text()
 //   kSymbol              "ns/name" or "name" in text(), like a keyword
+//   kTuple               in text(), the elements' encodings back to back
+//                        (EncodeValue), a nil element as kTupleNilTag;
+//                        refs as the longs they equal. Build one with
+//                        MakeTuple, read it with DecodeTupleElements
+//                        (value_codec.h)
 //   kBigInt              canonical decimal digits with optional '-' ("-123")
 //   kBigDec              canonical decimal: optional '-', digits, optional
 //                        '.' and digits, no exponent, no trailing fraction
@@ -94,6 +100,11 @@ class Value {
   // `text` is "ns/name" or "name", as an EDN symbol is written.
   static Value Symbol(std::string_view text) {
     return Value(ValueType::kSymbol, text);
+  }
+  // `elements`: encoded elements (see the table above); MakeTuple in
+  // value_codec.h builds them.
+  static Value Tuple(std::string_view elements) {
+    return Value(ValueType::kTuple, elements);
   }
   // `bytes` must be exactly 16 bytes.
   static Value Uuid(std::string_view bytes) {

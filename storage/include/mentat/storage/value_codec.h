@@ -2,8 +2,10 @@
 #define MENTAT_STORAGE_VALUE_CODEC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,6 +26,10 @@ namespace mentat::storage {
 //   kUuid                  16 raw bytes
 //   kKeyword, kString,     the bytes with 0x00 escaped as 0x00 0xFF and a
 //   kBytes, kUri, kSymbol  terminator 0x00 0x01, so a prefix sorts first
+//   kTuple                 the elements' encodings back to back (a nil
+//                          element is the one byte kTupleNilTag), escaped
+//                          and terminated as text: element by element,
+//                          nil first, a shorter prefix first
 //   kBigInt, kBigDec       sign, ordered exponent and digits (see .cc)
 // Because every body is self-delimiting, an encoded value can sit in the
 // middle of a key (AVET: a | v | e) and still sort correctly.
@@ -53,6 +59,23 @@ void EncodeValue(const Value& v, std::string* out);
 // text read back). InvalidArgument names the text and the offset of the
 // first character that cannot be there; the empty text is refused.
 [[nodiscard]] absl::StatusOr<Value> ParseUri(std::string_view text);
+
+// Tuples (kTuple). A tuple holds kMinTupleSize to kMaxTupleSize elements
+// (Datomic's limits; checked where tuples are written, CheckTupleValue in
+// schema.h), each a scalar or nil.
+inline constexpr char kTupleNilTag = '\0';
+inline constexpr size_t kMinTupleSize = 2;
+inline constexpr size_t kMaxTupleSize = 8;
+// Appends one element to a tuple's body: a ref as the long it equals, so
+// tuples of entity ids and of integers compare equal.
+void AppendTupleElement(const Value& v, std::string* out);
+void AppendTupleNil(std::string* out);
+// A tuple of `elements` (nullopt: nil).
+Value MakeTuple(const std::vector<std::optional<Value>>& elements);
+// The elements of a tuple's body (Value::text()); DataLoss if malformed (a
+// tuple inside a tuple among them).
+[[nodiscard]] absl::Status DecodeTupleElements(
+    std::string_view body, std::vector<std::optional<Value>>* out);
 
 }  // namespace mentat::storage
 
