@@ -147,6 +147,10 @@ std::vector<TxOp> SchemaOps() {
           Add(e, "db/unique", TxValue::Entity(EntityRef::Ident(a.unique))));
     }
     ops.push_back(AddScalar(e, "db/index", Value::Boolean(true)));
+    // Titles are searched by the fulltext scenarios.
+    if (std::string_view(a.ident) == "issue/title") {
+      ops.push_back(AddScalar(e, "db/fulltext", Value::Boolean(true)));
+    }
   }
   return ops;
 }

@@ -22,6 +22,13 @@ inline constexpr char kQ4[] =
 inline constexpr char kPull[] =
     "[:find (pull ?e [*]) . :in $ ?e :where [?e :issue/title _]]";
 inline constexpr char kSince[] = "[:find ?i :where [?i :issue/state _]]";
+// Searches of the titles ("Issue <idx>: <words>"): the search is an input.
+inline constexpr char kFulltext[] =
+    "[:find ?i ?title :in $ ?q :where [(fulltext $ :issue/title ?q) "
+    "[[?i ?title]]]]";
+// About 1.7% of the issues at every scale from s up: the crash titles (1
+// in 5) whose index starts with 12 (8.5% of 130,000 or of 1,300,000).
+inline constexpr char kFulltextSearch[] = "+crash +12*";
 inline constexpr char kInputs[] =
     "[:find ?e ?name :in $ [?email ...] :where [?e :user/email ?email] "
     "[?e :user/name ?name]]";

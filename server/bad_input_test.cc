@@ -185,6 +185,39 @@ TEST_CASE("bad input: queries") {
   StillServes(t);
 }
 
+TEST_CASE("bad input: fulltext") {
+  TestServer t;
+  Transact(t, R"([{:db/ident :doc/title :db/valueType :db.type/string
+                   :db/cardinality :db.cardinality/one :db/fulltext true}
+                  {:db/ident :doc/note :db/valueType :db.type/string
+                   :db/cardinality :db.cardinality/one}])");
+  Transact(t, R"([{:doc/title "The server crashes" :doc/note "n"}])");
+  const std::string q =
+      "[:find ?v ?s :in $ ?q :where [(fulltext $ :doc/title ?q) "
+      "[[_ ?v _ ?s]]]]";
+  // Found through the server, stemmed (crashes -> crash).
+  QueryOutcome found = Query(t, q, {"\"crash\""});
+  REQUIRE_MESSAGE(found.status.ok(), StatusText(found.status));
+  REQUIRE(found.rows.size() == 1);
+  CHECK(found.rows[0].values(0).string_value() == "The server crashes");
+  CHECK(found.rows[0].values(1).double_value() == 1.0);
+
+  Expect("fulltext of an attribute that is not :db/fulltext",
+         QueryStatus(t,
+                     "[:find ?e :where [(fulltext $ :doc/note \"n\") "
+                     "[[?e]]]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "is not :db/fulltext");
+  Expect("an empty fulltext search", QueryStatus(t, q, {"\"\""}),
+         grpc::StatusCode::INVALID_ARGUMENT, "the search has no words");
+  Expect("an unclosed fulltext phrase", QueryStatus(t, q, {"\"\\\"crash\""}),
+         grpc::StatusCode::INVALID_ARGUMENT, "has no closing");
+  Expect("a fulltext search that is not a string", QueryStatus(t, q, {"42"}),
+         grpc::StatusCode::INVALID_ARGUMENT, "must be a string");
+  QueryOutcome again = Query(t, q, {"\"server\""});
+  CHECK(again.status.ok());
+  CHECK(again.rows.size() == 1);
+}
+
 TEST_CASE("bad input: transactions") {
   TestServer t;
   Transact(t, kPeopleSchema);

@@ -56,11 +56,12 @@ std::string SchemaTx(FileStats* stats) {
     bool many;
     const char* unique;
     bool index;
+    bool fulltext = false;
   };
   const A attrs[] = {
       {"user/email", "string", false, "identity", true},
       {"user/name", "string", false, nullptr, false},
-      {"issue/title", "string", false, nullptr, false},
+      {"issue/title", "string", false, nullptr, false, true},
       {"issue/state", "keyword", false, nullptr, true},
       {"issue/priority", "long", false, nullptr, true},
       {"issue/assignee", "ref", false, nullptr, true},
@@ -80,6 +81,10 @@ std::string SchemaTx(FileStats* stats) {
     }
     if (a.index) {
       tx += " :db/index true";
+      stats->datoms++;
+    }
+    if (a.fulltext) {
+      tx += " :db/fulltext true";
       stats->datoms++;
     }
     tx += "}";

@@ -72,6 +72,8 @@ const std::map<std::string, std::pair<std::string, std::string>>& Anchors() {
           {"since", {"pg 1.9 / 3.0 ms; emb 4.2 / 52 ms", "p50 < 1 ms"}},
           {"input_bindings",
            {"pg 0.81 / 0.92 ms; emb 0.38 / 2.1 ms", "p50 < 0.15 ms"}},
+          {"fulltext", {"-", "about 1% of the issues (+crash +12*)"}},
+          {"fulltext_few", {"-", "p50 < 5 ms at m (issue 21)"}},
           {"bulk_load",
            {"pg 131-206K datoms/s (128 vCPU); emb 42-55K datoms/s (v1.9)",
             "500K datoms/s import; 100K via Transact"}},

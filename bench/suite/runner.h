@@ -102,6 +102,10 @@ class Runner {
   // mixed writer changed (no writer running).
   std::string Since();
   std::string Inputs(std::mt19937_64& rng);
+  // fulltext: kFulltextSearch, checked against the titles' count;
+  // fulltext_few: a search for one issue's index, which finds that issue.
+  std::string Fulltext();
+  std::string FulltextFew(std::mt19937_64& rng);
   std::string ReadMix(std::mt19937_64& rng);
   std::string Write();
 
@@ -125,6 +129,7 @@ class Runner {
   const LoadRecord load_;
   MixedPool pool_;  // changed only by Mixed, with no other scenario running
   std::vector<int64_t> probes_;
+  int64_t fulltext_truth_ = -1;  // issues kFulltextSearch finds
   std::vector<Point> points_;
   std::vector<std::string> notes_;
 

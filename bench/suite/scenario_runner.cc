@@ -31,14 +31,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* const kAllScenarios[] = {"bulk_load",    "ping",
-                                     "point_lookup", "ref_traversal",
-                                     "aggregate",    "predicate_scan",
-                                     "pull",         "as_of",
-                                     "since",        "input_bindings",
-                                     "mixed",        "write",
-                                     "write_mixed",  "concurrency_sweep",
-                                     "cold_vs_warm", "sustained"};
+const char* const kAllScenarios[] = {
+    "bulk_load",    "ping",           "point_lookup", "ref_traversal",
+    "aggregate",    "predicate_scan", "pull",         "as_of",
+    "since",        "input_bindings", "fulltext",     "fulltext_few",
+    "mixed",        "write",          "write_mixed",  "concurrency_sweep",
+    "cold_vs_warm", "sustained"};
 
 }  // namespace
 
@@ -314,6 +312,34 @@ std::string Runner::Since() {
   return "";
 }
 
+std::string Runner::Fulltext() {
+  auto rows = Query(kFulltext, {Quote(kFulltextSearch)});
+  if (!rows.ok()) return rows.status().ToString();
+  if (static_cast<int64_t>(rows->size()) != fulltext_truth_) {
+    return StrCat("fulltext: ", rows->size(), " issues, expected ",
+                  fulltext_truth_);
+  }
+  for (const v1::Row& r : *rows) {
+    const std::string& title = r.values(1).string_value();
+    const int64_t idx = IssueIndex(title);
+    if (!std::to_string(idx).starts_with("12") || !title.ends_with(": crash")) {
+      return StrCat("fulltext: found ", title);
+    }
+  }
+  return "";
+}
+
+std::string Runner::FulltextFew(std::mt19937_64& rng) {
+  const int64_t idx = static_cast<int64_t>(rng() % meta_.scale.issues);
+  auto rows = Query(kFulltext, {Quote(std::to_string(idx))});
+  if (!rows.ok()) return rows.status().ToString();
+  const std::string want = GenerateIssue(meta_.scale, idx).title;
+  if (rows->size() != 1 || (*rows)[0].values(1).string_value() != want) {
+    return StrCat("fulltext_few ", idx, ": ", rows->size(), " rows");
+  }
+  return "";
+}
+
 std::string Runner::Inputs(std::mt19937_64& rng) {
   std::string edn = "[";
   std::set<int64_t> users;
@@ -492,6 +518,20 @@ absl::Status Runner::Run() {
   single("since", "since", [&](int, std::mt19937_64&) { return Since(); });
   single("input_bindings", "inputs_100",
          [&](int, std::mt19937_64& r) { return Inputs(r); });
+  if (Wanted("fulltext")) {
+    // Titles never change: the truth is the generated titles'.
+    fulltext_truth_ = 0;
+    for (int64_t idx = 0; idx < meta_.scale.issues; ++idx) {
+      if (std::to_string(idx).starts_with("12") &&
+          GenerateIssue(meta_.scale, idx).title.ends_with(": crash")) {
+        fulltext_truth_++;
+      }
+    }
+  }
+  single("fulltext", "fulltext_1pct",
+         [&](int, std::mt19937_64&) { return Fulltext(); });
+  single("fulltext_few", "fulltext_one",
+         [&](int, std::mt19937_64& r) { return FulltextFew(r); });
   if (Wanted("mixed")) {
     absl::Status s = Mixed();
     if (!s.ok()) return s;

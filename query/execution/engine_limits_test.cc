@@ -67,6 +67,36 @@ TEST_CASE("engine: tx-data and tx-ids are bounded by the query limits") {
   CHECK_MESSAGE(s.code() == absl::StatusCode::kDeadlineExceeded, s.ToString());
 }
 
+TEST_CASE("engine: fulltext is bounded by the query limits") {
+  EngineFixture f;
+  f.Tx(
+      "[{:db/ident :note/text :db/valueType :db.type/string "
+      ":db/cardinality :db.cardinality/one :db/fulltext true}]");
+  std::string tx = "[";
+  for (int i = 0; i < 3000; ++i) {
+    StrAppend(&tx, "{:note/text \"note n", i, " common\"}");
+  }
+  f.Tx(tx + "]");
+  // 3000 postings of one word; 3000 words under one prefix.
+  for (std::string search : {"common", "n*"}) {
+    CAPTURE(search);
+    const std::string q =
+        StrCat("[:find (count ?e) . :where [(fulltext $ :note/text \"", search,
+               "\") [[?e]]]]");
+    CHECK(f.Rows(q) == "[3000]\n");
+    QueryOptions options;
+    options.max_rows_scanned = 1000;
+    absl::Status s = f.Error(q, "", storage::Basis::Current(), options);
+    CHECK_MESSAGE(s.code() == absl::StatusCode::kResourceExhausted,
+                  s.ToString());
+    options = QueryOptions();
+    options.deadline = std::chrono::steady_clock::now();
+    s = f.Error(q, "", storage::Basis::Current(), options);
+    CHECK_MESSAGE(s.code() == absl::StatusCode::kDeadlineExceeded,
+                  s.ToString());
+  }
+}
+
 TEST_CASE("engine: a cancelled query stops with Cancelled") {
   EngineFixture f;
   LoadNodes(f, 3000);

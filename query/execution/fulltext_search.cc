@@ -93,6 +93,7 @@ absl::StatusOr<FulltextSearch> FulltextSearch::Parse(std::string_view text) {
       }
     }
     if (term.occur != FulltextTerm::Occur::kMustNot) ++search.positive_;
+    if (term.occur == FulltextTerm::Occur::kMust) ++search.required_;
     search.terms_.push_back(std::move(term));
   }
   if (search.terms_.empty()) {
@@ -103,17 +104,6 @@ absl::StatusOr<FulltextSearch> FulltextSearch::Parse(std::string_view text) {
         "the search only excludes (-term): it needs a term to find");
   }
   return search;
-}
-
-std::vector<const FulltextTerm*> FulltextSearch::CandidateTerms() const {
-  std::vector<const FulltextTerm*> out;
-  for (const FulltextTerm& t : terms_) {
-    if (t.occur == FulltextTerm::Occur::kMust) return {&t};
-  }
-  for (const FulltextTerm& t : terms_) {
-    if (t.occur == FulltextTerm::Occur::kShould) out.push_back(&t);
-  }
-  return out;
 }
 
 absl::StatusOr<std::optional<double>> FulltextSearch::Score(

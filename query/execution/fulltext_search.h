@@ -45,9 +45,10 @@ class FulltextSearch {
 
   const std::vector<FulltextTerm>& terms() const { return terms_; }
 
-  // The terms whose postings name every entity that can match: the first
-  // required term if any, else every optional one.
-  std::vector<const FulltextTerm*> CandidateTerms() const;
+  // Whether any term is required (+): then the entities that can match
+  // are those in the postings of every required term, else those in the
+  // postings of any optional one.
+  bool HasRequired() const { return required_ > 0; }
 
   // The score of `value` (a double in (0, 1]), or nullopt if it does not
   // match. Errors: those of storage::TokenizeFulltext.
@@ -57,6 +58,7 @@ class FulltextSearch {
  private:
   std::vector<FulltextTerm> terms_;
   int positive_ = 0;  // terms that are not excluded
+  int required_ = 0;
 };
 
 }  // namespace mentat::query::execution

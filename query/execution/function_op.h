@@ -60,6 +60,9 @@ class FunctionOp : public Operator {
   // fulltext (function_op_fulltext.cc): the postings' candidates, checked
   // against their datoms at the view's basis.
   [[nodiscard]] absl::Status Fulltext(const storage::Value* row);
+  // The entities, sorted, in the postings of `term` of attribute `a`.
+  [[nodiscard]] absl::StatusOr<std::vector<storage::EntityId>> TermEntities(
+      storage::EntityId a, const FulltextTerm& term);
 
   const planner::ScopePlan& scope_;
   const planner::Step& step_;

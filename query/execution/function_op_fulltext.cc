@@ -5,11 +5,12 @@
 // values tokenized and scored again, so a retracted or changed value, an
 // as_of, since or history basis all answer exactly.
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/container/btree_set.h"
 #include "execution/exec_context.h"
 #include "execution/fulltext_search.h"
 #include "execution/function_op.h"
@@ -22,6 +23,81 @@ namespace mentat::query::execution {
 
 using storage::EntityId;
 using storage::Value;
+
+namespace {
+
+std::vector<EntityId> Intersect(const std::vector<EntityId>& a,
+                                const std::vector<EntityId>& b) {
+  std::vector<EntityId> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(),
+                        std::back_inserter(out));
+  return out;
+}
+
+std::vector<EntityId> Union(const std::vector<EntityId>& a,
+                            const std::vector<EntityId>& b) {
+  std::vector<EntityId> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(),
+                 std::back_inserter(out));
+  return out;
+}
+
+void SortUnique(std::vector<EntityId>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<EntityId>> FunctionOp::TermEntities(
+    EntityId a, const FulltextTerm& term) {
+  const storage::Db& db = ctx_->view().db();
+  std::vector<EntityId> out;
+  // Every posting counts against the scan limit and the deadline, and
+  // what is kept against the memory budget, as the scan goes: a prefix
+  // of one letter may read millions.
+  absl::Status limit;
+  MemoryHold hold(ctx_, "fulltext postings");
+  auto keep = [&](std::vector<EntityId>* v, EntityId e) {
+    v->push_back(e);
+    limit = ctx_->Tick();
+    if (limit.ok() && (v->size() & 0xffff) == 0) {
+      limit = hold.Update(v->size() * sizeof(EntityId));
+    }
+    return limit.ok();
+  };
+  auto add = [&](EntityId e) { return keep(&out, e); };
+  absl::Status s;
+  switch (term.kind) {
+    case FulltextTerm::Kind::kPrefix:
+      // Words that are their own stem are posted only by stem.
+      s = storage::ScanFulltextPostings(db, a, storage::PostingKind::kStem,
+                                        term.prefix, /*prefix=*/true, add);
+      if (s.ok()) {
+        s = storage::ScanFulltextPostings(db, a, storage::PostingKind::kWord,
+                                          term.prefix, /*prefix=*/true, add);
+      }
+      break;
+    case FulltextTerm::Kind::kWord:
+    case FulltextTerm::Kind::kPhrase:
+      for (size_t i = 0; s.ok() && i < term.stems.size(); ++i) {
+        std::vector<EntityId> word;
+        s = storage::ScanFulltextPostings(
+            db, a, storage::PostingKind::kStem, term.stems[i],
+            /*prefix=*/false, [&](EntityId e) { return keep(&word, e); });
+        if (s.ok()) s = limit;
+        // One term's postings come in entity order already.
+        SortUnique(&word);
+        out = i == 0 ? std::move(word) : Intersect(out, word);
+        if (out.empty()) break;
+      }
+      break;
+  }
+  if (!s.ok()) return s;
+  if (!limit.ok()) return limit;
+  SortUnique(&out);
+  return out;
+}
 
 absl::Status FunctionOp::Fulltext(const Value* row) {
   const EntityId a = args_[0].Get(row).as_ref();
@@ -47,32 +123,35 @@ absl::Status FunctionOp::Fulltext(const Value* row) {
     fulltext_ = std::make_unique<FulltextSearch>(*std::move(search));
     fulltext_text_ = std::string(text.text());
   }
-  const storage::Db& db = ctx_->view().db();
-  // Sorted and once each: a prefix names an entity once per term.
-  absl::btree_set<EntityId> candidates;
+  // Candidates, sorted and once each: the entities in the postings of
+  // every required term, or else of any optional term. A term's entities
+  // are those of its word, of every word of its phrase, or of any word
+  // starting with its prefix.
   MemoryHold hold(ctx_, "fulltext candidates");
-  auto add = [&](EntityId e) {
-    candidates.insert(e);
-    return true;
-  };
-  for (const FulltextTerm* term : fulltext_->CandidateTerms()) {
-    absl::Status s;
-    if (term->kind == FulltextTerm::Kind::kPrefix) {
-      // Words that are their own stem are posted only by stem.
-      s = storage::ScanFulltextPostings(db, a, storage::PostingKind::kStem,
-                                        term->prefix, /*prefix=*/true, add);
-      if (s.ok()) {
-        s = storage::ScanFulltextPostings(db, a, storage::PostingKind::kWord,
-                                          term->prefix, /*prefix=*/true, add);
-      }
-    } else {
-      // A phrase's entities hold its first word.
-      s = storage::ScanFulltextPostings(db, a, storage::PostingKind::kStem,
-                                        term->stems[0], /*prefix=*/false, add);
+  size_t held = 0;
+  std::vector<EntityId> candidates;
+  bool first = true;
+  const bool required = fulltext_->HasRequired();
+  for (const FulltextTerm& term : fulltext_->terms()) {
+    if (term.occur != (required ? FulltextTerm::Occur::kMust
+                                : FulltextTerm::Occur::kShould)) {
+      continue;
     }
+    absl::StatusOr<std::vector<EntityId>> entities = TermEntities(a, term);
+    if (!entities.ok()) return entities.status();
+    held += entities->size();
+    absl::Status s = hold.Update((held + candidates.size()) * sizeof(EntityId));
     if (!s.ok()) return s;
-    s = hold.Update(candidates.size() * 3 * sizeof(EntityId));
-    if (!s.ok()) return s;
+    if (first) {
+      candidates = *std::move(entities);
+      first = false;
+    } else if (required) {
+      candidates = Intersect(candidates, *entities);
+    } else {
+      candidates = Union(candidates, *entities);
+    }
+    held -= entities->size();
+    if (required && candidates.empty()) break;
   }
   if (eavt_ == nullptr) {
     eavt_ = ctx_->view().NewCursor(storage::IndexOrder::kEavt);
