@@ -25,6 +25,8 @@ packages=(
   # Fulltext search: ICU's word breaking and case folding, Snowball's
   # English stemmer (storage/fulltext_tokens.cc).
   libicu-dev libstemmer-dev
+  # :db.type/uri values are checked with uriparser's RFC 3986 parser.
+  liburiparser-dev
   # The top-level CMakeLists.txt finds doctest (header-only, small) even
   # when only mentatd is built.
   doctest-dev

@@ -266,6 +266,13 @@ class JsonReader {
       }
       return EdnValue::String(std::move(text));
     }
+    if (tag == "#uri") {
+      // URI syntax is checked where the value is used (a :db.type/uri
+      // attribute, a query input), as for #uri in EDN text.
+      auto s = TagString(tag, v);
+      if (!s.ok()) return s.status();
+      return EdnValue::Tagged("uri", EdnValue::String(std::string(*s)));
+    }
     if (tag == "#set" || tag == "#list") {
       simdjson::dom::array arr;
       if (v.get_array().get(arr) != simdjson::SUCCESS) {
@@ -286,7 +293,7 @@ class JsonReader {
     }
     return Error(StrCat("unknown tag \"", Excerpt(tag),
                         "\" (known: #inst #uuid #ref #bigint #bigdec "
-                        "#keyword #symbol #string #set #list)"));
+                        "#keyword #symbol #string #uri #set #list)"));
   }
 
   std::string where_;

@@ -464,9 +464,23 @@ class TxDataParser {
       }
       case EdnKind::kNil:
         return Error(v, "nil is not a value; use :db/retract");
-      case EdnKind::kTagged:
-        return Error(v,
-                     StrCat("unsupported tagged value #", Excerpt(v.text())));
+      case EdnKind::kSymbol:
+        *out = Value::Symbol(v.text());
+        return absl::OkStatus();
+      case EdnKind::kTagged: {
+        if (v.text() != "uri") {
+          return Error(v, StrCat("unsupported tagged value #",
+                                 Excerpt(v.text()), " (known here: #uri)"));
+        }
+        if (!v.tagged_value().is_string()) {
+          return Error(v, StrCat("#uri takes a string, found ",
+                                 Described(v.tagged_value())));
+        }
+        absl::StatusOr<Value> uri = storage::ParseUri(v.tagged_value().text());
+        if (!uri.ok()) return Error(v, ToStd(uri.status().message()));
+        *out = *std::move(uri);
+        return absl::OkStatus();
+      }
       default:
         break;
     }

@@ -372,8 +372,12 @@ TEST_CASE("tx-data: errors name the position and the form") {
                   "or lookup ref), found a float 1.5") == 0);
   CHECK(Error("[[:db/add 1 :a/b \\c]]")
             .find("line 1, column 18: a character \\c is not a value") == 0);
-  CHECK(Error("[[:db/add 1 :a/b sym]]")
-            .find("line 1, column 18: a symbol sym is not a value") == 0);
+  CHECK(Error("[[:db/add 1 :a/b #uri 5]]")
+            .find("line 1, column 18: #uri takes a string, found an integer "
+                  "5") == 0);
+  CHECK(Error("[[:db/add 1 :a/b #uri \"a b\"]]")
+            .find("line 1, column 18: invalid URI \"a b\": not RFC 3986 "
+                  "syntax at offset 1") == 0);
   CHECK(Error("[[:db/add 1 :a/b #my/tag 1]]")
             .find("line 1, column 18: unsupported tagged value #my/tag") == 0);
   CHECK(Error("[[:db/add 1 :a/b [1 2]]]")

@@ -51,6 +51,12 @@ void StorageToProto(const storage::Value& v, pb::Value* out) {
     case ValueType::kBytes:
       out->set_bytes_value(v.text());
       return;
+    case ValueType::kUri:
+      out->set_uri(v.text());
+      return;
+    case ValueType::kSymbol:
+      out->set_symbol(v.text());
+      return;
   }
   out->set_nil(true);
 }
@@ -133,6 +139,10 @@ void EdnToProto(const EdnValue& v, pb::Value* out) {
       if (v.text() == "bytes" && inner.is_string() &&
           Base64Decode(inner.text(), &bytes)) {
         out->set_bytes_value(std::move(bytes));
+        return;
+      }
+      if (v.text() == "uri" && inner.is_string()) {
+        out->set_uri(inner.text());
         return;
       }
       pb::TaggedValue* t = out->mutable_tagged();
@@ -219,7 +229,19 @@ namespace {
     case pb::Value::kSymbol: {
       absl::Status s = CheckUtf8(v.symbol(), where, "symbol");
       if (!s.ok()) return s;
+      if (v.symbol().empty()) {
+        return absl::InvalidArgumentError(StrCat(where, ": empty symbol"));
+      }
       return EdnValue::Symbol(v.symbol());
+    }
+    case pb::Value::kUri: {
+      // Checked here so a bad URI is named wherever it came from.
+      auto parsed = storage::ParseUri(v.uri());
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            StrCat(where, ": ", parsed.status().message()));
+      }
+      return EdnValue::Tagged("uri", EdnValue::String(v.uri()));
     }
     case pb::Value::kCharValue:
       if (v.char_value() > 0x10FFFF ||
@@ -400,6 +422,25 @@ absl::StatusOr<storage::Value> ProtoToAttributeValue(
     }
     case ValueType::kBytes:
       if (v.has_bytes_value()) return storage::Value::Bytes(v.bytes_value());
+      return mismatch();
+    case ValueType::kUri:
+      if (v.has_uri()) {
+        auto parsed = storage::ParseUri(v.uri());
+        if (!parsed.ok()) {
+          return absl::InvalidArgumentError(
+              StrCat(where, ": ", parsed.status().message()));
+        }
+        return parsed;
+      }
+      return mismatch();
+    case ValueType::kSymbol:
+      if (v.has_symbol()) {
+        if (!edn::IsValidUtf8(v.symbol()) || v.symbol().empty()) {
+          return absl::InvalidArgumentError(
+              StrCat(where, ": symbol is empty or not valid UTF-8"));
+        }
+        return storage::Value::Symbol(v.symbol());
+      }
       return mismatch();
   }
   return mismatch();

@@ -30,6 +30,28 @@ TEST_CASE("typed values: EDN and storage round trips") {
         "#uuid \"f81d4fae-7dec-11d0-a765-00a0c91e6bf6\"");
   CHECK(round("12345678901234567890123N") == "12345678901234567890123N");
   CHECK(round("#my/tag [1]") == "#my/tag [1]");
+  CHECK(round("#uri \"https://example.com/a\"") ==
+        "#uri \"https://example.com/a\"");
+  CHECK(round("[ns/sym #uri \"../x\"]") == "[ns/sym #uri \"../x\"]");
+
+  // Uris travel as the uri field; symbols as symbol.
+  v1::Value u;
+  EdnToProto(query::ValueToEdn(storage::Value::Uri("urn:x:y")), &u);
+  CHECK(u.uri() == "urn:x:y");
+  storage::Datom d{1, 2, storage::Value::Symbol("ns/s"), 3, true};
+  v1::Datom pd;
+  DatomToProto(d, &pd);
+  CHECK(pd.v().symbol() == "ns/s");
+  DatomToProto({1, 2, storage::Value::Uri("urn:x:y"), 3, true}, &pd);
+  CHECK(pd.v().uri() == "urn:x:y");
+  v1::Value bad_uri;
+  bad_uri.set_uri("http://a b/");
+  auto refused = ProtoToEdn(bad_uri, "input 2");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(refused.status().message() ==
+        "input 2: invalid URI \"http://a b/\": not RFC 3986 syntax at offset "
+        "8");
 
   // Bytes travel as bytes_value, and as #bytes in EDN.
   v1::Value b;
@@ -77,6 +99,29 @@ TEST_CASE("typed values: coercion to an attribute's type") {
   v.set_string_value("x");
   CHECK(ProtoToAttributeValue(v, dbl, *schema, "c").status().code() ==
         absl::StatusCode::kInvalidArgument);
+
+  storage::Attribute uri;
+  uri.ident = "a/uri";
+  uri.type = storage::ValueType::kUri;
+  storage::Attribute sym;
+  sym.ident = "a/sym";
+  sym.type = storage::ValueType::kSymbol;
+  v.set_uri("https://example.com/");
+  CHECK(*ProtoToAttributeValue(v, uri, *schema, "c") ==
+        storage::Value::Uri("https://example.com/"));
+  CHECK(ProtoToAttributeValue(v, sym, *schema, "c").status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  v.set_uri("https://exa mple.com/");
+  auto bad = ProtoToAttributeValue(v, uri, *schema, "c");
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::string(bad.status().message()).find("invalid URI") !=
+        std::string::npos);
+  v.set_string_value("https://example.com/");
+  CHECK(ProtoToAttributeValue(v, uri, *schema, "c").status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  v.set_symbol("ns/s");
+  CHECK(*ProtoToAttributeValue(v, sym, *schema, "c") ==
+        storage::Value::Symbol("ns/s"));
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ size_t TextBytes(const storage::Value& v) {
     case storage::ValueType::kString:
     case storage::ValueType::kKeyword:
     case storage::ValueType::kBytes:
+    case storage::ValueType::kUri:
+    case storage::ValueType::kSymbol:
     case storage::ValueType::kBigInt:
     case storage::ValueType::kBigDec:
       return v.text().size();

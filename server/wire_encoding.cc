@@ -38,6 +38,7 @@ enum ValueField : uint32_t {
   kSet = 16,
   kMap = 17,
   kTagged = 18,
+  kUri = 19,
 };
 
 size_t VarintSize(uint64_t v) {
@@ -97,6 +98,12 @@ bool AsBytes(const EdnValue& v, std::string* bytes) {
   const EdnValue& inner = v.tagged_value();
   return v.text() == "bytes" && inner.is_string() &&
          Base64Decode(inner.text(), bytes);
+}
+
+// #uri "text" travels as the uri field (the text, unchanged).
+const std::string* AsUri(const EdnValue& v) {
+  const EdnValue& inner = v.tagged_value();
+  return v.text() == "uri" && inner.is_string() ? &inner.text() : nullptr;
 }
 
 // Items of a list or set: a ValueList's body.
@@ -165,6 +172,9 @@ size_t ValueWireSize(const EdnValue& v) {
     case EdnKind::kTagged: {
       std::string bytes;
       if (AsBytes(v, &bytes)) return LenFieldSize(kBytes, bytes.size());
+      if (const std::string* uri = AsUri(v)) {
+        return LenFieldSize(kUri, uri->size());
+      }
       return LenFieldSize(kTagged, TaggedBodySize(v));
     }
   }
@@ -240,6 +250,10 @@ void AppendValueWire(const EdnValue& v, std::string* out) {
       std::string bytes;
       if (AsBytes(v, &bytes)) {
         AppendBytesField(kBytes, bytes, out);
+        return;
+      }
+      if (const std::string* uri = AsUri(v)) {
+        AppendBytesField(kUri, *uri, out);
         return;
       }
       AppendTag(kTagged, kLen, out);
@@ -359,13 +373,17 @@ size_t StorageValueWireSize(const storage::Value& v) {
     case ValueType::kBigInt:
     case ValueType::kBigDec:
     case ValueType::kBytes:
+    case ValueType::kSymbol:
       return LenFieldSize(1, v.text().size());
+    case ValueType::kUri:
+      // Field 19: a two-byte tag.
+      return LenFieldSize(kUri, v.text().size());
   }
   return 2;
 }
 
 // As WriteValueWire writes ValueToEdn(v) (query/pull/value_to_edn.cc):
-// refs are longs, #bytes travel raw as bytes_value.
+// refs are longs, #bytes travel raw as bytes_value, #uri as uri.
 char* WriteStorageValueWire(const storage::Value& v, char* p) {
   using storage::ValueType;
   switch (v.type()) {
@@ -396,6 +414,10 @@ char* WriteStorageValueWire(const storage::Value& v, char* p) {
       return WriteBytesField(kBigdec, v.text(), p);
     case ValueType::kBytes:
       return WriteBytesField(kBytes, v.text(), p);
+    case ValueType::kUri:
+      return WriteBytesField(kUri, v.text(), p);
+    case ValueType::kSymbol:
+      return WriteBytesField(kSymbol, v.text(), p);
   }
   p = WriteVarint((kNil << 3) | kVarint, p);
   *p++ = 1;

@@ -46,7 +46,8 @@ TEST_CASE("wire encoding: every value as protobuf encodes it") {
       "#uuid \"6f8b3c5e-2f4a-4b8e-9c1d-0a1b2c3d4e5f\"", "[]", "()", "#{}", "{}",
       "[1 [2 [3 \"x\"]] #{:a}]", "(1 2)", "#{1 2 3}",
       "{:a 1 :b {:c [1 2] :d nil}}", "#bytes \"aGVsbG8=\"", "#my/tag [1 2]",
-      "#my/tag \"not bytes\"",
+      "#my/tag \"not bytes\"", "#uri \"https://example.com/a?b#c\"", "#uri 5",
+      "[#uri \"../x\" ns/sym]",
       // A string longer than 127 bytes: a two-byte length.
       "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""};
@@ -97,7 +98,9 @@ TEST_CASE("wire encoding: rows of storage values as their EDN values' rows") {
                                      Value::BigInt("12345678901234567890123"),
                                      Value::BigDec("1.25"),
                                      Value::Bytes(std::string("\0\x01\xff", 3)),
-                                     Value::Bytes("")};
+                                     Value::Bytes(""),
+                                     Value::Uri("https://example.com/a?b"),
+                                     Value::Symbol("ns/sym")};
   for (size_t i = 0; i < values.size(); ++i) {
     CAPTURE(values[i].DebugString());
     // Each value alone, and beside the next (rows of one and two cells).

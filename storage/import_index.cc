@@ -38,6 +38,8 @@ bool IsOneEncodedValue(std::string_view v) {
     case ValueType::kKeyword:
     case ValueType::kString:
     case ValueType::kBytes:
+    case ValueType::kUri:
+    case ValueType::kSymbol:
       // 0x00 0xFF is an escaped zero, 0x00 0x01 the terminator.
       for (size_t i = 1; i + 1 < v.size(); ++i) {
         if (v[i] != '\0') continue;

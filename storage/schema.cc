@@ -28,6 +28,8 @@ constexpr BootstrapIdent kBootstrapIdents[] = {
     {ids::kDbTypeBigInt, "db.type/bigint"},
     {ids::kDbTypeBigDec, "db.type/bigdec"},
     {ids::kDbTypeBytes, "db.type/bytes"},
+    {ids::kDbTypeUri, "db.type/uri"},
+    {ids::kDbTypeSymbol, "db.type/symbol"},
     {ids::kDbCardinalityOne, "db.cardinality/one"},
     {ids::kDbCardinalityMany, "db.cardinality/many"},
     {ids::kDbUniqueValue, "db.unique/value"},
@@ -91,12 +93,22 @@ ValueType TypeForTypeEntity(EntityId e, bool* ok) {
       return ValueType::kBigDec;
     case ids::kDbTypeBytes:
       return ValueType::kBytes;
+    case ids::kDbTypeUri:
+      return ValueType::kUri;
+    case ids::kDbTypeSymbol:
+      return ValueType::kSymbol;
   }
   *ok = false;
   return ValueType::kLong;
 }
 
 }  // namespace
+
+bool IsValueTypeEntity(EntityId e) {
+  bool ok;
+  TypeForTypeEntity(e, &ok);
+  return ok;
+}
 
 bool IsSystemIdent(std::string_view ident) {
   constexpr std::string_view kSystem = "mentat";
@@ -203,6 +215,18 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
       attr.ident = ident;
       schema->attributes_[e] = std::move(attr);
     }
+  }
+  // A store bootstrapped by an older build lacks the bootstrap idents added
+  // since (:db.type/uri, ...). They are known here so that tx-data can name
+  // them; their ids were never handed out to anything else (the db
+  // partition's counter starts at kFirstUserDbCounter).
+  for (const BootstrapIdent& b : kBootstrapIdents) {
+    if (schema->entity_to_ident_.contains(b.id) ||
+        schema->ident_to_entity_.contains(b.ident)) {
+      continue;
+    }
+    schema->ident_to_entity_[b.ident] = b.id;
+    schema->entity_to_ident_[b.id] = b.ident;
   }
   return std::shared_ptr<const Schema>(std::move(schema));
 }

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "mentat/storage/keys.h"
 #include "mentat/storage/schema.h"
 #include "mentat/storage/store.h"
 #include "test_support.h"
@@ -33,6 +34,65 @@ void CheckRefused(Store& store, std::vector<TxOp> ops,
   absl::Status s = Run(store, std::move(ops));
   CHECK_MESSAGE(s.code() == absl::StatusCode::kInvalidArgument, s.ToString());
   CHECK_MESSAGE(s.message().find(what) != std::string::npos, s.ToString());
+}
+
+TEST_CASE("bootstrap idents added later are known to older stores") {
+  // A store bootstrapped before :db.type/uri existed has no datoms for it;
+  // its schema still resolves the ident (and so tx-data can declare such
+  // an attribute).
+  std::vector<Datom> old;
+  for (const Datom& d : Schema::BootstrapDatoms(kFirstTxId)) {
+    if (d.e != ids::kDbTypeUri && d.e != ids::kDbTypeSymbol) old.push_back(d);
+  }
+  auto schema = Schema::FromDatoms(old);
+  REQUIRE(schema.ok());
+  CHECK((*schema)->EntityForIdent("db.type/uri") == ids::kDbTypeUri);
+  CHECK((*schema)->EntityForIdent("db.type/symbol") == ids::kDbTypeSymbol);
+  REQUIRE((*schema)->IdentForEntity(ids::kDbTypeUri) != nullptr);
+  CHECK(*(*schema)->IdentForEntity(ids::kDbTypeUri) == "db.type/uri");
+  CHECK(IsValueTypeEntity(ids::kDbTypeUri));
+  CHECK(IsValueTypeEntity(ids::kDbTypeSymbol));
+  CHECK_FALSE(IsValueTypeEntity(ids::kDbCardinalityOne));
+}
+
+TEST_CASE("uri and symbol attributes: values, order, bad values") {
+  TempDir dir;
+  auto opened = Store::Open(dir.path());
+  REQUIRE(opened.ok());
+  Store& store = **opened;
+  std::vector<TxOp> schema =
+      Attr("w/uri", "db.type/uri", false, "db.unique/identity");
+  for (TxOp& op : Attr("w/sym", "db.type/symbol")) {
+    schema.push_back(std::move(op));
+  }
+  REQUIRE(Run(store, std::move(schema)).ok());
+  REQUIRE(Run(store, {Add(E("a"), "w/uri", Value::Uri("urn:isbn:0451450523")),
+                      Add(E("a"), "w/sym", Value::Symbol("ns/x")),
+                      Add(E("b"), "w/uri", Value::Uri("../rel"))})
+              .ok());
+  auto db = store.Latest();
+  const Attribute* uri = db->schema().FindAttribute("w/uri");
+  REQUIRE(uri != nullptr);
+  CHECK(uri->type == ValueType::kUri);
+  REQUIRE(db->schema().FindAttribute("w/sym") != nullptr);
+  CHECK(db->schema().FindAttribute("w/sym")->type == ValueType::kSymbol);
+  // AVET order is the byte order of the text.
+  std::string prefix;
+  AvetKey::EncodePrefix(uri->id, &prefix);
+  DbView view = db->View(Basis::Current());
+  auto seen = view.Datoms(IndexOrder::kAvet, prefix);
+  REQUIRE(seen.ok());
+  REQUIRE(seen->size() == 2);
+  CHECK((*seen)[0].v == Value::Uri("../rel"));
+  CHECK((*seen)[1].v == Value::Uri("urn:isbn:0451450523"));
+  auto found = view.LookupUnique(uri->id, Value::Uri("../rel"));
+  REQUIRE(found.ok());
+  CHECK(found->has_value());
+  // A string is not a uri, a keyword not a symbol.
+  CheckRefused(store, {Add(E("c"), "w/uri", Value::String("../rel"))},
+               ":w/uri takes :db.type/uri");
+  CheckRefused(store, {Add(E("c"), "w/sym", Value::Keyword("ns/x"))},
+               ":w/sym takes :db.type/symbol");
 }
 
 TEST_CASE("system idents: the mentat namespace and its subspaces") {

@@ -110,7 +110,7 @@ absl::Status TxApplier::CheckSchemaChanges() {
         }
         break;
       case ids::kDbValueType:
-        if (v.as_ref() < ids::kDbTypeRef || v.as_ref() > ids::kDbTypeBytes) {
+        if (!IsValueTypeEntity(v.as_ref())) {
           return OpError(absl::StatusCode::kInvalidArgument, p.source,
                          ":db/valueType must be one of the :db.type/ idents");
         }

@@ -33,6 +33,8 @@ constexpr TypeIdent kTypeIdents[] = {
     {ValueType::kKeyword, ":db.type/keyword"},
     {ValueType::kString, ":db.type/string"},
     {ValueType::kBytes, ":db.type/bytes"},
+    {ValueType::kUri, ":db.type/uri"},
+    {ValueType::kSymbol, ":db.type/symbol"},
 };
 
 // The bits a double sorts by in its encoding (value_codec.h): NaN and -0.0
@@ -169,6 +171,8 @@ bool Value::operator==(const Value& other) const {
     case ValueType::kKeyword:
     case ValueType::kString:
     case ValueType::kBytes:
+    case ValueType::kUri:
+    case ValueType::kSymbol:
       return s_ == other.s_;
     case ValueType::kBigInt:
     case ValueType::kBigDec:
@@ -196,6 +200,8 @@ std::strong_ordering Value::operator<=>(const Value& other) const {
     case ValueType::kKeyword:
     case ValueType::kString:
     case ValueType::kBytes:
+    case ValueType::kUri:
+    case ValueType::kSymbol:
       // std::string compares bytes as unsigned char, like the encoding.
       return s_ <=> other.s_;
     case ValueType::kBigInt:
@@ -236,6 +242,14 @@ std::string Value::DebugString() const {
                     absl::Base64Escape(absl::string_view(s_.data(), shown)),
                     "\"", ExcerptMarker(s_, shown));
     }
+    case ValueType::kSymbol:
+      return StrCat(ExcerptPrefix(s_), ExcerptMarker(s_));
+    case ValueType::kUri: {
+      std::string out = "#uri ";
+      AppendQuoted(ExcerptPrefix(s_), &out);
+      out += ExcerptMarker(s_);
+      return out;
+    }
     case ValueType::kBigInt:
       return StrCat(ExcerptPrefix(s_), ExcerptMarker(s_), "N");
     case ValueType::kBigDec:
@@ -259,6 +273,8 @@ size_t ValueHash::operator()(const Value& v) const {
     case ValueType::kKeyword:
     case ValueType::kString:
     case ValueType::kBytes:
+    case ValueType::kUri:
+    case ValueType::kSymbol:
       return absl::HashOf(tag, std::string_view(v.text()));
     case ValueType::kBigInt:
     case ValueType::kBigDec:

@@ -343,7 +343,9 @@ void EncodeValue(const Value& v, std::string* out) {
     }
     case ValueType::kKeyword:
     case ValueType::kString:
-    case ValueType::kBytes: {
+    case ValueType::kBytes:
+    case ValueType::kUri:
+    case ValueType::kSymbol: {
       std::string_view s = v.text();
       out->reserve(out->size() + s.size() + 2);
       size_t start = 0;
@@ -412,7 +414,9 @@ absl::Status DecodeValue(std::string_view* in, Value* out) {
       break;
     case ValueType::kKeyword:
     case ValueType::kString:
-    case ValueType::kBytes: {
+    case ValueType::kBytes:
+    case ValueType::kUri:
+    case ValueType::kSymbol: {
       // Decoded into *out's own buffer: no allocation once it is large
       // enough, which matters to cursors decoding one datom after another.
       std::string* text = out->mutable_text_for(static_cast<ValueType>(tag));
@@ -445,7 +449,9 @@ absl::Status SkipValue(std::string_view* in) {
     switch (static_cast<ValueType>((*in)[0])) {
       case ValueType::kKeyword:
       case ValueType::kString:
-      case ValueType::kBytes: {
+      case ValueType::kBytes:
+      case ValueType::kUri:
+      case ValueType::kSymbol: {
         std::string_view body = in->substr(1);
         if (absl::Status s = DecodeText(&body, nullptr); !s.ok()) return s;
         *in = body;

@@ -19,13 +19,16 @@ constexpr ValueType kAllTypes[] = {
     ValueType::kRef,     ValueType::kBoolean, ValueType::kLong,
     ValueType::kBigInt,  ValueType::kDouble,  ValueType::kBigDec,
     ValueType::kInstant, ValueType::kUuid,    ValueType::kKeyword,
-    ValueType::kString,  ValueType::kBytes};
+    ValueType::kString,  ValueType::kBytes,   ValueType::kUri,
+    ValueType::kSymbol};
 
 TEST_CASE("ValueTypeIdent and ValueTypeFromIdent") {
   CHECK(ValueTypeIdent(ValueType::kRef) == ":db.type/ref");
   CHECK(ValueTypeIdent(ValueType::kBigDec) == ":db.type/bigdec");
   CHECK(ValueTypeIdent(ValueType::kBytes) == ":db.type/bytes");
   CHECK(ValueTypeIdent(ValueType::kInstant) == ":db.type/instant");
+  CHECK(ValueTypeIdent(ValueType::kUri) == ":db.type/uri");
+  CHECK(ValueTypeIdent(ValueType::kSymbol) == ":db.type/symbol");
   for (ValueType t : kAllTypes) {
     std::string_view ident = ValueTypeIdent(t);
     REQUIRE(ident.substr(0, 9) == ":db.type/");
@@ -130,6 +133,9 @@ TEST_CASE("Value::DebugString") {
   CHECK(Value::BigInt("-123").DebugString() == "-123N");
   CHECK(Value::BigDec("1.5").DebugString() == "1.5M");
   CHECK(Value::Bytes("hi").DebugString() == "#bytes \"aGk=\"");
+  CHECK(Value::Uri("https://x/\"y").DebugString() ==
+        "#uri \"https://x/\\\"y\"");
+  CHECK(Value::Symbol("ns/sym").DebugString() == "ns/sym");
   // Extreme instants still render.
   CHECK(!Value::Instant(std::numeric_limits<int64_t>::min())
              .DebugString()

@@ -13,6 +13,8 @@ export class Keyword {
 /** kw(":user/email") or kw("user/email"). */
 export function kw(text: string): Keyword;
 export class Sym { constructor(text: string); readonly text: string; }
+/** A :db.type/uri value, the URI reference as written (EDN #uri "..."). */
+export class Uri { constructor(text: string); readonly text: string; equals(other: unknown): boolean; }
 export class Char { constructor(c: string); readonly char: string; }
 export class Uuid {
   constructor(text: string);
@@ -39,14 +41,14 @@ export class Instant extends Date {
 
 /** What a result value can be (see lib/values.js for the mapping). */
 export type EdnValue =
-  | null | boolean | bigint | number | string | Keyword | Sym | Char | Instant | Uuid | BigDec
+  | null | boolean | bigint | number | string | Keyword | Sym | Uri | Char | Instant | Uuid | BigDec
   | Buffer | Tagged | EdnValue[] | Set<EdnValue> | Map<EdnValue, EdnValue>
   | { [key: string]: EdnValue };
 
 /** What an input or a tx-data value can be. */
 export type InputValue =
-  | null | undefined | boolean | bigint | number | string | Keyword | Sym | Char | Date | Uuid | BigDec
-  | Double | Uint8Array | Tagged | Edn | LookupRef | InputValue[] | Set<InputValue>
+  | null | undefined | boolean | bigint | number | string | Keyword | Sym | Uri | URL | Char | Date | Uuid
+  | BigDec | Double | Uint8Array | Tagged | Edn | LookupRef | InputValue[] | Set<InputValue>
   | Map<InputValue, InputValue> | { [key: string]: InputValue };
 
 /** An entity: an id, an ident (Keyword or ":ns/name"), a lookup ref. */

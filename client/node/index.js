@@ -15,6 +15,7 @@ module.exports = {
   Keyword: values.Keyword,
   kw: values.kw,
   Sym: values.Sym,
+  Uri: values.Uri,
   Char: values.Char,
   Uuid: values.Uuid,
   BigDec: values.BigDec,

@@ -103,6 +103,13 @@ Cell Cell::Bytes(std::string raw) {
   c.text = std::move(raw);
   return c;
 }
+
+Cell Cell::Uri(std::string text) {
+  Cell c;
+  c.kind = Kind::kUri;
+  c.text = std::move(text);
+  return c;
+}
 Cell Cell::Collection(Kind kind, std::vector<Cell> items) {
   Cell c;
   c.kind = kind;
@@ -186,6 +193,10 @@ void AppendEdn(const Cell& cell, std::string* out) {
       out->append("#bytes \"");
       out->append(Base64(cell.text));
       out->push_back('"');
+      return;
+    case Kind::kUri:
+      out->append("#uri ");
+      edn::PrintEdnTo(edn::EdnValue::String(cell.text), out);
       return;
     case Kind::kVector:
     case Kind::kList:
@@ -315,6 +326,9 @@ void AppendJson(const Cell& cell, std::string* out) {
     case Kind::kBytes:
       AppendTagged("#bytes", Base64(cell.text), out);
       return;
+    case Kind::kUri:
+      AppendTagged("#uri", cell.text, out);
+      return;
     case Kind::kVector:
     case Kind::kList:
     case Kind::kSet:
@@ -361,6 +375,7 @@ std::string ToPlainText(const Cell& cell) {
     case Cell::Kind::kInstant:
       return edn::FormatInstant(cell.number);
     case Cell::Kind::kUuid:
+    case Cell::Kind::kUri:
       return cell.text;
     default:
       return ToEdn(cell);

@@ -26,6 +26,7 @@ struct Cell {
     kBigInt,   // text: decimal digits with optional sign
     kBigDec,   // text: decimal with optional sign, point and exponent
     kBytes,    // text: raw bytes
+    kUri,      // text: the URI as written
     kVector,
     kList,
     kSet,
@@ -51,6 +52,7 @@ struct Cell {
   static Cell BigInt(std::string digits);
   static Cell BigDec(std::string digits);
   static Cell Bytes(std::string raw);
+  static Cell Uri(std::string text);
   static Cell Collection(Kind kind, std::vector<Cell> items);
 
   bool is_collection() const { return kind >= Kind::kVector; }
@@ -63,7 +65,7 @@ struct Cell {
 
 // EDN text of a cell, printed by the shared printer (mentat/edn) so that
 // it reads back: "#inst \"...\"", strings quoted and escaped. Refs print
-// as their ids, bytes as #bytes "base64".
+// as their ids, bytes as #bytes "base64", uris as #uri "...".
 void AppendEdn(const Cell& cell, std::string* out);
 std::string ToEdn(const Cell& cell);
 
@@ -71,9 +73,10 @@ std::string ToEdn(const Cell& cell);
 // output can be fed back): keywords are ":ns/name" strings, refs and longs
 // are numbers, instants {"#inst": "..."}, uuids {"#uuid": "..."}, bigints
 // and bigdecs {"#bigint": "..."} / {"#bigdec": "..."} (text, to keep every
-// digit), bytes {"#bytes": base64}, NaN and infinities {"#double": "NaN"}.
-// Vectors, lists and sets are arrays; maps with keyword or string keys are
-// objects (keyword keys keep their ':'), other maps arrays of [k, v] pairs.
+// digit), bytes {"#bytes": base64}, uris {"#uri": "..."}, NaN and infinities
+// {"#double": "NaN"}. Vectors, lists and sets are arrays; maps with keyword or
+// string keys are objects (keyword keys keep their ':'), other maps arrays of
+// [k, v] pairs.
 void AppendJson(const Cell& cell, std::string* out);
 std::string ToJson(const Cell& cell);
 

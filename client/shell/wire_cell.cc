@@ -48,6 +48,8 @@ Cell ToCell(const v1::Value& value) {
       return Cell::Bytes(value.bytes_value());
     case v1::Value::kSymbol:
       return Cell::Symbol(value.symbol());
+    case v1::Value::kUri:
+      return Cell::Uri(value.uri());
     case v1::Value::kCharValue: {
       // Not a Unicode scalar value (the server never sends one): U+FFFD.
       const uint32_t cp = value.char_value();

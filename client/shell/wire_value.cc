@@ -103,6 +103,10 @@ v1::Value ToWireValue(const edn::EdnValue& value) {
       v.set_uuid(value.text());
       break;
     case EdnKind::kTagged:
+      if (value.text() == "uri" && value.tagged_value().is_string()) {
+        v.set_uri(value.tagged_value().text());
+        break;
+      }
       v.mutable_tagged()->set_tag(value.text());
       *v.mutable_tagged()->mutable_value() = ToWireValue(value.tagged_value());
       break;

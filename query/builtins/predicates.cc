@@ -164,6 +164,8 @@ constexpr PredicateInfo kCorePredicates[] = {
     {"inst?", 1, 1, HasType<ValueType::kInstant>},
     {"uuid?", 1, 1, HasType<ValueType::kUuid>},
     {"bytes?", 1, 1, HasType<ValueType::kBytes>},
+    {"symbol?", 1, 1, HasType<ValueType::kSymbol>},
+    {"uri?", 1, 1, HasType<ValueType::kUri>},
 };
 
 constexpr PredicateInfo kStringPredicates[] = {

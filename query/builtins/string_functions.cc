@@ -126,7 +126,9 @@ FunctionResult TrimRight(std::span<const Value> args) {
 FunctionResult Name(std::span<const Value> args) {
   const Value& v = args[0];
   if (v.type() == ValueType::kString) return Some(v);
-  if (v.type() != ValueType::kKeyword) return NoResult();
+  if (v.type() != ValueType::kKeyword && v.type() != ValueType::kSymbol) {
+    return NoResult();
+  }
   std::string_view k = v.text();
   size_t slash = k.find('/');
   if (slash == std::string_view::npos || k == "/")
@@ -136,7 +138,9 @@ FunctionResult Name(std::span<const Value> args) {
 
 FunctionResult Namespace(std::span<const Value> args) {
   const Value& v = args[0];
-  if (v.type() != ValueType::kKeyword) return NoResult();
+  if (v.type() != ValueType::kKeyword && v.type() != ValueType::kSymbol) {
+    return NoResult();
+  }
   std::string_view k = v.text();
   size_t slash = k.find('/');
   if (slash == std::string_view::npos || k == "/") return NoResult();

@@ -165,8 +165,11 @@ std::partial_ordering CompareForPredicateSlow(const Value& a, const Value& b) {
       return a.as_long() <=> b.as_long();
     case ValueType::kString:
     case ValueType::kUuid:
+    case ValueType::kUri:
       return a.text() <=> b.text();
     case ValueType::kKeyword:
+    // Clojure compares symbols as it compares keywords: namespace, name.
+    case ValueType::kSymbol:
       return CompareKeywords(a.text(), b.text());
     default:
       return std::partial_ordering::unordered;
@@ -195,7 +198,7 @@ std::strong_ordering TotalCompare(const Value& a, const Value& b) {
   if (a.type() != b.type()) {
     return static_cast<uint8_t>(a.type()) <=> static_cast<uint8_t>(b.type());
   }
-  if (a.type() == ValueType::kKeyword)
+  if (a.type() == ValueType::kKeyword || a.type() == ValueType::kSymbol)
     return CompareKeywords(a.text(), b.text());
   return a <=> b;
 }

@@ -62,6 +62,9 @@ void AppendJavaDouble(double d, std::string* out) {
 void AppendStrForm(const Value& v, std::string* out) {
   switch (v.type()) {
     case ValueType::kString:
+    // Clojure's str of a symbol is its name, of a java.net.URI its text.
+    case ValueType::kSymbol:
+    case ValueType::kUri:
       out->append(v.text());
       return;
     case ValueType::kKeyword:
@@ -121,6 +124,10 @@ edn::EdnValue ValueToEdnValue(const Value& v) {
     case ValueType::kBytes:
       return edn::EdnValue::Tagged("bytes",
                                    edn::EdnValue::String(Base64(v.text())));
+    case ValueType::kUri:
+      return edn::EdnValue::Tagged("uri", edn::EdnValue::String(v.text()));
+    case ValueType::kSymbol:
+      return edn::EdnValue::Symbol(v.text());
   }
   return edn::EdnValue::Nil();
 }

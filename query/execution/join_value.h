@@ -46,6 +46,8 @@ inline size_t JoinHash(const storage::Value& v) {
     case storage::ValueType::kString:
     case storage::ValueType::kKeyword:
     case storage::ValueType::kBytes:
+    case storage::ValueType::kUri:
+    case storage::ValueType::kSymbol:
     case storage::ValueType::kUuid:
       return absl::HashOf(static_cast<int>(v.type()),
                           absl::string_view(v.text().data(), v.text().size()));

@@ -172,6 +172,10 @@ bool Fits(const EdnValue& v, ValueType type) {
     case ValueType::kString:
     case ValueType::kBytes:
       return v.is_string();
+    case ValueType::kUri:
+      return v.is_tagged() && v.text() == "uri";
+    case ValueType::kSymbol:
+      return v.is_symbol();
   }
   return false;
 }

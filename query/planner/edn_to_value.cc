@@ -33,6 +33,15 @@ absl::StatusOr<Value> EdnToValue(const EdnValue& v) {
       return Value::String(v.text());
     case EdnKind::kKeyword:
       return Value::Keyword(v.text());
+    case EdnKind::kSymbol:
+      return Value::Symbol(v.text());
+    case EdnKind::kTagged:
+      if (v.text() == "uri" && v.tagged_value().is_string()) {
+        return storage::ParseUri(v.tagged_value().text());
+      }
+      return absl::InvalidArgumentError(StrCat("unsupported tagged value ",
+                                               EdnForMessage(v),
+                                               " (a #uri takes a string)"));
     case EdnKind::kInst:
       return Value::Instant(v.as_inst_micros());
     case EdnKind::kUuid:

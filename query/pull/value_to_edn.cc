@@ -42,6 +42,10 @@ edn::EdnValue ValueToEdn(const storage::Value& v) {
       return EdnValue::BigDec(v.text());
     case ValueType::kBytes:
       return EdnValue::Tagged("bytes", EdnValue::String(Base64(v.text())));
+    case ValueType::kUri:
+      return EdnValue::Tagged("uri", EdnValue::String(v.text()));
+    case ValueType::kSymbol:
+      return EdnValue::Symbol(v.text());
   }
   return EdnValue();
 }

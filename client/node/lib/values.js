@@ -8,7 +8,7 @@
 //   instant_micros -> Instant (a Date that keeps its microseconds)
 //   uuid -> Uuid                bigdec -> BigDec      bytes_value -> Buffer
 //   symbol -> Sym               char_value -> Char    list -> Array
-//   set -> Set                  tagged -> Tagged
+//   set -> Set                  tagged -> Tagged      uri -> Uri
 //   map -> a plain object when every key is a keyword or a string (keyword
 //          keys as ":ns/name", so pull results read r[':user/email']),
 //          a Map otherwise.
@@ -57,6 +57,18 @@ function kw(text) { return new Keyword(text); }
 class Sym {
   constructor(text) { checkName(String(text), 'symbol'); this.text = String(text); }
   toString() { return this.text; }
+}
+
+/**
+ * A :db.type/uri value: the URI reference as written (EDN #uri "..."); the
+ * server checks its RFC 3986 syntax. toString() gives the text, so
+ * new URL(String(u)) works for an absolute one.
+ */
+class Uri {
+  constructor(text) { this.text = String(text); Object.freeze(this); }
+  toString() { return this.text; }
+  toJSON() { return this.text; }
+  equals(other) { return other instanceof Uri && other.text === this.text; }
 }
 
 /** An EDN character. */
@@ -179,6 +191,7 @@ function fromValue(v) {
     case 'bigdec': return new BigDec(v.bigdec);
     case 'bytes_value': return Buffer.from(v.bytes_value);
     case 'symbol': return new Sym(v.symbol);
+    case 'uri': return new Uri(v.uri);
     case 'char_value': return new Char(String.fromCodePoint(v.char_value));
     case 'list': return (v.list.values || []).map(fromValue);
     case 'set': return new Set((v.set.values || []).map(fromValue));
@@ -224,6 +237,8 @@ function toValue(x) {
   if (typeof x === 'string') return { string_value: x };
   if (x instanceof Keyword) return { keyword: x.text.slice(1) };
   if (x instanceof Sym) return { symbol: x.text };
+  if (x instanceof Uri) return { uri: x.text };
+  if (typeof URL !== 'undefined' && x instanceof URL) return { uri: x.href };
   if (x instanceof Char) return { char_value: x.char.codePointAt(0) };
   if (x instanceof Date) return { instant_micros: dateMicros(x).toString() };
   if (x instanceof Uuid) return { uuid: x.toBytes() };
@@ -278,7 +293,8 @@ function ednDouble(x) {
 /**
  * x as EDN text: null -> nil, boolean, number (a long when integral and
  * exact, up to 2^53; a double otherwise), bigint (N past 64 bits),
- * Double, string (escaped), Keyword, Sym, Char, Date -> #inst, Uuid, BigDec
+ * Double, string (escaped), Keyword, Sym, Uri and URL -> #uri, Char,
+ * Date -> #inst, Uuid, BigDec
  * -> M, Buffer -> #bytes "<base64>", Array -> vector, Set -> #{}, Map and
  * plain objects -> maps (object keys starting with ':' are keywords),
  * Tagged, LookupRef, Edn (verbatim).
@@ -295,6 +311,8 @@ function toEdn(x) {
   if (x instanceof Edn) return x.text;
   if (x instanceof Keyword) return x.text;
   if (x instanceof Sym) return x.text;
+  if (x instanceof Uri) return `#uri ${ednString(x.text)}`;
+  if (typeof URL !== 'undefined' && x instanceof URL) return `#uri ${ednString(x.href)}`;
   if (x instanceof Char) {
     const c = x.char;
     if (CHAR_NAMES[c]) return '\\' + CHAR_NAMES[c];
@@ -319,6 +337,6 @@ function toEdn(x) {
 }
 
 module.exports = {
-  Keyword, kw, Sym, Char, Uuid, BigDec, Double, Tagged, Edn, Json, LookupRef, Instant,
+  Keyword, kw, Sym, Uri, Char, Uuid, BigDec, Double, Tagged, Edn, Json, LookupRef, Instant,
   fromValue, toValue, toEdn, ednString, dateMicros, INT64_MIN, INT64_MAX,
 };

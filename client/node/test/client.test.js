@@ -36,6 +36,8 @@ const SCHEMA = [
   attr(':user/role', 'ref', { many: true }),
   attr(':user/boss', 'ref'),
   attr(':user/cohort', 'long'),
+  attr(':user/site', 'uri'),
+  attr(':user/handle', 'symbol'),
   { ':db/ident': kw(':role/admin') }, { ':db/ident': kw(':role/dev') },
 ];
 
@@ -96,6 +98,22 @@ test('every value type reads back as written', async () => {
   assert.equal(await c.q('[:find ?a . :where [?e :user/email "odd@x.org"] [?e :user/age ?a]]'), odd);
   assert.equal(await c.q('[:find ?e . :in $ ?a :where [?e :user/age ?a]]', [odd]), w.tempids.odd);
   assert.equal(await c.q('[:find ?e . :in $ ?a :where [?e :user/age ?a]]', [odd - 1n]), null);
+});
+
+test('uri and symbol values: tx-data, inputs, results, pull, bad uris', async () => {
+  const r = await c.transact([{ ':db/id': 'u', ':user/email': 'uri@x.org',
+    ':user/site': new m.Uri('https://example.com/a?b#c'), ':user/handle': new m.Sym('ns/ann') }]);
+  const got = await c.pull('[:user/site :user/handle]', r.tempids.u);
+  assert.ok(got[':user/site'] instanceof m.Uri);
+  assert.equal(got[':user/site'].text, 'https://example.com/a?b#c');
+  assert.ok(got[':user/handle'] instanceof m.Sym);
+  assert.equal(got[':user/handle'].text, 'ns/ann');
+  // As query inputs (the uri and symbol Value fields), a URL too.
+  assert.equal(await c.q('[:find ?e . :in $ ?s ?h :where [?e :user/site ?s] [?e :user/handle ?h]]',
+    [new URL('https://example.com/a?b#c'), new m.Sym('ns/ann')]), r.tempids.u);
+  await assert.rejects(c.transact([{ ':user/email': 'bad-uri@x.org', ':user/site': new m.Uri('https://a b/') }]),
+    (e) => e instanceof m.InvalidArgument && /invalid URI "https:\/\/a b\/"/.test(e.message));
+  assert.equal(await c.q('[:find ?e . :where [?e :user/email "bad-uri@x.org"]]'), null);
 });
 
 test('queries stream in batches; find shapes', async () => {

@@ -48,6 +48,17 @@ test('instants keep microseconds', () => {
   assert.deepEqual(toValue(i), { instant_micros: '1709209801250001' });
 });
 
+test('uris and symbols', () => {
+  assert.equal(m.toEdn(new m.Uri('https://x/"q"')), '#uri "https://x/\\"q\\""');
+  assert.equal(m.toEdn(new URL('https://example.com/a b')), '#uri "https://example.com/a%20b"');
+  assert.equal(m.toEdn(new m.Sym('ns/s')), 'ns/s');
+  assert.deepEqual(toValue(new m.Uri('urn:x')), { uri: 'urn:x' });
+  const u = fromValue({ kind: 'uri', uri: 'urn:x' });
+  assert.ok(u instanceof m.Uri);
+  assert.ok(u.equals(new m.Uri('urn:x')));
+  assert.equal(String(u), 'urn:x');
+});
+
 test('collections, uuids, bytes', () => {
   const u = new m.Uuid('F81D4FAE-7DEC-11D0-A765-00A0C91E6BF6');
   assert.equal(m.toEdn(u), '#uuid "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"');

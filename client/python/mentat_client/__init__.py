@@ -20,7 +20,7 @@ from .results import (Attribute, AttributeStats, BackupResult, Basis,
                       Stats, TxResult, as_of, history, latest, since)
 from .tx import tx_edn
 from .values import (Char, Edn, Json, Keyword, LookupRef, Symbol, Tagged,
-                     kw, to_edn)
+                     Uri, kw, to_edn)
 
 __version__ = "0.1.0"
 
@@ -32,5 +32,5 @@ __all__ = [
     "MentatError", "NotFound", "OutOfRange", "ParseError",
     "PermissionDenied", "QueryStream", "ResourceExhausted", "Schema",
     "Stats", "Symbol", "Tagged", "TxResult", "Unauthenticated",
-    "Unavailable", "Unimplemented", "as_of", "history", "kw", "latest",
+    "Unavailable", "Unimplemented", "Uri", "as_of", "history", "kw", "latest",
     "since", "to_edn", "tx_edn"]

@@ -7,6 +7,7 @@ Results (Value -> Python):
   instant_micros -> datetime (UTC, aware)           uuid -> uuid.UUID
   bigint -> int          bigdec -> decimal.Decimal  bytes_value -> bytes
   symbol -> Symbol       char_value -> Char         list -> list
+  uri -> Uri
   set -> frozenset       map -> dict                tagged -> Tagged
 
 Members of sets and keys of maps must be hashable, so inside them lists
@@ -70,6 +71,15 @@ class Symbol(str):
 
     def __repr__(self) -> str:
         return "Symbol(%s)" % str.__repr__(self)
+
+
+class Uri(str):
+    """A :db.type/uri value, the URI reference as written
+    ("https://example.com/a?b"); EDN #uri "https://example.com/a?b". The
+    server checks its RFC 3986 syntax."""
+
+    def __repr__(self) -> str:
+        return "Uri(%s)" % str.__repr__(self)
 
 
 class Char(str):
@@ -149,6 +159,8 @@ def to_python(v: Any) -> Any:
         return bytes(v.bytes_value)
     if kind == "symbol":
         return Symbol(v.symbol)
+    if kind == "uri":
+        return Uri(v.uri)
     if kind == "char_value":
         return Char(chr(v.char_value))
     if kind == "list":
@@ -187,6 +199,8 @@ def to_value(x: Any, out: Any) -> Any:
         out.keyword = x[1:]
     elif isinstance(x, Symbol):
         out.symbol = str(x)
+    elif isinstance(x, Uri):
+        out.uri = str(x)
     elif isinstance(x, Char):
         out.char_value = ord(x)
     elif isinstance(x, str):
@@ -276,7 +290,7 @@ def _edn_float(x: float) -> str:
 def to_edn(x: Any) -> str:
     """x as EDN text (the mapping of the module doc, the other way): None
     -> nil, bool, int (N past 64 bits), float (##NaN, ##Inf), str (escaped),
-    Keyword, Symbol, Char, datetime -> #inst (naive: UTC), uuid.UUID ->
+    Keyword, Symbol, Uri -> #uri, Char, datetime -> #inst (naive: UTC), uuid.UUID ->
     #uuid, Decimal -> M, bytes -> #bytes "<base64>", list/tuple -> vector,
     set/frozenset -> #{}, dict -> map, Tagged, LookupRef, Edn (verbatim).
 
@@ -299,6 +313,8 @@ def to_edn(x: Any) -> str:
     if isinstance(x, Symbol):
         _check_name(x, "symbol")
         return str(x)
+    if isinstance(x, Uri):
+        return "#uri " + edn_string(str(x))
     if isinstance(x, Char):
         if len(x) != 1:
             raise ValueError("mentat_client: Char %r is not one character"

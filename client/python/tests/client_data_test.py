@@ -47,6 +47,8 @@ def schema_data():
         attr(":user/boss", "ref"),
         attr(":user/tag", "keyword"),
         attr(":user/blob", "bytes"),
+        attr(":user/site", "uri"),
+        attr(":user/handle", "symbol"),
         {":db/ident": kw(":role/admin")}, {":db/ident": kw(":role/dev")},
     ]
 
@@ -136,6 +138,28 @@ class DataTest(unittest.TestCase):
         self.assertEqual(self.c.pull("[:user/age]", who), {})
         self.assertEqual(self.c.pull_many("[:user/email]", [
             (":user/email", "newboss@x.org")]), [None])
+
+    def test_uri_and_symbol_values(self):
+        r = self.c.transact([{":db/id": "u", ":user/email": "uri@x.org",
+                              ":user/site": mc.Uri("https://example.com/a?b"),
+                              ":user/handle": mc.Symbol("ns/ann")}])
+        got = self.c.pull("[:user/site :user/handle]", r.tempids["u"])
+        self.assertEqual(got, {":user/site": "https://example.com/a?b",
+                               ":user/handle": "ns/ann"})
+        self.assertIsInstance(got[":user/site"], mc.Uri)
+        self.assertIsInstance(got[":user/handle"], mc.Symbol)
+        # As query inputs: the uri and symbol fields of Value.
+        self.assertEqual(self.c.q(
+            "[:find ?e . :in $ ?s ?h :where [?e :user/site ?s] "
+            "[?e :user/handle ?h]]",
+            mc.Uri("https://example.com/a?b"), mc.Symbol("ns/ann")),
+            r.tempids["u"])
+        with self.assertRaises(mc.InvalidArgument) as err:
+            self.c.transact([{":user/email": "bad-uri@x.org",
+                              ":user/site": mc.Uri("https://a b/")}])
+        self.assertIn('invalid URI "https://a b/"', err.exception.details)
+        self.assertIsNone(self.c.q(
+            '[:find ?e . :where [?e :user/email "bad-uri@x.org"]]'))
 
     def test_bytes_values(self):
         # tx-data (EDN) has no bytes literal the server reads: the client

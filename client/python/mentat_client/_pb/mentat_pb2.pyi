@@ -619,7 +619,7 @@ class TxRangeResponse(_message.Message):
     def __init__(self, transactions: _Optional[_Iterable[_Union[Transaction, _Mapping]]] = ..., basis_tx: _Optional[int] = ...) -> None: ...
 
 class Value(_message.Message):
-    __slots__ = ["bigdec", "bigint", "boolean", "bytes_value", "char_value", "double_value", "instant_micros", "keyword", "list", "long_value", "map", "nil", "ref", "set", "string_value", "symbol", "tagged", "uuid"]
+    __slots__ = ["bigdec", "bigint", "boolean", "bytes_value", "char_value", "double_value", "instant_micros", "keyword", "list", "long_value", "map", "nil", "ref", "set", "string_value", "symbol", "tagged", "uri", "uuid"]
     BIGDEC_FIELD_NUMBER: _ClassVar[int]
     BIGINT_FIELD_NUMBER: _ClassVar[int]
     BOOLEAN_FIELD_NUMBER: _ClassVar[int]
@@ -637,6 +637,7 @@ class Value(_message.Message):
     STRING_VALUE_FIELD_NUMBER: _ClassVar[int]
     SYMBOL_FIELD_NUMBER: _ClassVar[int]
     TAGGED_FIELD_NUMBER: _ClassVar[int]
+    URI_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
     bigdec: str
     bigint: str
@@ -655,8 +656,9 @@ class Value(_message.Message):
     string_value: str
     symbol: str
     tagged: TaggedValue
+    uri: str
     uuid: bytes
-    def __init__(self, nil: bool = ..., long_value: _Optional[int] = ..., ref: _Optional[int] = ..., double_value: _Optional[float] = ..., string_value: _Optional[str] = ..., keyword: _Optional[str] = ..., boolean: bool = ..., instant_micros: _Optional[int] = ..., uuid: _Optional[bytes] = ..., bigint: _Optional[str] = ..., bigdec: _Optional[str] = ..., bytes_value: _Optional[bytes] = ..., symbol: _Optional[str] = ..., char_value: _Optional[int] = ..., list: _Optional[_Union[ValueList, _Mapping]] = ..., set: _Optional[_Union[ValueList, _Mapping]] = ..., map: _Optional[_Union[ValueMap, _Mapping]] = ..., tagged: _Optional[_Union[TaggedValue, _Mapping]] = ...) -> None: ...
+    def __init__(self, nil: bool = ..., long_value: _Optional[int] = ..., ref: _Optional[int] = ..., double_value: _Optional[float] = ..., string_value: _Optional[str] = ..., keyword: _Optional[str] = ..., boolean: bool = ..., instant_micros: _Optional[int] = ..., uuid: _Optional[bytes] = ..., bigint: _Optional[str] = ..., bigdec: _Optional[str] = ..., bytes_value: _Optional[bytes] = ..., symbol: _Optional[str] = ..., char_value: _Optional[int] = ..., list: _Optional[_Union[ValueList, _Mapping]] = ..., set: _Optional[_Union[ValueList, _Mapping]] = ..., map: _Optional[_Union[ValueMap, _Mapping]] = ..., tagged: _Optional[_Union[TaggedValue, _Mapping]] = ..., uri: _Optional[str] = ...) -> None: ...
 
 class ValueCount(_message.Message):
     __slots__ = ["count", "value"]

@@ -23,7 +23,8 @@ struct JsonReadOptions {
 //  - objects with one key that is a tag are typed values: {"#inst": text
 //    or microseconds}, {"#uuid": text}, {"#ref": N}, {"#bigint": text or
 //    integer}, {"#bigdec": text}, {"#keyword": ...}, {"#symbol": ...},
-//    {"#string": ...}, {"#set": [...]}, {"#list": [...]};
+//    {"#string": ...}, {"#uri": text} (#uri "text"), {"#set": [...]},
+//    {"#list": [...]};
 //  - arrays are vectors, other objects maps (their keys mapped as strings
 //    are); integers beyond int64 are bigints.
 // Keywords and symbols must be names the EDN reader reads back, so that

@@ -41,6 +41,10 @@ inline constexpr EntityId kDbTypeUuid = 27;
 inline constexpr EntityId kDbTypeBigInt = 28;
 inline constexpr EntityId kDbTypeBigDec = 29;
 inline constexpr EntityId kDbTypeBytes = 30;
+// Added after the first stores were made: a store bootstrapped before has
+// no datoms for them, and Schema::FromDatoms supplies them (schema.h).
+inline constexpr EntityId kDbTypeUri = 31;
+inline constexpr EntityId kDbTypeSymbol = 32;
 inline constexpr EntityId kDbCardinalityOne = 35;
 inline constexpr EntityId kDbCardinalityMany = 36;
 inline constexpr EntityId kDbUniqueValue = 37;

@@ -45,6 +45,9 @@ struct Attribute {
 // the program itself marks TxOp::system may define, change or write them.
 bool IsSystemIdent(std::string_view ident);
 
+// True for the entities :db/valueType may name (:db.type/long, ...).
+bool IsValueTypeEntity(EntityId e);
+
 // An immutable snapshot of the schema: every ident and every attribute, as
 // of one basis. Readers share it through shared_ptr<const Schema>; the
 // transactor builds a new one when a transaction changes schema.
@@ -57,7 +60,9 @@ class Schema {
   static std::vector<Datom> BootstrapDatoms(EntityId tx);
 
   // Builds a schema from the datoms of every entity that has :db/ident
-  // (current state). Fails on inconsistent attribute definitions.
+  // (current state). Fails on inconsistent attribute definitions. Bootstrap
+  // idents the datoms lack (a store made before they were added) are known
+  // all the same, without datoms.
   [[nodiscard]] static absl::StatusOr<std::shared_ptr<const Schema>> FromDatoms(
       const std::vector<Datom>& datoms);
 

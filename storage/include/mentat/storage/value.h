@@ -28,6 +28,9 @@ enum class ValueType : uint8_t {
   kKeyword = 9,
   kString = 10,
   kBytes = 11,
+  // Appended: stores on disk hold these numbers, so never renumber.
+  kUri = 12,
+  kSymbol = 13,
 };
 
 // ":db.type/long" etc. for a type; the inverse returns false on unknown text.
@@ -45,6 +48,9 @@ bool ValueTypeFromIdent(std::string_view ident, ValueType* type);
 //   kUuid                16 raw bytes in text()
 //   kKeyword             "ns/name" (no leading colon) in text()
 //   kString, kBytes      the bytes in text()
+//   kUri                 the URI reference as written, RFC 3986 syntax
+//                        checked by ParseUri (value_codec.h), in text()
+//   kSymbol              "ns/name" or "name" in text(), like a keyword
 //   kBigInt              canonical decimal digits with optional '-' ("-123")
 //   kBigDec              canonical decimal: optional '-', digits, optional
 //                        '.' and digits, no exponent, no trailing fraction
@@ -80,6 +86,15 @@ class Value {
   static Value Bytes(std::string_view bytes) {
     return Value(ValueType::kBytes, bytes);
   }
+  // `text` must be a valid URI reference; see ParseUri in value_codec.h
+  // for checking user text.
+  static Value Uri(std::string_view text) {
+    return Value(ValueType::kUri, text);
+  }
+  // `text` is "ns/name" or "name", as an EDN symbol is written.
+  static Value Symbol(std::string_view text) {
+    return Value(ValueType::kSymbol, text);
+  }
   // `bytes` must be exactly 16 bytes.
   static Value Uuid(std::string_view bytes) {
     return Value(ValueType::kUuid, bytes);
@@ -93,9 +108,9 @@ class Value {
     return Value(ValueType::kBigDec, digits);
   }
 
-  // Makes this a kKeyword, kString or kBytes value holding `text`, reusing
-  // the existing buffer: decoders call it on a reused Value so reading a
-  // stream of string datoms does not allocate per datom.
+  // Makes this a kKeyword, kString, kBytes, kUri or kSymbol value holding
+  // `text`, reusing the existing buffer: decoders call it on a reused Value so
+  // reading a stream of string datoms does not allocate per datom.
   void AssignText(ValueType type, std::string_view text) {
     type_ = type;
     i_ = 0;

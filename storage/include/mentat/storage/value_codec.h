@@ -23,7 +23,7 @@ namespace mentat::storage {
 //                          which sorts after +infinity
 //   kUuid                  16 raw bytes
 //   kKeyword, kString,     the bytes with 0x00 escaped as 0x00 0xFF and a
-//   kBytes                 terminator 0x00 0x01, so a prefix sorts first
+//   kBytes, kUri, kSymbol  terminator 0x00 0x01, so a prefix sorts first
 //   kBigInt, kBigDec       sign, ordered exponent and digits (see .cc)
 // Because every body is self-delimiting, an encoded value can sit in the
 // middle of a key (AVET: a | v | e) and still sort correctly.
@@ -46,6 +46,13 @@ void EncodeValue(const Value& v, std::string* out);
 // ("1.5e3"). InvalidArgument names the problem.
 [[nodiscard]] absl::StatusOr<Value> ParseBigInt(std::string_view text);
 [[nodiscard]] absl::StatusOr<Value> ParseBigDec(std::string_view text);
+
+// Checks user text as an RFC 3986 URI reference (absolute, "https://x/y",
+// or relative, "../a?b", as java.net.URI and so Datomic accept) and returns
+// it as a kUri value, unchanged (no normalisation: the text written is the
+// text read back). InvalidArgument names the text and the offset of the
+// first character that cannot be there; the empty text is refused.
+[[nodiscard]] absl::StatusOr<Value> ParseUri(std::string_view text);
 
 }  // namespace mentat::storage
 
