@@ -68,7 +68,9 @@ Unary* HandleAck(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   if (!s.ok()) return FinishNow(call, s);
   auto database = sc.registry.Get(request.database());
   if (!database.ok()) return FinishNow(call, database.status());
-  const int64_t basis = (*database)->Latest()->basis_tx();
+  // Written, not only published: a replica may acknowledge a group
+  // before this node's fsync of it ends (stream_before_sync).
+  const int64_t basis = (*database)->LatestWritten()->basis_tx();
   if (request.applied_tx() > basis) {
     return FinishNow(
         call, absl::FailedPreconditionError(StrCat(

@@ -46,6 +46,10 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
       new Database(std::move(name), std::move(path), options));
   storage::StoreOptions store_options = options.store;
   store_options.create_if_missing = create;
+  if (store_options.stream_before_sync) {
+    // The store is the database's: it never outlives it.
+    store_options.on_written = [raw = db.get()] { raw->NotifyWritten(); };
+  }
   auto store = storage::Store::Open(db->path_, store_options);
   if (!store.ok()) return store.status();
   db->store_ = *std::move(store);
@@ -160,6 +164,12 @@ void Database::NotifyCommitted() {
   if (listener_count_.load(std::memory_order_acquire) == 0) return;
   absl::MutexLock lock(&listeners_mu_);
   for (CommitListener* l : listeners_) l->OnCommit();
+}
+
+void Database::NotifyWritten() {
+  if (listener_count_.load(std::memory_order_acquire) == 0) return;
+  absl::MutexLock lock(&listeners_mu_);
+  for (CommitListener* l : listeners_) l->OnWritten();
 }
 
 void Database::AddListener(CommitListener* listener) {

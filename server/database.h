@@ -25,6 +25,10 @@ class CommitListener {
   virtual ~CommitListener() = default;
   // A transaction committed; Latest() already shows it.
   virtual void OnCommit() = 0;
+  // A group was written to the log ahead of its fsync; LatestWritten()
+  // shows it (StoreOptions::stream_before_sync). Replication streams send
+  // it at once; others wait for OnCommit.
+  virtual void OnWritten() {}
   // The database is gone (deleted) or closing (shutdown).
   virtual void OnClosed(const absl::Status& why) = 0;
 };
@@ -69,6 +73,10 @@ class Database {
   const std::string& path() const { return path_; }
   storage::Store& store() { return *store_; }
   std::shared_ptr<const storage::Db> Latest() const { return store_->Latest(); }
+  // See storage::Store::LatestWritten: for replication streams only.
+  std::shared_ptr<const storage::Db> LatestWritten() const {
+    return store_->LatestWritten();
+  }
   storage::EntityId request_id_attr() const { return request_id_attr_; }
   storage::EntityId request_digest_attr() const { return request_digest_attr_; }
   RequestLedger& ledger() { return *ledger_; }
@@ -89,6 +97,9 @@ class Database {
   // Wakes the listeners: commits happened outside Transact (a bulk
   // import); they catch up from the log.
   void NotifyCommitted();
+  // Wakes the listeners for a group written ahead of its fsync (the
+  // store's on_written, on the transactor thread).
+  void NotifyWritten();
 
   // Keeps `db` available (by its basis tx) for resuming streams, for the
   // resume window. Cheap when it is already kept.

@@ -54,6 +54,7 @@ class FollowStream : public StreamReactor, public CommitListener {
   }
 
   void OnCommit() override { Wake(); }
+  void OnWritten() override { Wake(); }
 
   void OnClosed(const absl::Status& why) override {
     {
@@ -161,7 +162,9 @@ class FollowStream : public StreamReactor, public CommitListener {
         return;
       }
     }
-    std::shared_ptr<const storage::Db> db = database_->Latest();
+    // Written, not only published: a replica's fsync overlaps this node's
+    // (StoreOptions::stream_before_sync; the same state otherwise).
+    std::shared_ptr<const storage::Db> db = database_->LatestWritten();
     v1::FollowResponse message;
     absl::Status s = Fill(*db, &message);
     if (!s.ok()) {
@@ -221,7 +224,7 @@ class FollowStream : public StreamReactor, public CommitListener {
 [[nodiscard]] absl::Status CheckFollower(const Database& database,
                                          EntityId after,
                                          int64_t after_instant) {
-  std::shared_ptr<const storage::Db> db = database.Latest();
+  std::shared_ptr<const storage::Db> db = database.LatestWritten();
   if (after > db->basis_tx()) {
     return absl::FailedPreconditionError(StrCat(
         "the follower is ahead of this node: it has applied transaction ",

@@ -416,6 +416,8 @@ TEST_CASE("readers racing a writer see a consistent attribute") {
 namespace mentat::storage {
 namespace {
 
+using testing::VectorImportSource;
+
 // Every datom of `attr` through AEVT and AVET, as Scan reads them, at the
 // latest basis of `store`.
 std::vector<std::string> ScanLatest(Store& store, EntityId attr,
@@ -464,21 +466,6 @@ TEST_CASE("a column image is written only inside its store's directory") {
   CHECK(internal::ListColumnImages(moved).size() == 1);
 }
 
-// Transactions for Store::Import.
-class TxListSource : public ImportSource {
- public:
-  explicit TxListSource(std::vector<TxRequest> txs) : txs_(std::move(txs)) {}
-  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
-    if (next_ == txs_.size()) return false;
-    *request = txs_[next_++];
-    return true;
-  }
-
- private:
-  std::vector<TxRequest> txs_;
-  size_t next_ = 0;
-};
-
 TEST_CASE("a bulk import builds its big attributes' columns before any read") {
   TempDir plain_dir, column_dir;
   auto plain = *Store::Open(plain_dir.path(), NoColumns());
@@ -500,7 +487,7 @@ TEST_CASE("a bulk import builds its big attributes' columns before any read") {
     }
     txs.push_back(Tx(ops));
   }
-  TxListSource a(txs), b(txs);
+  VectorImportSource a(txs), b(txs);
   REQUIRE(plain->Import(&a).ok());
   REQUIRE(columns->Import(&b).ok());
   columns->WaitForColumns();

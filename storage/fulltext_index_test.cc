@@ -27,6 +27,7 @@ using testing::E;
 using testing::Retract;
 using testing::TempDir;
 using testing::Tx;
+using testing::VectorImportSource;
 
 std::vector<TxOp> FulltextAttr(const char* ident, bool many) {
   std::vector<TxOp> ops = Attr(ident, "db.type/string", many);
@@ -68,22 +69,6 @@ std::vector<TxRequest> Changes(const TxReport& docs) {
           Tx({Retract(E(d1), "doc/title",
                       Value::String("Issue 1: the server crashes"))})};
 }
-
-class VectorSource : public ImportSource {
- public:
-  explicit VectorSource(std::vector<TxRequest> txs) : txs_(std::move(txs)) {}
-  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
-    if (next_ == txs_.size()) return false;
-    *request = txs_[next_++];
-    return true;
-  }
-  void OnReport(const TxReport& report) override { reports.push_back(report); }
-  std::vector<TxReport> reports;
-
- private:
-  std::vector<TxRequest> txs_;
-  size_t next_ = 0;
-};
 
 // The fulltext family's keys and values.
 std::map<std::string, std::string> Postings(const Store& store) {
@@ -149,11 +134,11 @@ TEST_CASE("Transact, Import and a replica write the same postings") {
   auto imported = *Store::Open(idir.path());
   ImportOptions options;
   options.chunk_keys = 100;  // several chunks
-  VectorSource first(History());
+  VectorImportSource first(History());
   auto report = imported->Import(&first, options);
   REQUIRE_MESSAGE(report.ok(), report.status().ToString());
   CHECK(report->chunks > 1);
-  VectorSource second(Changes(first.reports[1]));
+  VectorImportSource second(Changes(first.reports[1]));
   REQUIRE(imported->Import(&second, options).ok());
 
   auto replica = *Store::Open(rdir.path() + "/db");

@@ -22,6 +22,7 @@ using testing::Attr;
 using testing::E;
 using testing::Retract;
 using testing::TempDir;
+using testing::VectorImportSource;
 
 constexpr int64_t kStart = int64_t{1735689600} * 1000000;
 
@@ -114,21 +115,6 @@ std::vector<TxRequest> Imported() {
   return t.txs;
 }
 
-class VectorSource : public ImportSource {
- public:
-  explicit VectorSource(std::vector<TxRequest> txs) : txs_(std::move(txs)) {}
-  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
-    if (next_ == txs_.size()) return false;
-    *request = txs_[next_++];
-    return true;
-  }
-  void OnReport(const TxReport&) override {}
-
- private:
-  std::vector<TxRequest> txs_;
-  size_t next_ = 0;
-};
-
 // Every key and value of every column family (the statistics' meta keys
 // included).
 std::map<std::string, std::string> Dump(Store& store) {
@@ -181,7 +167,7 @@ TEST_CASE("an import into a store with values keeps statistics exact") {
       ImportOptions options;
       options.chunk_keys = chunk_keys;
       options.filter_bytes = filter_bytes;
-      VectorSource source(Imported());
+      VectorImportSource source(Imported());
       auto report = imported->Import(&source, options);
       REQUIRE_MESSAGE(report.ok(), report.status().ToString());
       CHECK((chunk_keys > 10000 ? report->chunks == 1 : report->chunks > 3));

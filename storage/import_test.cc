@@ -21,6 +21,7 @@ using testing::E;
 using testing::Retract;
 using testing::RetractEntity;
 using testing::TempDir;
+using testing::VectorImportSource;
 
 constexpr int64_t kStart = int64_t{1735689600} * 1000000;
 
@@ -82,22 +83,6 @@ std::vector<TxRequest> Transactions() {
   return txs;
 }
 
-class VectorSource : public ImportSource {
- public:
-  explicit VectorSource(std::vector<TxRequest> txs) : txs_(std::move(txs)) {}
-  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
-    if (next_ == txs_.size()) return false;
-    *request = txs_[next_++];
-    return true;
-  }
-  void OnReport(const TxReport& report) override { reports.push_back(report); }
-  std::vector<TxReport> reports;
-
- private:
-  std::vector<TxRequest> txs_;
-  size_t next_ = 0;
-};
-
 // Every key and value of every column family.
 std::map<std::string, std::string> Dump(Store& store) {
   std::map<std::string, std::string> out;
@@ -151,11 +136,11 @@ TEST_CASE("bulk import reads back exactly as transacted") {
   auto imported = *Store::Open(imported_dir.path());
   ImportOptions options;
   options.chunk_keys = 2000;  // several chunks
-  VectorSource first(Transactions());
+  VectorImportSource first(Transactions());
   auto report = imported->Import(&first, options);
   REQUIRE_MESSAGE(report.ok(), report.status().ToString());
   CHECK(report->chunks > 1);
-  VectorSource second(Changes(first.reports));
+  VectorImportSource second(Changes(first.reports));
   REQUIRE(imported->Import(&second, options).ok());
 
   CHECK(imported->Latest()->basis_tx() == transacted->Latest()->basis_tx());
@@ -207,11 +192,11 @@ TEST_CASE("an import of fresh entities puts entity and log files below L0") {
         core.db->GetProperty(core.cf(cf), "rocksdb.num-files-at-level0", &n));
     return n;
   };
-  class CheckingSource : public VectorSource {
+  class CheckingSource : public VectorImportSource {
    public:
-    using VectorSource::VectorSource;
+    using VectorImportSource::VectorImportSource;
     [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
-      absl::StatusOr<bool> more = VectorSource::Next(request);
+      absl::StatusOr<bool> more = VectorImportSource::Next(request);
       if (more.ok() && !*more) last();
       return more;
     }
@@ -270,7 +255,7 @@ TEST_CASE("an import leaves no family crowding L0 and takes writes at once") {
   }
   ImportOptions options;
   options.chunk_keys = 50;
-  VectorSource source(txs);
+  VectorImportSource source(txs);
   auto report = chunked->Import(&source, options);
   REQUIRE_MESSAGE(report.ok(), report.status().ToString());
   REQUIRE(report->chunks > 20);
@@ -309,7 +294,7 @@ TEST_CASE("an import leaves no family crowding L0 and takes writes at once") {
 
   // The same keys as an import in one chunk.
   auto whole = *Store::Open(whole_dir.path());
-  VectorSource again(txs);
+  VectorImportSource again(txs);
   auto one = whole->Import(&again, ImportOptions());
   REQUIRE_MESSAGE(one.ok(), one.status().ToString());
   REQUIRE(one->chunks == 1);
@@ -320,7 +305,7 @@ TEST_CASE("an import leaves no family crowding L0 and takes writes at once") {
 TEST_CASE("readers of what an import published fill the entity cache") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
-  VectorSource source(Transactions());
+  VectorImportSource source(Transactions());
   ImportOptions options;
   options.chunk_keys = 2000;  // several chunks
   REQUIRE(store->Import(&source, options).ok());
@@ -342,7 +327,7 @@ TEST_CASE("a failing transaction stops the import after what came before") {
   std::vector<TxRequest> txs = Transactions();
   txs.insert(txs.begin() + 2,
              TxRequest{{Add(E("bad"), "u/name", Value::Long(5))}});
-  VectorSource source(txs);
+  VectorImportSource source(txs);
   auto report = store->Import(&source);
   REQUIRE_FALSE(report.ok());
   CHECK(report.status().code() == absl::StatusCode::kInvalidArgument);
@@ -465,7 +450,7 @@ TEST_CASE("an import changing its earlier chunks reads back as transacted") {
       ImportOptions options;
       options.chunk_keys = chunk_keys;
       options.filter_bytes = filter_bytes;
-      VectorSource source(ChangingTransactions());
+      VectorImportSource source(ChangingTransactions());
       auto report = imported->Import(&source, options);
       REQUIRE_MESSAGE(report.ok(), report.status().ToString());
       CHECK((chunk_keys > 1000 ? report->chunks == 1 : report->chunks > 3));
@@ -503,7 +488,7 @@ TEST_CASE("a failing import transaction leaves its chunk as it was before") {
     auto imported = *Store::Open(imported_dir.path());
     ImportOptions options;
     options.chunk_keys = 300;
-    VectorSource source(input);
+    VectorImportSource source(input);
     auto report = imported->Import(&source, options);
     REQUIRE_FALSE(report.ok());
     CHECK(std::string(report.status().message())

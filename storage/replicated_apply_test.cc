@@ -347,5 +347,45 @@ TEST_CASE(
   CHECK((*store)->Latest()->basis_tx() == basis);
 }
 
+TEST_CASE(
+    "stream_before_sync: a commit is shown to replication before its fsync "
+    "and to readers after it") {
+  for (const bool early : {false, true}) {
+    CAPTURE(early);
+    TempDir dir;
+    StoreOptions options;
+    options.sync_commits = true;
+    options.stream_before_sync = early;
+    Store* raw = nullptr;
+    // What each on_written call saw: (LatestWritten, Latest) bases.
+    std::vector<std::pair<EntityId, EntityId>> seen;
+    options.on_written = [&] {
+      seen.emplace_back(raw->LatestWritten()->basis_tx(),
+                        raw->Latest()->basis_tx());
+    };
+    auto store = Store::Open(dir.path(), options);
+    REQUIRE(store.ok());
+    raw = store->get();
+    const EntityId before = (*store)->Latest()->basis_tx();
+    const TxReport schema =
+        MustTransact(**store, Attr("user/name", "db.type/string"));
+    const TxReport name =
+        MustTransact(**store, {Add(E("u"), "user/name", Value::String("ada"))});
+    // After the answer both show the commit.
+    CHECK((*store)->Latest()->basis_tx() == name.tx);
+    CHECK((*store)->LatestWritten()->basis_tx() == name.tx);
+    if (!early) {
+      CHECK(seen.empty());
+      continue;
+    }
+    // Each group was written (and its log entry readable) before the
+    // readers' state moved.
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0] == std::pair{schema.tx, before});
+    CHECK(seen[1] == std::pair{name.tx, schema.tx});
+    CHECK(LogAfter(**store, schema.tx).size() == 1);
+  }
+}
+
 }  // namespace
 }  // namespace mentat::storage

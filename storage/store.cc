@@ -498,6 +498,10 @@ std::shared_ptr<const Db> Store::Latest() const {
   return transactor_->Latest();
 }
 
+std::shared_ptr<const Db> Store::LatestWritten() const {
+  return transactor_->LatestWritten();
+}
+
 namespace {
 
 [[nodiscard]] absl::Status ReplicaRefusal(std::string_view what) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/keys.h"
@@ -102,6 +103,25 @@ inline std::vector<Value> ValuesOf(const DbView& view, EntityId e,
   for (const Datom& d : *datoms) out.push_back(d.v);
   return out;
 }
+
+// An import source over transactions held in memory; keeps each
+// transaction's report.
+class VectorImportSource : public ImportSource {
+ public:
+  explicit VectorImportSource(std::vector<TxRequest> txs)
+      : txs_(std::move(txs)) {}
+  [[nodiscard]] absl::StatusOr<bool> Next(TxRequest* request) override {
+    if (next_ == txs_.size()) return false;
+    *request = txs_[next_++];
+    return true;
+  }
+  void OnReport(const TxReport& report) override { reports.push_back(report); }
+  std::vector<TxReport> reports;
+
+ private:
+  std::vector<TxRequest> txs_;
+  size_t next_ = 0;
+};
 
 }  // namespace mentat::storage::testing
 

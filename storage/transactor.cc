@@ -26,7 +26,8 @@ Transactor::Transactor(std::shared_ptr<internal::StoreCore> core,
     : core_(std::move(core)),
       state_(std::move(state)),
       stats_(std::move(stats)),
-      latest_(std::move(initial)) {
+      latest_(initial),
+      written_(std::move(initial)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -110,7 +111,20 @@ void Transactor::UpdateColumns(
   columns->Commit(state_.basis_tx, datoms);
 }
 
-void Transactor::Publish(std::shared_ptr<Statistics> stats) {
+std::shared_ptr<const Db> Transactor::MakeDb(
+    std::shared_ptr<Statistics> stats) const {
+  const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
+  std::shared_ptr<internal::StoreCore> core = core_;
+  std::shared_ptr<const rocksdb::Snapshot> snapshot(
+      raw,
+      [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
+  return std::make_shared<const Db>(core_, std::move(snapshot), state_.basis_tx,
+                                    state_.last_tx_instant, state_.schema,
+                                    std::move(stats));
+}
+
+void Transactor::Publish(std::shared_ptr<Statistics> stats,
+                         std::shared_ptr<const Db> written) {
   AssertOnTransactorThread("Publish");
   // A bulk import ingests files under every entity it touches: drop
   // everything cached before the state that holds them is published.
@@ -121,14 +135,10 @@ void Transactor::Publish(std::shared_ptr<Statistics> stats) {
     if (core_->column_cache) core_->column_cache->TouchAll(state_.basis_tx);
   }
   stats_ = stats;
-  const rocksdb::Snapshot* raw = core_->db->GetSnapshot();
-  std::shared_ptr<internal::StoreCore> core = core_;
-  std::shared_ptr<const rocksdb::Snapshot> snapshot(
-      raw,
-      [core](const rocksdb::Snapshot* s) { core->db->ReleaseSnapshot(s); });
-  latest_.store(std::make_shared<const Db>(
-      core_, std::move(snapshot), state_.basis_tx, state_.last_tx_instant,
-      state_.schema, std::move(stats)));
+  std::shared_ptr<const Db> next =
+      written != nullptr ? std::move(written) : MakeDb(std::move(stats));
+  written_.store(next);
+  latest_.store(std::move(next));
 }
 
 absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
@@ -275,6 +285,15 @@ void Transactor::Run() {
 
 absl::Status Transactor::ResumeWrites() {
   AssertOnTransactorThread("ResumeWrites");
+  if (unsynced_group_) {
+    return absl::UnavailableError(
+        StrCat("writes are off until the store reopens (restart mentatd): a "
+               "commit's fsync failed (",
+               write_error_.ToString(),
+               ") after its group was written; that group was not acknowledged "
+               "and reads do not show it. Reads go on and nothing committed is "
+               "lost"));
+  }
   // RocksDB stops writes after a failed WAL write or sync, and resumes
   // from some errors by itself (a full disk once space is back: its
   // SstFileManager polls) and not from others; then nothing commits until
@@ -420,6 +439,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   }
 
   absl::Status commit_status;
+  std::shared_ptr<const Db> written;  // stream_before_sync: the new state
   if (any_committed) {
     rocksdb::ColumnFamilyHandle* meta = core_->cf(Cf::kMeta);
     auto put = [&](const std::string& k, const std::string& v) {
@@ -436,9 +456,27 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     internal::WriteStatsMeta(*stats, dirty, meta, batch.batch());
     InvalidateCached(results);
     rocksdb::WriteOptions wo;
-    wo.sync = core_->options.sync_commits;
+    // Written first, shown to replication streams, then fsynced: a
+    // replica's fsync overlaps this one (StoreOptions::stream_before_sync).
+    const bool early =
+        core_->options.sync_commits && core_->options.stream_before_sync;
+    wo.sync = core_->options.sync_commits && !early;
     rocksdb::Status s = PinMemtable();
     if (s.ok()) s = core_->db->Write(wo, batch.batch());
+    if (s.ok() && early) {
+      written = MakeDb(stats);
+      written_.store(written);
+      if (core_->options.on_written) core_->options.on_written();
+      s = core_->db->SyncWAL();
+      if (!s.ok()) {
+        // Not acknowledged; a stream may have sent it (a tail the
+        // replicas' history checks catch, as a deposed primary's). RocksDB
+        // holds the group, so no later commit may run (ResumeWrites).
+        unsynced_group_ = true;
+        written_.store(latest_.load());
+        written.reset();
+      }
+    }
     if (!s.ok()) {
       if (internal::IsDiskFull(s)) {
         // ENOSPC on the log's write: the record did not reach it whole,
@@ -472,7 +510,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     // After the write (a failed one changes nothing) and before the
     // publish: every reader of the new basis finds its columns' versions.
     UpdateColumns(results);
-    Publish(std::move(stats));
+    Publish(std::move(stats), std::move(written));
   }
   if (batch.clogged() != 0) FlushClogged(batch.clogged());
 

@@ -51,6 +51,8 @@ class Transactor {
 
   // Thread-safe, lock-free: an atomic load.
   std::shared_ptr<const Db> Latest() const { return latest_.load(); }
+  // Thread-safe, lock-free. See Store::LatestWritten.
+  std::shared_ptr<const Db> LatestWritten() const { return written_.load(); }
 
   Store::TransactorCounters counters() const;
 
@@ -83,8 +85,12 @@ class Transactor {
   // Bulk import on the transactor thread (transactor_import.cc).
   [[nodiscard]] absl::StatusOr<ImportReport> ImportOnThread(
       ImportSource* source, const ImportOptions& options);
-  // Takes a snapshot and publishes the current state as the latest Db.
-  void Publish(std::shared_ptr<Statistics> stats);
+  // Takes a snapshot and publishes the current state as the latest Db
+  // (`written`: that state, already made by WrittenState).
+  void Publish(std::shared_ptr<Statistics> stats,
+               std::shared_ptr<const Db> written = nullptr);
+  // The current state as a Db over a new snapshot.
+  std::shared_ptr<const Db> MakeDb(std::shared_ptr<Statistics> stats) const;
   // Drops the cached records of every entity the committed transactions
   // of a group touched.
   void InvalidateCached(const std::vector<absl::StatusOr<TxReport>>& results);
@@ -117,6 +123,11 @@ class Transactor {
   // writes until DB::Resume succeeds (or the store reopens). Transactor
   // thread only.
   rocksdb::Status write_error_;
+  // A group written ahead of its fsync whose fsync failed
+  // (stream_before_sync): it is in RocksDB's memtable, neither published
+  // nor acknowledged, and any later commit's snapshot would publish it, so
+  // writes stay off until the store reopens (transactor thread only).
+  bool unsynced_group_ = false;
   // BackgroundErrors::PinnedFamilySeals() at the last PinMemtable write
   // (transactor thread only); the maximum forces the first.
   uint64_t pinned_at_seal_ = UINT64_MAX;
@@ -127,6 +138,8 @@ class Transactor {
   std::array<std::chrono::steady_clock::time_point, 4> clog_flushed_at_{};
 
   std::atomic<std::shared_ptr<const Db>> latest_;
+  // latest_, or a state written ahead of its fsync (stream_before_sync).
+  std::atomic<std::shared_ptr<const Db>> written_;
 
   std::atomic<uint64_t> groups_{0};
   std::atomic<uint64_t> transactions_{0};

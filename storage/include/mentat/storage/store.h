@@ -105,6 +105,10 @@ class Store {
 
   // The latest published state. Lock-free for readers.
   std::shared_ptr<const Db> Latest() const;
+  // The latest state written to the log: Latest(), or with
+  // StoreOptions::stream_before_sync a state whose last group may still
+  // be waiting for its fsync. For replication streams only; lock-free.
+  std::shared_ptr<const Db> LatestWritten() const;
 
   // Queues a transaction. `done` runs on the transactor thread once the
   // transaction is durable (or failed); it must not block. A transaction

@@ -108,6 +108,20 @@ struct StoreOptions {
   // (or held by a stopped process) does not commit in a term that may
   // have ended. Called often: keep it cheap. Default: empty, never asked.
   std::function<absl::Status()> write_gate;
+  // With sync_commits: a group is written to the log without waiting for
+  // its fsync, shown by Store::LatestWritten() (and on_written is called
+  // on the transactor thread), and then fsynced; readers (Latest()) and
+  // the group's callers see it only after the fsync, as without this. A
+  // replication stream that reads LatestWritten() lets a replica's fsync
+  // overlap the primary's: a semi-synchronous primary answers after about
+  // one fsync instead of two in series (docs/replication.md). What a
+  // replica may then hold beyond the primary's durable log is a tail that
+  // the primary's machine (not process: the OS has the bytes) could lose
+  // in a crash; the tail rules of replication cover it. Default: false.
+  bool stream_before_sync = false;
+  // Called on the transactor thread once LatestWritten() shows a new
+  // basis (stream_before_sync only). Must not block. Default: empty.
+  std::function<void()> on_written;
 };
 
 }  // namespace mentat::storage
