@@ -46,7 +46,8 @@ constexpr char kHelp[] =
     "  mentat-bench run --data DIR --out OUT (--address A | --mentatd BIN\n"
     "                   --server-data D) [--scenarios a,b,...]\n"
     "                   [--clients 1,8,32] [--write-clients 1,16,64]\n"
-    "                   [--reps 3] [--min-s 10] [--duration-s 60]\n"
+    "                   [--reps 3] [--min-s 10] [--warmup-s 0]\n"
+    "                   [--duration-s 60]\n"
     "                   [--sustained-clients 128] [--mixed-rates 1000,5000]\n"
     "                   [--mixed-queries q3,since] [--mixed-writers N]\n"
     "                   [--server-cpus L] [--client-cpus L]\n"
@@ -266,6 +267,7 @@ int Main(int argc, char** argv) {
     o.mixed_writers = std::stoi(f.Get("mixed-writers", "0"));
     o.reps = std::stoi(f.Get("reps", "3"));
     o.min_s = std::stod(f.Get("min-s", "10"));
+    o.warmup_s = std::stod(f.Get("warmup-s", "0"));
     o.server = target->server.get();
     o.server_description = target->description;
     absl::Status s = RunScenarios(*target->client, o);

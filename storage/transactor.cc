@@ -478,7 +478,13 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
       }
     }
     if (!s.ok()) {
-      if (internal::IsDiskFull(s)) {
+      if (unsynced_group_) {
+        commit_status = absl::UnavailableError(StrCat(
+            "commit failed (the fsync: ", s.ToString(),
+            "): the transaction is not acknowledged; its data reached the "
+            "log and it may be there once the store reopens. Writes are off "
+            "until then (restart mentatd); reads go on"));
+      } else if (internal::IsDiskFull(s)) {
         // ENOSPC on the log's write: the record did not reach it whole,
         // and RocksDB stops writes until it recovers.
         commit_status = absl::ResourceExhaustedError(StrCat(

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,8 @@ class Runner {
   std::vector<int64_t> probes_;
   int64_t fulltext_truth_ = -1;  // issues kFulltextSearch finds
   std::vector<Point> points_;
+  // Operations MeasurePoint has warmed up (--warmup-s), by scenario/op.
+  std::set<std::string> warmed_;
   std::vector<std::string> notes_;
 
   absl::Mutex mu_;  // Check is called from the scenarios' threads

@@ -53,6 +53,9 @@ struct RunOptions {
   double duration_s = 60;  // sustained
   int reps = 3;
   double min_s = 10;
+  // Seconds each operation runs unmeasured before its first point (0: the
+  // 3 warm-up calls per client only).
+  double warmup_s = 0;
   // mixed: the writer's rates (tx/s), the queries measured under it (ops
   // of the read scenarios: q1, q2, pull, q2_as_of, inputs_100, since, q3,
   // q4; empty: all), and its threads (0: one per 100 tx/s, 2 to 64).
