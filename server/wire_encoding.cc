@@ -107,45 +107,39 @@ const std::string* AsUri(const EdnValue& v) {
   return v.text() == "uri" && inner.is_string() ? &inner.text() : nullptr;
 }
 
-// Items of a list or set: a ValueList's body.
-size_t ListBodySize(const EdnValue& v) {
-  size_t n = 0;
-  for (const EdnValue& item : v.items())
-    n += LenFieldSize(1, ValueWireSize(item));
-  return n;
-}
+// The sizes a tree of EDN values takes on the wire, computed once, in the
+// order WriteTree visits the nodes: each value's Value body; a collection's
+// inner body (its ValueList, ValueMap or TaggedValue) after it; a map
+// entry's MapEntry before its key and value. Sizing each level from its
+// children instead (as protobuf's ByteSizeLong does without its cache)
+// sized a pull result's leaves once per level of nesting above them.
+using SizeTree = std::vector<size_t>;
 
-size_t MapEntrySize(const EdnValue& key, const EdnValue& value) {
-  return LenFieldSize(1, ValueWireSize(key)) +
-         LenFieldSize(2, ValueWireSize(value));
-}
-
-size_t MapBodySize(const EdnValue& v) {
-  const auto& items = v.items();
-  size_t n = 0;
-  for (size_t i = 0; i + 1 < items.size(); i += 2) {
-    n += LenFieldSize(1, MapEntrySize(items[i], items[i + 1]));
+// The thread's SizeTree, reused from call to call; one that grew past 64K
+// sizes (a huge result) is freed after use rather than kept. No holder
+// calls anything that takes it again.
+class ScratchTree {
+ public:
+  ScratchTree() : tree_(Shared()) { tree_.clear(); }
+  ~ScratchTree() {
+    if (tree_.capacity() > (size_t{1} << 16)) SizeTree().swap(tree_);
   }
-  return n;
-}
+  ScratchTree(const ScratchTree&) = delete;
+  ScratchTree& operator=(const ScratchTree&) = delete;
+  SizeTree* get() { return &tree_; }
 
-size_t TaggedBodySize(const EdnValue& v) {
-  size_t n = v.text().empty() ? 0 : LenFieldSize(1, v.text().size());
-  return n + LenFieldSize(2, ValueWireSize(v.tagged_value()));
-}
+ private:
+  static SizeTree& Shared() {
+    thread_local SizeTree tree;
+    return tree;
+  }
+  SizeTree& tree_;
+};
 
-void AppendValueField(uint32_t field, const EdnValue& v, std::string* out) {
-  AppendTag(field, kLen, out);
-  AppendVarint(ValueWireSize(v), out);
-  AppendValueWire(v, out);
-}
-
-}  // namespace
-
-size_t ValueWireSize(const EdnValue& v) {
+// A value that is not a collection nor a tagged value.
+size_t LeafWireSize(const EdnValue& v) {
   switch (v.kind()) {
     case EdnKind::kNil:
-      return 2;
     case EdnKind::kBool:
       return 2;
     case EdnKind::kInt:
@@ -163,109 +157,179 @@ size_t ValueWireSize(const EdnValue& v) {
     case EdnKind::kSymbol:
     case EdnKind::kUuid:
       return LenFieldSize(1, v.text().size());
-    case EdnKind::kList:
-    case EdnKind::kVector:
-      return LenFieldSize(kList, ListBodySize(v));
-    case EdnKind::kSet:
-      return LenFieldSize(kSet, ListBodySize(v));
-    case EdnKind::kMap:
-      return LenFieldSize(kMap, MapBodySize(v));
-    case EdnKind::kTagged: {
-      std::string bytes;
-      if (AsBytes(v, &bytes)) return LenFieldSize(kBytes, bytes.size());
-      if (const std::string* uri = AsUri(v)) {
-        return LenFieldSize(kUri, uri->size());
-      }
-      return LenFieldSize(kTagged, TaggedBodySize(v));
-    }
+    default:
+      return 2;
   }
-  return 2;
 }
 
-void AppendValueWire(const EdnValue& v, std::string* out) {
+size_t SizeInto(const EdnValue& v, SizeTree* s) {
+  const size_t at = s->size();
+  s->push_back(0);
+  size_t n = 0;
   switch (v.kind()) {
-    case EdnKind::kNil:
-      AppendTag(kNil, kVarint, out);
-      out->push_back(1);
-      return;
-    case EdnKind::kBool:
-      AppendTag(kBoolean, kVarint, out);
-      out->push_back(v.as_bool() ? 1 : 0);
-      return;
-    case EdnKind::kInt:
-      AppendTag(kLong, kVarint, out);
-      AppendVarint(static_cast<uint64_t>(v.as_int()), out);
-      return;
-    case EdnKind::kFloat: {
-      AppendTag(kDouble, kFixed64, out);
-      char buf[8];
-      out->append(buf, WriteDouble(v.as_double(), buf) - buf);
-      return;
-    }
-    case EdnKind::kChar:
-      AppendTag(kChar, kVarint, out);
-      AppendVarint(static_cast<uint32_t>(v.as_char()), out);
-      return;
-    case EdnKind::kInst:
-      AppendTag(kInstant, kVarint, out);
-      AppendVarint(static_cast<uint64_t>(v.as_inst_micros()), out);
-      return;
-    case EdnKind::kBigInt:
-      AppendBytesField(kBigint, v.text(), out);
-      return;
-    case EdnKind::kBigDec:
-      AppendBytesField(kBigdec, v.text(), out);
-      return;
-    case EdnKind::kString:
-      AppendBytesField(kString, v.text(), out);
-      return;
-    case EdnKind::kKeyword:
-      AppendBytesField(kKeyword, v.text(), out);
-      return;
-    case EdnKind::kSymbol:
-      AppendBytesField(kSymbol, v.text(), out);
-      return;
-    case EdnKind::kUuid:
-      AppendBytesField(kUuid, v.text(), out);
-      return;
     case EdnKind::kList:
     case EdnKind::kVector:
-    case EdnKind::kSet:
-      AppendTag(v.kind() == EdnKind::kSet ? kSet : kList, kLen, out);
-      AppendVarint(ListBodySize(v), out);
-      for (const EdnValue& item : v.items()) AppendValueField(1, item, out);
-      return;
+    case EdnKind::kSet: {
+      s->push_back(0);
+      size_t body = 0;
+      for (const EdnValue& item : v.items()) {
+        body += LenFieldSize(1, SizeInto(item, s));
+      }
+      (*s)[at + 1] = body;
+      n = LenFieldSize(v.kind() == EdnKind::kSet ? kSet : kList, body);
+      break;
+    }
     case EdnKind::kMap: {
-      AppendTag(kMap, kLen, out);
-      AppendVarint(MapBodySize(v), out);
+      s->push_back(0);
+      size_t body = 0;
       const auto& items = v.items();
       for (size_t i = 0; i + 1 < items.size(); i += 2) {
-        AppendTag(1, kLen, out);
-        AppendVarint(MapEntrySize(items[i], items[i + 1]), out);
-        AppendValueField(1, items[i], out);
-        AppendValueField(2, items[i + 1], out);
+        const size_t entry_at = s->size();
+        s->push_back(0);
+        size_t entry = LenFieldSize(1, SizeInto(items[i], s));
+        entry += LenFieldSize(2, SizeInto(items[i + 1], s));
+        (*s)[entry_at] = entry;
+        body += LenFieldSize(1, entry);
       }
-      return;
+      (*s)[at + 1] = body;
+      n = LenFieldSize(kMap, body);
+      break;
     }
     case EdnKind::kTagged: {
       std::string bytes;
       if (AsBytes(v, &bytes)) {
-        AppendBytesField(kBytes, bytes, out);
-        return;
+        n = LenFieldSize(kBytes, bytes.size());
+      } else if (const std::string* uri = AsUri(v)) {
+        n = LenFieldSize(kUri, uri->size());
+      } else {
+        s->push_back(0);
+        size_t body = v.text().empty() ? 0 : LenFieldSize(1, v.text().size());
+        body += LenFieldSize(2, SizeInto(v.tagged_value(), s));
+        (*s)[at + 1] = body;
+        n = LenFieldSize(kTagged, body);
       }
+      break;
+    }
+    default:
+      n = LeafWireSize(v);
+  }
+  (*s)[at] = n;
+  return n;
+}
+
+char* WriteBytesField(uint32_t field, std::string_view bytes, char* p) {
+  p = WriteVarint((field << 3) | kLen, p);
+  p = WriteVarint(bytes.size(), p);
+  std::memcpy(p, bytes.data(), bytes.size());
+  return p + bytes.size();
+}
+
+// A length-delimited field's tag and length.
+char* WriteLenHeader(uint32_t field, size_t len, char* p) {
+  p = WriteVarint((field << 3) | kLen, p);
+  return WriteVarint(len, p);
+}
+
+// `v`'s Value fields, with the sizes SizeInto put in `*s` (advanced past
+// `v`'s).
+char* WriteTree(const EdnValue& v, const size_t*& s, char* p) {
+  ++s;  // v's own size: its writer's length prefix took it
+  switch (v.kind()) {
+    case EdnKind::kNil:
+      p = WriteVarint((kNil << 3) | kVarint, p);
+      *p++ = 1;
+      return p;
+    case EdnKind::kBool:
+      p = WriteVarint((kBoolean << 3) | kVarint, p);
+      *p++ = v.as_bool() ? 1 : 0;
+      return p;
+    case EdnKind::kInt:
+      p = WriteVarint((kLong << 3) | kVarint, p);
+      return WriteVarint(static_cast<uint64_t>(v.as_int()), p);
+    case EdnKind::kFloat:
+      p = WriteVarint((kDouble << 3) | kFixed64, p);
+      return WriteDouble(v.as_double(), p);
+    case EdnKind::kChar:
+      p = WriteVarint((kChar << 3) | kVarint, p);
+      return WriteVarint(static_cast<uint32_t>(v.as_char()), p);
+    case EdnKind::kInst:
+      p = WriteVarint((kInstant << 3) | kVarint, p);
+      return WriteVarint(static_cast<uint64_t>(v.as_inst_micros()), p);
+    case EdnKind::kBigInt:
+      return WriteBytesField(kBigint, v.text(), p);
+    case EdnKind::kBigDec:
+      return WriteBytesField(kBigdec, v.text(), p);
+    case EdnKind::kString:
+      return WriteBytesField(kString, v.text(), p);
+    case EdnKind::kKeyword:
+      return WriteBytesField(kKeyword, v.text(), p);
+    case EdnKind::kSymbol:
+      return WriteBytesField(kSymbol, v.text(), p);
+    case EdnKind::kUuid:
+      return WriteBytesField(kUuid, v.text(), p);
+    case EdnKind::kList:
+    case EdnKind::kVector:
+    case EdnKind::kSet:
+      p = WriteLenHeader(v.kind() == EdnKind::kSet ? kSet : kList, *s++, p);
+      for (const EdnValue& item : v.items()) {
+        p = WriteLenHeader(1, *s, p);
+        p = WriteTree(item, s, p);
+      }
+      return p;
+    case EdnKind::kMap: {
+      p = WriteLenHeader(kMap, *s++, p);
+      const auto& items = v.items();
+      for (size_t i = 0; i + 1 < items.size(); i += 2) {
+        p = WriteLenHeader(1, *s++, p);
+        p = WriteLenHeader(1, *s, p);
+        p = WriteTree(items[i], s, p);
+        p = WriteLenHeader(2, *s, p);
+        p = WriteTree(items[i + 1], s, p);
+      }
+      return p;
+    }
+    case EdnKind::kTagged: {
+      std::string bytes;
+      if (AsBytes(v, &bytes)) return WriteBytesField(kBytes, bytes, p);
       if (const std::string* uri = AsUri(v)) {
-        AppendBytesField(kUri, *uri, out);
-        return;
+        return WriteBytesField(kUri, *uri, p);
       }
-      AppendTag(kTagged, kLen, out);
-      AppendVarint(TaggedBodySize(v), out);
-      if (!v.text().empty()) AppendBytesField(1, v.text(), out);
-      AppendValueField(2, v.tagged_value(), out);
-      return;
+      p = WriteLenHeader(kTagged, *s++, p);
+      if (!v.text().empty()) p = WriteBytesField(1, v.text(), p);
+      p = WriteLenHeader(2, *s, p);
+      return WriteTree(v.tagged_value(), s, p);
     }
   }
-  AppendTag(kNil, kVarint, out);
-  out->push_back(1);
+  p = WriteVarint((kNil << 3) | kVarint, p);
+  *p++ = 1;
+  return p;
+}
+
+// Appends field `field` holding `v` as a Value message.
+void AppendValueField(uint32_t field, const EdnValue& v, std::string* out) {
+  ScratchTree tree;
+  const size_t n = SizeInto(v, tree.get());
+  const size_t start = out->size();
+  out->resize(start + LenFieldSize(field, n));
+  const size_t* s = tree.get()->data();
+  char* p = WriteLenHeader(field, n, out->data() + start);
+  WriteTree(v, s, p);
+}
+
+}  // namespace
+
+size_t ValueWireSize(const EdnValue& v) {
+  SizeTree tree;
+  return SizeInto(v, &tree);
+}
+
+void AppendValueWire(const EdnValue& v, std::string* out) {
+  ScratchTree tree;
+  const size_t n = SizeInto(v, tree.get());
+  const size_t start = out->size();
+  out->resize(start + n);
+  const size_t* s = tree.get()->data();
+  WriteTree(v, s, out->data() + start);
 }
 
 namespace {
@@ -323,39 +387,6 @@ size_t QueryResponseEncoder::AddRow(const std::vector<EdnValue>& values) {
 }
 
 namespace {
-
-char* WriteBytesField(uint32_t field, std::string_view bytes, char* p) {
-  p = WriteVarint((field << 3) | kLen, p);
-  p = WriteVarint(bytes.size(), p);
-  std::memcpy(p, bytes.data(), bytes.size());
-  return p + bytes.size();
-}
-
-// `v`'s Value fields (ValueWireSize(v) bytes); collections and tagged
-// values through AppendValueWire.
-char* WriteValueWire(const EdnValue& v, size_t size, char* p) {
-  switch (v.kind()) {
-    case EdnKind::kInt:
-      p = WriteVarint((kLong << 3) | kVarint, p);
-      return WriteVarint(static_cast<uint64_t>(v.as_int()), p);
-    case EdnKind::kInst:
-      p = WriteVarint((kInstant << 3) | kVarint, p);
-      return WriteVarint(static_cast<uint64_t>(v.as_inst_micros()), p);
-    case EdnKind::kString:
-      return WriteBytesField(kString, v.text(), p);
-    case EdnKind::kKeyword:
-      return WriteBytesField(kKeyword, v.text(), p);
-    case EdnKind::kUuid:
-      return WriteBytesField(kUuid, v.text(), p);
-    default: {
-      std::string bytes;
-      bytes.reserve(size);
-      AppendValueWire(v, &bytes);
-      std::memcpy(p, bytes.data(), bytes.size());
-      return p + bytes.size();
-    }
-  }
-}
 
 size_t StorageValueWireSize(const storage::Value& v) {
   using storage::ValueType;
@@ -464,23 +495,18 @@ void QueryResponseEncoder::EncodeValueRow(const storage::Value* const* cells,
 
 void QueryResponseEncoder::EncodeRow(const std::vector<EdnValue>& values,
                                      std::string* out) {
-  thread_local std::vector<size_t> sizes;
-  sizes.clear();
+  ScratchTree tree;
   size_t body = 0;
   for (const EdnValue& v : values) {
-    const size_t n = ValueWireSize(v);
-    sizes.push_back(n);
-    body += LenFieldSize(1, n);
+    body += LenFieldSize(1, SizeInto(v, tree.get()));
   }
   const size_t start = out->size();
   out->resize(start + LenFieldSize(kRows, body));
-  char* p = out->data() + start;
-  p = WriteVarint((kRows << 3) | kLen, p);
-  p = WriteVarint(body, p);
-  for (size_t i = 0; i < values.size(); ++i) {
-    p = WriteVarint((1 << 3) | kLen, p);
-    p = WriteVarint(sizes[i], p);
-    p = WriteValueWire(values[i], sizes[i], p);
+  char* p = WriteLenHeader(kRows, body, out->data() + start);
+  const size_t* s = tree.get()->data();
+  for (const EdnValue& v : values) {
+    p = WriteLenHeader(1, *s, p);
+    p = WriteTree(v, s, p);
   }
 }
 

@@ -67,6 +67,34 @@ TEST_CASE("wire encoding: every value as protobuf encodes it") {
   }
 }
 
+// A pull result's shape: maps of maps of vectors, several levels deep,
+// whose bodies pass 127 bytes (two-byte lengths) at every level, and a
+// tagged value inside. Each size is computed once and used where the
+// writer reaches it: one that was off by a byte anywhere shifts all that
+// follows.
+TEST_CASE(
+    "wire encoding: deep and long nested values as protobuf encodes them") {
+  std::string text = "{:db/id 17592186045418 :issue/title \"";
+  text.append(200, 't');
+  text += "\" :issue/labels [";
+  for (int i = 0; i < 40; ++i) {
+    text += "{:db/id " + std::to_string(1000 + i) + " :label/name \"label-" +
+            std::to_string(i) + "\" :label/tags #{:a :b}}";
+  }
+  text += "] :issue/project {:db/id 5 :project/owner {:db/id 6 :user/name ";
+  text += "\"Ann\" :user/meta #my/tag {:k [1 2.5 nil true \\c]}}}}";
+  const EdnValue v = Edn(text);
+  CHECK(Direct(v) == Protobuf(v));
+  QueryResponseEncoder enc;
+  enc.AddRow({Edn("1"), v, v});
+  pb::QueryResponse want;
+  pb::Row* row = want.add_rows();
+  EdnToProto(Edn("1"), row->add_values());
+  EdnToProto(v, row->add_values());
+  EdnToProto(v, row->add_values());
+  CHECK(std::string(enc.row(0)) == want.SerializeAsString());
+}
+
 TEST_CASE("wire encoding: rows of storage values as their EDN values' rows") {
   // The engine hands plain rows to the server as storage values; their
   // bytes must be those of the EDN values the other path makes of them
