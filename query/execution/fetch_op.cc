@@ -1,5 +1,8 @@
 #include "execution/fetch_op.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "execution/term_ref.h"
 #include "mentat/storage/keys.h"
 
@@ -13,10 +16,11 @@ constexpr int kMaxSkips = 6;
 }  // namespace
 
 FetchOp::FetchOp(ExecContext* ctx, const planner::ScopePlan& scope,
-                 const planner::Step& step)
+                 const planner::Step& step, std::vector<planner::Slot> live)
     : Operator(ctx),
       step_(step),
       entity_slot_(step.fetch.front().e.slot),
+      live_(std::move(live)),
       filters_(ctx),
       out_(scope.width()) {}
 
@@ -25,6 +29,15 @@ absl::Status FetchOp::Init() {
     attrs_.push_back(p.attr->id);
     out_slots_.push_back(p.v.is_slot() ? p.v.slot : planner::kNoSlot);
   }
+  std::sort(live_.begin(), live_.end());
+  live_.erase(std::unique(live_.begin(), live_.end()), live_.end());
+  live_and_out_ = live_;
+  for (const planner::Slot s : out_slots_) {
+    if (s != planner::kNoSlot) live_and_out_.push_back(s);
+  }
+  std::sort(live_and_out_.begin(), live_and_out_.end());
+  live_and_out_.erase(std::unique(live_and_out_.begin(), live_and_out_.end()),
+                      live_and_out_.end());
   values_.resize(attrs_.size());
   cursor_ = ctx_->view().NewCursor(storage::IndexOrder::kEavt);
   return filters_.Init(step_.filters);
@@ -32,7 +45,7 @@ absl::Status FetchOp::Init() {
 
 absl::Status FetchOp::EmitCombinations(std::vector<Value>& row, size_t attr) {
   if (attr == attrs_.size()) {
-    Value* o = out_.AppendCopy(row.data());
+    Value* o = out_.AppendCopy(row.data(), live_and_out_);
     if (!filters_.Pass(o)) {
       out_.PopBack();
       return filters_.status();
@@ -53,9 +66,12 @@ absl::Status FetchOp::Fetch(const Value* row) {
   prefix_.clear();
   storage::EavtKey::EncodePrefix(e, &prefix_);
   cursor_->Seek(prefix_);
-  bool single = !ctx_->history();
+  // Outside history an attribute has one datom per entity here: its value
+  // goes straight into the output row (a string assigned into the
+  // batch's reused buffer), which is dropped again if one is missing.
+  const bool single = !ctx_->history();
+  Value* o = single ? out_.AppendCopy(row, live_) : nullptr;
   for (size_t i = 0; i < attrs_.size(); ++i) {
-    values_[i].clear();
     const storage::EntityId want = attrs_[i];
     int skips = 0;
     while (cursor_->Valid() && cursor_->datom().a < want) {
@@ -67,21 +83,25 @@ absl::Status FetchOp::Fetch(const Value* row) {
       }
       cursor_->Next();
     }
+    if (single) {
+      if (!cursor_->Valid() || cursor_->datom().a != want) {
+        out_.PopBack();
+        return cursor_->status();
+      }
+      if (out_slots_[i] != planner::kNoSlot) {
+        o[out_slots_[i]] = cursor_->datom().v;
+      }
+      continue;
+    }
+    values_[i].clear();
     while (cursor_->Valid() && cursor_->datom().a == want) {
       values_[i].push_back(cursor_->datom().v);
-      if (single) break;
       cursor_->Next();
     }
     if (!cursor_->status().ok()) return cursor_->status();
     if (values_[i].empty()) return absl::OkStatus();
   }
   if (single) {
-    Value* o = out_.AppendCopy(row);
-    for (size_t i = 0; i < attrs_.size(); ++i) {
-      if (out_slots_[i] != planner::kNoSlot) {
-        o[out_slots_[i]] = std::move(values_[i][0]);
-      }
-    }
     if (!filters_.Pass(o)) {
       out_.PopBack();
       return filters_.status();

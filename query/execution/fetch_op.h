@@ -20,8 +20,10 @@ namespace mentat::query::execution {
 // for each combination.
 class FetchOp : public Operator {
  public:
+  // `live`: the slots bound in the rows it is given (the only ones it
+  // copies into its own rows: the others hold junk).
   FetchOp(ExecContext* ctx, const planner::ScopePlan& scope,
-          const planner::Step& step);
+          const planner::Step& step, std::vector<planner::Slot> live);
 
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status Push(Batch& in) override;
@@ -39,7 +41,9 @@ class FetchOp : public Operator {
   const planner::Step& step_;
   planner::Slot entity_slot_;
   std::vector<storage::EntityId> attrs_;
-  std::vector<planner::Slot> out_slots_;  // kNoSlot for a blank value
+  std::vector<planner::Slot> out_slots_;     // kNoSlot for a blank value
+  std::vector<planner::Slot> live_;          // sorted, unique
+  std::vector<planner::Slot> live_and_out_;  // history's combinations
   std::vector<std::vector<storage::Value>> values_;  // per attribute
   FilterEval filters_;
   std::unique_ptr<storage::DatomCursor> cursor_;

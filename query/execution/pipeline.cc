@@ -29,7 +29,7 @@ absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
         break;
       }
       case planner::Step::Kind::kFetch: {
-        auto o = std::make_unique<FetchOp>(ctx, scope, step);
+        auto o = std::make_unique<FetchOp>(ctx, scope, step, live);
         s = o->Init();
         op = std::move(o);
         break;
