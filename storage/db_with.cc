@@ -1,7 +1,10 @@
 // Db::With: speculative transactions, applied by the transactor's own
 // TxApplier to a SpeculativeBatch instead of a commit group.
 
+#include <algorithm>
+
 #include "internal/coding.h"
+#include "internal/log_codec.h"
 #include "internal/meta_keys.h"
 #include "internal/speculative_layer.h"
 #include "internal/store_core.h"
@@ -13,8 +16,19 @@
 namespace mentat::storage {
 namespace {
 
-// The partition counters a committed Db's transaction left, as its
-// snapshot holds them (every commit writes them with its datoms).
+[[nodiscard]] absl::Status FromRocks(const rocksdb::Status& s,
+                                     std::string_view what) {
+  const std::string message = StrCat(what, ": ", s.ToString());
+  return s.IsCorruption() ? absl::DataLossError(message)
+                          : absl::UnavailableError(message);
+}
+
+// The partition counters after a committed Db's basis transaction, as its
+// snapshot holds them: the counters in the basis's log entry (every entry
+// since format 2 carries them all), or else those in `meta`. Meta alone
+// may lag: a commit rewrites only the counters it moved, and a store
+// whose counters were repaired when it opened writes each only when it
+// next moves.
 [[nodiscard]] absl::Status ReadCounters(const Db& db,
                                         std::array<int64_t, 5>* counters) {
   const internal::StoreCore& core = db.core();
@@ -25,16 +39,26 @@ namespace {
     const std::string key = internal::MetaPartitionKey(p);
     rocksdb::Status s =
         core.db->Get(ro, core.cf(internal::Cf::kMeta), key, &value);
-    if (!s.ok()) {
-      const std::string message =
-          StrCat("reading the partition counters: ", s.ToString());
-      return s.IsCorruption() ? absl::DataLossError(message)
-                              : absl::UnavailableError(message);
-    }
+    if (!s.ok()) return FromRocks(s, "reading the partition counters");
     if (value.size() != 8) {
       return absl::DataLossError("a partition counter in meta is malformed");
     }
     (*counters)[p] = static_cast<int64_t>(internal::DecodeFixed64BE(value));
+  }
+  std::string entry;
+  rocksdb::Status s = core.db->Get(
+      ro, core.cf(internal::Cf::kLog),
+      internal::Fixed64BE(static_cast<uint64_t>(db.basis_tx())), &entry);
+  if (s.IsNotFound()) return absl::OkStatus();  // the bootstrap basis
+  if (!s.ok()) return FromRocks(s, "reading the basis's log entry");
+  internal::LogEntryHeader header;
+  absl::Status h =
+      internal::DecodeLogEntryHeader(db.basis_tx(), entry, &header);
+  if (!h.ok()) return h;
+  if (!header.has_counters) return absl::OkStatus();
+  for (size_t i = 0; i < internal::kLogHeaderPartitions.size(); ++i) {
+    int64_t& c = (*counters)[internal::kLogHeaderPartitions[i]];
+    c = std::max(c, header.next_counter[i]);
   }
   return absl::OkStatus();
 }
