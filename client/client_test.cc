@@ -261,6 +261,54 @@ TEST_CASE("client: ping answers with the server's version") {
   CHECK(client->Ping(call).ok());
 }
 
+TEST_CASE("client: a dry run, and reads with speculative transactions") {
+  Client* client = Shared().client.get();
+  const std::string tx_data = "[{:db/id \"neg\" :n/v -1}]";
+  v1::TransactRequest dry;
+  dry.set_tx_data(tx_data);
+  dry.set_dry_run(true);
+  absl::StatusOr<v1::TransactResponse> answer = client->Transact(dry);
+  REQUIRE_MESSAGE(answer.ok(), answer.status().ToString());
+  CHECK(answer->dry_run());
+  CHECK(answer->tempids().count("neg") == 1);
+
+  auto first_long = [&](const v1::QueryRequest& request)
+      -> absl::StatusOr<std::vector<int64_t>> {
+    std::vector<int64_t> values;
+    absl::Status s = client->Query(request, [&](const v1::QueryResponse& m) {
+      for (const v1::Row& row : m.rows()) {
+        values.push_back(row.values(0).long_value());
+      }
+      return true;
+    });
+    if (!s.ok()) return s;
+    return values;
+  };
+  v1::QueryRequest query;
+  query.set_query("[:find ?e :where [?e :n/v -1]]");
+  absl::StatusOr<std::vector<int64_t>> found = first_long(query);
+  REQUIRE(found.ok());
+  CHECK(found->empty());  // the dry run committed nothing
+  query.add_with_tx_data(tx_data);
+  found = first_long(query);
+  REQUIRE_MESSAGE(found.ok(), found.status().ToString());
+  // The entity the dry run named: both apply to the same latest value.
+  CHECK(*found == std::vector<int64_t>{answer->tempids().at("neg")});
+
+  v1::PullRequest pull;
+  pull.set_pattern("[:n/v]");
+  pull.mutable_entity()->set_id(answer->tempids().at("neg"));
+  pull.add_with_tx_data(tx_data);
+  absl::StatusOr<v1::PullResponse> pulled = client->Pull(pull);
+  REQUIRE_MESSAGE(pulled.ok(), pulled.status().ToString());
+  CHECK(pulled->result().DebugString().find("-1") != std::string::npos);
+
+  query.set_with_tx_data(0, "[[:db/add \"x\" :n/nope 1]]");
+  found = first_long(query);
+  CHECK(found.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(found.status().message().find("with_tx_data[0]") != std::string::npos);
+}
+
 TEST_CASE("client: TxRange and Subscribe hand over split transactions whole") {
   Client* client = Shared().client.get();
   v1::TransactRequest schema;

@@ -40,7 +40,8 @@ namespace {
 
 absl::StatusOr<ResolvedView> ResolveBasis(Database& database,
                                           const v1::Basis& basis,
-                                          EntityId pinned_db_tx) {
+                                          EntityId pinned_db_tx,
+                                          const WithTxData& with) {
   const EntityId db_tx = pinned_db_tx != 0 ? pinned_db_tx : basis.db_tx();
   std::shared_ptr<const storage::Db> db;
   // Set when reading an older value through as_of on a newer Db.
@@ -71,6 +72,20 @@ absl::StatusOr<ResolvedView> ResolveBasis(Database& database,
   } else {
     db = database.Latest();
   }
+  std::shared_ptr<const storage::Db> committed = db;
+  if (!with.empty()) {
+    if (bound != 0) {
+      return absl::FailedPreconditionError(StrCat(
+          "basis: with_tx_data applies to a database value the server holds; "
+          "the value at db_tx ",
+          bound,
+          " is no longer held (the server keeps it for --resume-window); "
+          "start over on the latest"));
+    }
+    auto applied = ApplyWithTxData(std::move(db), with);
+    if (!applied.ok()) return applied.status();
+    db = *std::move(applied);
+  }
 
   Basis b;
   switch (basis.kind()) {
@@ -99,7 +114,7 @@ absl::StatusOr<ResolvedView> ResolveBasis(Database& database,
   absl::Status s = db->CheckBasis(b);
   if (!s.ok()) return s;
   ResolvedView out{db, storage::DbView(db, b),
-                   bound != 0 ? bound : db->basis_tx()};
+                   bound != 0 ? bound : committed->basis_tx(), committed};
   return out;
 }
 

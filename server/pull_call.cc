@@ -13,6 +13,7 @@
 #include "query_limits.h"
 #include "service.h"
 #include "value_convert.h"
+#include "value_limit.h"
 #include "wire_encoding.h"
 #include "wire_nesting.h"
 
@@ -79,7 +80,9 @@ constexpr uint64_t kInlinePullScan = 4096;
     const UnaryCall& call, const v1::PullRequest& request, Database& database,
     bool inline_attempt, bool* too_big_inline) {
   *too_big_inline = false;
-  auto resolved = ResolveBasis(database, request.basis());
+  auto resolved = ResolveBasis(
+      database, request.basis(), 0,
+      WithTxData{&request.with_tx_data(), MaxValueBytes(call.sc().config)});
   if (!resolved.ok()) return resolved.status();
   auto pattern = PatternOf(request.pattern());
   if (!pattern.ok()) return pattern.status();
@@ -143,7 +146,8 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   };
   // One entity's pull is a handful of seeks, mostly in the block cache:
   // cheaper to run here than to hand over (--inline-point-reads).
-  if (!sc.config.inline_point_reads) {
+  // Transactions applied first (with_tx_data) make it no point read.
+  if (!sc.config.inline_point_reads || request->with_tx_data_size() > 0) {
     sc.readers.Post(std::move(on_reader));
     return call.reactor();
   }
@@ -169,7 +173,9 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   std::shared_ptr<Database> db = *std::move(database);
   auto run = [call, request, database = db] {
     ServiceContext& sc = call.sc();
-    auto resolved = ResolveBasis(*database, request->basis());
+    auto resolved = ResolveBasis(
+        *database, request->basis(), 0,
+        WithTxData{&request->with_tx_data(), MaxValueBytes(sc.config)});
     if (!resolved.ok()) return call.Finish(resolved.status());
     auto pattern = PatternOf(request->pattern());
     if (!pattern.ok()) return call.Finish(pattern.status());

@@ -99,7 +99,9 @@ class QueryFirstCall final : public QueryOutput {
   // finishes the call. Holds a slot (TakeQuerySlot), which it gives back.
   static void Start(std::shared_ptr<QueryFirstCall> self) {
     ServiceContext& sc = self->call_.sc();
-    if (sc.config.inline_point_reads) {
+    // Speculative transactions (with_tx_data) are applied on a reader.
+    if (sc.config.inline_point_reads &&
+        self->run_.request().with_tx_data_size() == 0) {
       self->RunAndFinish();
       return;
     }

@@ -13,6 +13,7 @@
 #include "message_size.h"
 #include "query_limits.h"
 #include "value_convert.h"
+#include "value_limit.h"
 #include "wire_encoding.h"
 #include "wire_nesting.h"
 
@@ -62,6 +63,12 @@ uint64_t RequestDigest(const v1::QueryRequest& r) {
   f.Add(static_cast<uint64_t>(r.basis().point_case()));
   f.Add(static_cast<uint64_t>(r.basis().tx()));
   f.Add(static_cast<uint64_t>(r.basis().instant_micros()));
+  // Only when set, so that tokens of requests without it stay valid
+  // across an upgrade.
+  if (r.with_tx_data_size() > 0) {
+    f.Add(static_cast<uint64_t>(r.with_tx_data_size()));
+    for (const std::string& tx_data : r.with_tx_data()) f.Add(tx_data);
+  }
   return f.value();
 }
 
@@ -334,6 +341,13 @@ absl::Status QueryRun::Run(bool inline_attempt, bool* too_big_inline) {
     *too_big_inline = true;  // it skips rows: not a small answer
     return absl::OkStatus();
   }
+  if (inline_attempt && request_.with_tx_data_size() > 0 &&
+      !output_->first_message_only()) {
+    // A stream's inline attempt is on the gRPC thread: speculative
+    // transactions are applied on a reader (QueryFirst runs there).
+    *too_big_inline = true;
+    return absl::OkStatus();
+  }
   const uint64_t digest = resuming ? RequestDigest(request_) : 0;
   if (resuming) {
     if (!token.ParseFromString(request_.resume_token()) ||
@@ -342,14 +356,17 @@ absl::Status QueryRun::Run(bool inline_attempt, bool* too_big_inline) {
     }
     if (token.request_digest() != digest) {
       return absl::InvalidArgumentError(
-          "resume_token belongs to another request (database, query, inputs "
-          "and basis must be those of the original)");
+          "resume_token belongs to another request (database, query, inputs, "
+          "basis and with_tx_data must be those of the original)");
     }
   }
+  // A resume applies the with_tx_data again to the same committed value:
+  // the same ids (the clock's instant aside).
   auto resolved =
-      ResolveBasis(*database_, request_.basis(), resuming ? token.db_tx() : 0);
+      ResolveBasis(*database_, request_.basis(), resuming ? token.db_tx() : 0,
+                   WithTxData{&request_.with_tx_data(), MaxValueBytes(config)});
   if (!resolved.ok()) return resolved.status();
-  db_ = resolved->db;
+  db_ = resolved->committed;
 
   auto inputs = ConvertInputs(request_.inputs());
   if (!inputs.ok()) return inputs.status();

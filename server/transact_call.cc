@@ -2,7 +2,8 @@
 // transactor, answer from the transactor's callback. With a request id,
 // first make sure the id has not committed already (RequestLedger), and
 // that a replay answers the same tx-data (a fingerprint stored with the
-// transaction as :mentat.tx/request-digest).
+// transaction as :mentat.tx/request-digest). A dry run never reaches the
+// transactor: a reader applies it to the latest value (storage::Db::With).
 
 #include <memory>
 
@@ -246,6 +247,24 @@ void Submit(const std::shared_ptr<TransactState>& st,
       });
 }
 
+// A dry run: the transaction applied to the latest value without a commit
+// (storage::Db::With), answered as the commit would be. Runs on a reader
+// thread; the transactor never sees it.
+void DryRun(const std::shared_ptr<TransactState>& st,
+            const storage::TxRequest& tx_request) {
+  auto with = st->database->Latest()->With(tx_request);
+  if (!with.ok()) {
+    st->call.Finish(with.status());
+    return;
+  }
+  FillResponse(RecordOf(with->report, st->user_named_tx, 0), &st->response);
+  st->response.set_dry_run(true);
+  if (st->request.return_datoms()) {
+    AddDatoms(st->call.sc().config, with->report.datoms, &st->response);
+  }
+  st->call.Finish(absl::OkStatus(), &st->response);
+}
+
 // Parses the tx-data and, with a request id, settles the id first. Runs on
 // the gRPC thread for small plain requests, else on a reader thread.
 void Run(const std::shared_ptr<TransactState>& st) {
@@ -261,6 +280,10 @@ void Run(const std::shared_ptr<TransactState>& st) {
     return;
   }
   st->user_named_tx = MentionsTx(*parsed);
+  if (st->request.dry_run()) {
+    DryRun(st, *parsed);
+    return;
+  }
   const std::string& id = st->request.request_id();
   if (id.empty()) {
     Submit(st, *std::move(parsed));
@@ -304,7 +327,8 @@ Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   auto st = std::make_shared<TransactState>(TransactState{
       UnaryCall(sc, Method::kTransact, ctx, resp), nullptr, {}, {}, false, 0});
   absl::Status s = st->call.Begin(req, &st->request);
-  if (s.ok()) s = RefuseAtReplica(sc, "Transact");
+  // A dry run writes nothing: a replica answers it from its own value.
+  if (s.ok() && !st->request.dry_run()) s = RefuseAtReplica(sc, "Transact");
   if (!s.ok()) return FinishNow(st->call, s);
   if (st->request.request_id().size() > kMaxRequestIdBytes) {
     return FinishNow(
@@ -315,7 +339,7 @@ Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   auto database = sc.registry.Get(st->request.database());
   if (!database.ok()) return FinishNow(st->call, database.status());
   st->database = *std::move(database);
-  if (st->request.request_id().empty() &&
+  if (st->request.request_id().empty() && !st->request.dry_run() &&
       st->request.tx_data().size() <= kInlineParseBytes) {
     Run(st);
   } else {

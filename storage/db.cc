@@ -4,6 +4,7 @@
 
 #include "internal/cursors.h"
 #include "internal/since_index.h"
+#include "internal/speculative_layer.h"
 #include "internal/store_core.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
@@ -53,6 +54,10 @@ absl::Status Db::CheckBasis(const Basis& basis) const {
 }
 
 std::optional<EntityId> Db::TxAtOrBeforeInstant(int64_t micros) const {
+  if (layer_ != nullptr) {
+    if (micros >= basis_tx_instant_) return basis_tx_;
+    return parent_->TxAtOrBeforeInstant(micros);
+  }
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot_.get();
   std::unique_ptr<rocksdb::Iterator> it(core_->db->NewIterator(
@@ -84,10 +89,34 @@ DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
   if (basis_.kind == BasisKind::kAsOf && basis_.t >= db_->basis_tx()) {
     basis_ = Basis::Current();
   }
+  if (db_->speculative()) {
+    // The parent answers what the layer does not change; an as_of before
+    // the speculative tx is the parent's alone.
+    parent_view_ = std::make_shared<const DbView>(db_->parent(), basis_);
+    return;
+  }
   if (basis_.kind == BasisKind::kSince) since_ = std::make_shared<SinceState>();
 }
 
 std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
+  if (parent_view_ != nullptr) {
+    std::unique_ptr<DatomCursor> base = parent_view_->NewCursor(order);
+    internal::LayerMode mode = internal::LayerMode::kCurrent;
+    switch (basis_.kind) {
+      case BasisKind::kCurrent:
+        break;
+      case BasisKind::kAsOf:
+        return base;
+      case BasisKind::kSince:
+        mode = internal::LayerMode::kSince;
+        break;
+      case BasisKind::kHistory:
+        mode = internal::LayerMode::kHistory;
+        break;
+    }
+    return internal::NewLayerCursor(std::move(base), *db_->layer(), order, mode,
+                                    basis_.t);
+  }
   internal::RecordCache* cache = db_->core().cache(order);
   internal::ColumnCache* columns = db_->core().column_cache.get();
   if (order != IndexOrder::kAevt && order != IndexOrder::kAvet) {
@@ -144,6 +173,13 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
 
 std::shared_ptr<const EntityColumn> DbView::EntityColumnOf(
     EntityId attribute) const {
+  if (parent_view_ != nullptr) {
+    // Columns hold committed values only.
+    if (basis_.kind == BasisKind::kAsOf) {
+      return parent_view_->EntityColumnOf(attribute);
+    }
+    return nullptr;
+  }
   internal::ColumnCache* columns = db_->core().column_cache.get();
   if (columns == nullptr) return nullptr;
   EntityId t;
@@ -165,6 +201,10 @@ std::shared_ptr<const EntityColumn> DbView::EntityColumnOf(
 
 void DbView::NoteColumnDemand(IndexOrder order, EntityId attribute,
                               uint64_t rows) const {
+  if (parent_view_ != nullptr) {
+    parent_view_->NoteColumnDemand(order, attribute, rows);
+    return;
+  }
   internal::ColumnCache* columns = db_->core().column_cache.get();
   if (columns == nullptr || rows < columns->min_report_rows()) return;
   columns->CountScanned(order, attribute, rows);

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
+#include "internal/speculative_layer.h"
 #include "internal/tx_batch.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/db.h"
@@ -150,6 +151,17 @@ absl::Status ScanFulltextPostings(const Db& db, EntityId attribute,
   }
   if (!it->status().ok()) {
     return internal::FromRocks(it->status(), "reading the fulltext postings");
+  }
+  // A speculative value's transactions kept the postings they would have
+  // written (candidates only, like every posting: the datoms decide).
+  for (const Db* d = &db; d->speculative(); d = d->parent().get()) {
+    const auto& postings = d->layer()->postings;
+    for (auto p = postings.lower_bound(start);
+         p != postings.end() && std::string_view(*p).starts_with(start); ++p) {
+      const EntityId e = static_cast<EntityId>(internal::DecodeFixed64BE(
+          std::string_view(*p).substr(p->size() - 8)));
+      if (!fn(e)) return absl::OkStatus();
+    }
   }
   return absl::OkStatus();
 }

@@ -25,6 +25,11 @@ const std::vector<CommandSpec>& AllCommands() {
           {"since", "T", "read only what changed after tx T"},
           {"history", "", "read every assertion and retraction"},
           {"latest", "", "read the current database again"},
+          {"with", "[TX-DATA...]",
+           "read as if TX-DATA were transacted, committing nothing (.with "
+           "alone: stop)"},
+          {"dry-run", "TX-DATA",
+           "show what transacting TX-DATA would do, committing nothing"},
           {"explain", "QUERY", "show the plan of a query"},
           {"timer", "on|off", "print how long each command took"},
           {"format", "table|edn|json|csv", "set the output format"},

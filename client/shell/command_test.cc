@@ -27,10 +27,11 @@ TEST_CASE("command: parse names and arguments") {
   CHECK(FindCommand("as-of") != nullptr);
   CHECK(FindCommand("nope") == nullptr);
   for (std::string_view name :
-       {"help",    "q",      "t",       "pull",    "schema", "as-of",  "since",
-        "history", "latest", "explain", "timer",   "format", "output", "import",
-        "export",  "dbs",    "use",     "create",  "stats",  "log",    "watch",
-        "read",    "quit",   "backup",  "expanded"}) {
+       {"help",     "q",       "t",      "pull",    "schema", "as-of",
+        "since",    "history", "latest", "explain", "timer",  "format",
+        "output",   "import",  "export", "dbs",     "use",    "create",
+        "stats",    "log",     "watch",  "read",    "quit",   "backup",
+        "expanded", "with",    "dry-run"}) {
     CHECK_MESSAGE(FindCommand(name) != nullptr, name);
   }
 }

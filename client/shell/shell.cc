@@ -175,6 +175,7 @@ bool Shell::RunScript(ScriptReader* reader, const std::string& source) {
 std::string Shell::Prompt() const {
   std::string prompt = options_.database;
   if (!basis_.label.empty()) prompt += "@" + basis_.label;
+  if (!with_tx_data_.empty()) prompt += "+with";
   return prompt + "=> ";
 }
 
@@ -308,6 +309,15 @@ absl::Status Shell::RunCommand(const std::string& name, std::string_view args,
     }
     return RunTransact(forms[0]);
   }
+  if (name == "dry-run") {
+    std::vector<Arg> forms = EdnArgs(args, args_offset);
+    if (forms.size() != 1) {
+      return absl::InvalidArgumentError(
+          ".dry-run takes one vector of tx forms: .dry-run [[:db/add ...]]");
+    }
+    return RunTransact(forms[0], /*dry_run=*/true);
+  }
+  if (name == "with") return SetWith(EdnArgs(args, args_offset));
   if (name == "pull") return RunPull(EdnArgs(args, args_offset));
   if (name == "explain") return RunExplain(EdnArgs(args, args_offset));
   if (name == "as-of" || name == "since" || name == "history" ||
@@ -454,6 +464,19 @@ absl::Status Shell::SetBasis(const std::string& name, std::string_view args) {
   return absl::OkStatus();
 }
 
+absl::Status Shell::SetWith(const std::vector<Arg>& forms) {
+  if (forms.empty()) {
+    with_tx_data_.clear();
+    Info("Reading without speculative transactions.");
+    return absl::OkStatus();
+  }
+  for (const Arg& form : forms) with_tx_data_.emplace_back(form.text);
+  Info("Queries and pulls read as if " + std::to_string(with_tx_data_.size()) +
+       " more transaction(s) were committed; nothing is (.with alone "
+       "stops).");
+  return absl::OkStatus();
+}
+
 absl::Status Shell::RunQuery(const std::vector<Arg>& forms) {
   if (forms.empty()) {
     return absl::InvalidArgumentError(
@@ -467,6 +490,7 @@ absl::Status Shell::RunQuery(const std::vector<Arg>& forms) {
     request.add_inputs()->set_edn(std::string(forms[i].text));
   }
   FillBasis(request.mutable_basis());
+  for (const std::string& tx : with_tx_data_) request.add_with_tx_data(tx);
   request_offset_ = forms[0].offset;
 
   std::unique_ptr<OutputSink> sink = NewSink();
@@ -494,16 +518,20 @@ absl::Status Shell::RunQuery(const std::vector<Arg>& forms) {
   return status;
 }
 
-absl::Status Shell::RunTransact(const Arg& form) {
+absl::Status Shell::RunTransact(const Arg& form, bool dry_run) {
   v1::TransactRequest request;
   request.set_database(options_.database);
   request.set_tx_data(std::string(form.text));
-  request.set_request_id(RandomRequestId());
+  if (dry_run) {
+    request.set_dry_run(true);
+  } else {
+    request.set_request_id(RandomRequestId());
+  }
   request_offset_ = form.offset;
   absl::StatusOr<v1::TransactResponse> report =
       client_->Transact(request, Call());
   if (!report.ok()) return report.status();
-  if (form.text.find(":db/ident") != std::string_view::npos) {
+  if (!dry_run && form.text.find(":db/ident") != std::string_view::npos) {
     attribute_names_.clear();
     RefreshCompletions();
   }
@@ -513,7 +541,9 @@ absl::Status Shell::RunTransact(const Arg& form) {
   std::sort(tempids.begin(), tempids.end());
   std::unique_ptr<OutputSink> sink = NewSink();
   if (options_.style.format == OutputFormat::kTable) {
-    std::string out = "Transacted tx " + std::to_string(report->tx()) + " (t " +
+    std::string out = std::string(dry_run ? "Dry run, nothing committed: tx "
+                                          : "Transacted tx ") +
+                      std::to_string(report->tx()) + " (t " +
                       std::to_string(report->tx() & kTxCounterMask) + ") at " +
                       edn::FormatInstant(report->tx_instant_micros()) + ": " +
                       std::to_string(report->datom_count()) + " datoms.\n";
@@ -574,6 +604,7 @@ absl::Status Shell::RunPull(const std::vector<Arg>& forms) {
   request.set_pattern(std::string(forms[0].text));
   *request.mutable_entity() = std::move(*entity);
   FillBasis(request.mutable_basis());
+  for (const std::string& tx : with_tx_data_) request.add_with_tx_data(tx);
   request_offset_ = forms[0].offset;
   absl::StatusOr<v1::PullResponse> response = client_->Pull(request, Call());
   if (!response.ok()) return response.status();

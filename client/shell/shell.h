@@ -84,7 +84,12 @@ class Shell {
   // Plain EDN and the data commands (shell.cc).
   [[nodiscard]] absl::Status RunEdn(std::string_view text);
   [[nodiscard]] absl::Status RunQuery(const std::vector<Arg>& forms);
-  [[nodiscard]] absl::Status RunTransact(const Arg& form);
+  // With dry_run, asks what transacting `form` would do (nothing is
+  // committed).
+  [[nodiscard]] absl::Status RunTransact(const Arg& form, bool dry_run = false);
+  // .with TX...: speculative tx-data that queries and pulls apply first
+  // (with_tx_data); .with alone drops it.
+  [[nodiscard]] absl::Status SetWith(const std::vector<Arg>& forms);
   [[nodiscard]] absl::Status RunPull(const std::vector<Arg>& forms);
   [[nodiscard]] absl::Status RunExplain(const std::vector<Arg>& forms);
   [[nodiscard]] absl::Status SetBasis(const std::string& name,
@@ -130,6 +135,8 @@ class Shell {
   std::unique_ptr<client::Client> client_;
   std::unique_ptr<LineEditor> editor_;
   Basis basis_;
+  // The .with transactions, in order.
+  std::vector<std::string> with_tx_data_;
   bool timer_ = false;
   bool quit_ = false;
   std::FILE* output_ = nullptr;  // .output FILE; owned

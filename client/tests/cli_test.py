@@ -154,6 +154,34 @@ class CliTest(unittest.TestCase):
                       ".log %d %d" % (t1, t1 + 1))
         self.assertNotIn(":thing/size,2", log)
 
+    def test_with_and_dry_run(self):
+        self.ok("-c", ".create spec")
+        db = ("--db", "spec")
+        self.ok(*db, "-c",
+                '.t [{:db/ident :w/name :db/valueType :db.type/string '
+                ':db/cardinality :db.cardinality/one :db/unique '
+                ':db.unique/identity}]')
+        self.ok(*db, "-c", '[{:w/name "a"}]')
+        out = self.ok(*db, "-c", '.dry-run [{:db/id "b" :w/name "b"}]')
+        self.assertIn("Dry run, nothing committed: tx", out)
+        self.assertIn('"b" ->', out)
+        q = "[:find ?n :where [_ :w/name ?n]]"
+        csv_rows = ("--format", "csv", "-t")
+        self.assertEqual(self.ok(*db, *csv_rows, "-c", q), "a\n")
+        out = self.ok(*db, *csv_rows, "-c",
+                      '.with [{:w/name "b"}] [{:w/name "c"}]', "-c", q)
+        self.assertEqual(sorted(out.split()), ["a", "b", "c"])
+        pulled = self.ok(*db, "-c", '.with [{:w/name "b"}]', "-c",
+                         '.pull [:w/name] [:w/name "b"]')
+        self.assertIn('"b"', pulled)
+        out = self.ok(*db, *csv_rows, "-c", '.with [{:w/name "b"}]',
+                      "-c", ".with", "-c", q)
+        self.assertEqual(out, "a\n")
+        r = self.fails(*db, "-c", '.with [[:db/add "x" :w/nope 1]]',
+                       "-c", q)
+        self.assertIn("with_tx_data[0]", r.stderr)
+        self.assertIn(":w/nope", r.stderr)
+
     def test_deep_pull_fails_with_exit_1(self):
         # A chain through a many-valued ref: 20 levels nest past the 100
         # protobuf messages clients parse. The server refuses it; the shell

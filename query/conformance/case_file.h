@@ -46,7 +46,10 @@ struct Case {
   std::string fixture;
   std::optional<EdnValue> schema;  // tx-data
   std::vector<EdnValue> txs;       // tx-data of each transaction
-  std::optional<EdnValue> query;   // an EDN query form, or a string
+  // tx-data applied speculatively (Db::With, chained) after `txs`, for the
+  // query only; numbered after them.
+  std::vector<EdnValue> with;
+  std::optional<EdnValue> query;  // an EDN query form, or a string
   EdnValue inputs = EdnValue::Vector({});
   CaseBasis basis;
   std::optional<EdnValue> expect;
@@ -151,6 +154,15 @@ struct Fixture {
       if (!tx.is_vector()) return CaseError(tx, "each :tx entry is tx-data");
       c->txs.push_back(tx);
     }
+  } else if (k == "with") {
+    if (!value.is_vector()) {
+      return CaseError(value, ":with is a vector of tx-data vectors");
+    }
+    c->with.clear();
+    for (const EdnValue& tx : value.items()) {
+      if (!tx.is_vector()) return CaseError(tx, "each :with entry is tx-data");
+      c->with.push_back(tx);
+    }
   } else if (k == "query") {
     if (!value.is_vector() && !value.is_map() && !value.is_string()) {
       return CaseError(value, ":query is a vector, a map or a string");
@@ -210,6 +222,9 @@ struct Fixture {
   if (!c.query && !c.expect_tx_error) {
     return CaseError(at, StrCat("case \"", c.name,
                                 "\": needs a :query or an :expect-tx-error"));
+  }
+  if (!c.with.empty() && !c.query) {
+    return CaseError(at, StrCat("case \"", c.name, "\": :with needs a :query"));
   }
   if (c.expect_tx_error && c.txs.empty()) {
     return CaseError(

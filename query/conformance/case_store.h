@@ -88,7 +88,13 @@ struct CaseStore {
     absl::StatusOr<storage::TxReport> report =
         store->Transact(*std::move(request)).get();
     if (!report.ok()) return report.status();
-    for (const auto& [name, id] : report->tempids) {
+    return Record(*report, counted);
+  }
+
+  // Notes a transaction's tempids and, if `counted`, its #tx number.
+  [[nodiscard]] absl::Status Record(const storage::TxReport& report,
+                                    bool counted) {
+    for (const auto& [name, id] : report.tempids) {
       if (IsGeneratedTempId(name) || name == "datomic.tx") continue;
       auto [it, inserted] = tempids.emplace(name, id);
       if (!inserted && it->second != id) {
@@ -98,7 +104,7 @@ struct CaseStore {
                    " in another; #ref needs one entity per tempid"));
       }
     }
-    if (counted) tx_ids.push_back(report->tx);
+    if (counted) tx_ids.push_back(report.tx);
     return absl::OkStatus();
   }
 

@@ -102,9 +102,8 @@ std::string BasisText(const CaseBasis& b) {
   return edn::PrintEdn(*q);
 }
 
-[[nodiscard]] absl::StatusOr<storage::DbView> ViewFor(const Case& c,
-                                                      const CaseStore& cs) {
-  std::shared_ptr<const storage::Db> db = cs.store->Latest();
+[[nodiscard]] absl::StatusOr<storage::DbView> ViewFor(
+    const Case& c, const CaseStore& cs, std::shared_ptr<const storage::Db> db) {
   storage::Basis basis;
   switch (c.basis.kind) {
     case CaseBasis::Kind::kCurrent:
@@ -132,6 +131,36 @@ std::string BasisText(const CaseBasis& b) {
 // Runs the query of `c` on `cs` and checks it. Empty on success, else the
 // failure report (without the case header).
 std::string RunQuery(const Case& c, CaseStore& cs) {
+  // The :with transactions' tempids and tx numbers hold for this case only
+  // (the store is shared by the file's cases with the same data).
+  struct Restore {
+    CaseStore& cs;
+    std::map<std::string, storage::EntityId> tempids = cs.tempids;
+    std::vector<storage::EntityId> tx_ids = cs.tx_ids;
+    ~Restore() {
+      cs.tempids = std::move(tempids);
+      cs.tx_ids = std::move(tx_ids);
+    }
+  } restore{cs};
+  std::shared_ptr<const storage::Db> db = cs.store->Latest();
+  absl::Status with_status;
+  for (size_t i = 0; i < c.with.size() && with_status.ok(); ++i) {
+    absl::StatusOr<EdnValue> resolved = cs.Resolve(c.with[i]);
+    if (!resolved.ok()) return StrCat("  case error: ", Msg(resolved.status()));
+    absl::StatusOr<storage::TxRequest> request = ParseTxData(*resolved);
+    if (!request.ok()) {
+      with_status = request.status();
+      break;
+    }
+    absl::StatusOr<storage::SpeculativeTx> with = db->With(*request);
+    if (!with.ok()) {
+      with_status = with.status();
+      break;
+    }
+    absl::Status recorded = cs.Record(with->report, true);
+    if (!recorded.ok()) return StrCat("  case error: ", Msg(recorded));
+    db = std::move(with->db_after);
+  }
   absl::StatusOr<std::string> text = QueryText(c, cs);
   if (!text.ok()) return StrCat("  case error: ", Msg(text.status()));
   std::string context = StrCat("  query:    ", *text, "\n");
@@ -144,18 +173,28 @@ std::string RunQuery(const Case& c, CaseStore& cs) {
   if (c.basis.kind != CaseBasis::Kind::kCurrent) {
     StrAppend(&context, "  basis:    ", BasisText(c.basis), "\n");
   }
+  if (!c.with.empty()) {
+    StrAppend(&context, "  with:     ",
+              edn::PrintEdnAbbreviated(EdnValue::Vector(c.with), 300), "\n");
+  }
   StrAppend(&context, "  tempids:  ", cs.TempidText(), "\n");
-  absl::StatusOr<storage::DbView> view = ViewFor(c, cs);
+  absl::StatusOr<storage::DbView> view = ViewFor(c, cs, db);
   if (!view.ok()) return StrCat(context, "  case error: ", Msg(view.status()));
 
   // Twice: the second run comes from the plan cache and must match too.
   // Between the two, the columns the first run's reads queued are built
-  // (with eager columns), so that the second reads through them.
-  absl::StatusOr<QueryResult> first =
-      cs.engine.Query(*text, *view, inputs->items());
-  cs.store->WaitForColumns();
-  absl::StatusOr<QueryResult> second =
-      cs.engine.Query(*text, *view, inputs->items());
+  // (with eager columns), so that the second reads through them. A failed
+  // :with transaction is the outcome of both.
+  absl::StatusOr<QueryResult> first = QueryResult();
+  absl::StatusOr<QueryResult> second = QueryResult();
+  if (with_status.ok()) {
+    first = cs.engine.Query(*text, *view, inputs->items());
+    cs.store->WaitForColumns();
+    second = cs.engine.Query(*text, *view, inputs->items());
+  } else {
+    first = with_status;
+    second = with_status;
+  }
 
   if (c.expect_error) {
     StrAppend(&context, "  expected: error ",

@@ -206,7 +206,8 @@ class Client(R.BasisViews):
         self.database = database
         self.basis = basis or R.latest()
 
-    # --- views: with_basis, as_of, since, history, use (R.BasisViews) ---
+    # --- views: with_basis, as_of, since, history, use, with_tx
+    # (R.BasisViews) ---
 
     @property
     def addresses(self) -> List[str]:
@@ -289,11 +290,13 @@ class Client(R.BasisViews):
 
     async def transact(self, tx_data: TxData, *,
                        request_id: Optional[str] = None,
-                       return_datoms: bool = False) -> TxResult:
+                       return_datoms: bool = False,
+                       dry_run: bool = False) -> TxResult:
         req = pb.TransactRequest(database=self.database,
                                  tx_data=tx_edn(tx_data),
                                  request_id=request_id or "",
-                                 return_datoms=return_datoms)
+                                 return_datoms=return_datoms,
+                                 dry_run=dry_run)
         return R.tx_result(await self._write("Transact", req))
 
     async def import_(self, transactions: Iterable[TxData], *,
@@ -325,6 +328,7 @@ class Client(R.BasisViews):
         for x in inputs:
             R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         return QueryStream(self, req, resume_retries)
 
     async def q(self, query: str, *inputs: Any, **kw: Any) -> Any:
@@ -336,6 +340,7 @@ class Client(R.BasisViews):
         req = pb.PullRequest(database=self.database, pattern=pattern)
         R.entity_ref(entity, req.entity)
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         return to_python((await self._read("Pull", req)).result)
 
     async def pull_many(self, pattern: str,
@@ -344,6 +349,7 @@ class Client(R.BasisViews):
         for e in entities:
             R.entity_ref(e, req.entities.add())
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         r = await self._read("PullMany", req)
         return [to_python(v) for v in r.results]
 

@@ -191,7 +191,8 @@ class Client(R.BasisViews):
         self.database = database
         self.basis = basis or R.latest()
 
-    # --- views: with_basis, as_of, since, history, use (R.BasisViews) ---
+    # --- views: with_basis, as_of, since, history, use, with_tx
+    # (R.BasisViews) ---
 
     @property
     def addresses(self) -> List[str]:
@@ -281,15 +282,19 @@ class Client(R.BasisViews):
     # --- writes ------------------------------------------------------
 
     def transact(self, tx_data: TxData, *, request_id: Optional[str] = None,
-                 return_datoms: bool = False) -> TxResult:
+                 return_datoms: bool = False,
+                 dry_run: bool = False) -> TxResult:
         """Commits tx-data, given as EDN text or as Python data (a list of
         entity maps and op lists, see tx.py); returns a TxResult once it is
         durable. With a request_id, a retry returns the original result
-        (replayed) instead of transacting twice."""
+        (replayed) instead of transacting twice. With dry_run, nothing is
+        committed: the result is what the commit would answer (with_tx()
+        queries such a value)."""
         req = pb.TransactRequest(database=self.database,
                                  tx_data=tx_edn(tx_data),
                                  request_id=request_id or "",
-                                 return_datoms=return_datoms)
+                                 return_datoms=return_datoms,
+                                 dry_run=dry_run)
         return R.tx_result(self._write("Transact", req))
 
     def import_(self, transactions: Iterable[TxData], *,
@@ -325,6 +330,7 @@ class Client(R.BasisViews):
         for x in inputs:
             R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         return req
 
     def query(self, query: str, *inputs: Any, limit: int = 0,
@@ -350,6 +356,7 @@ class Client(R.BasisViews):
         req = pb.PullRequest(database=self.database, pattern=pattern)
         R.entity_ref(entity, req.entity)
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         return to_python(self._read("Pull", req).result)
 
     def pull_many(self, pattern: str,
@@ -360,6 +367,7 @@ class Client(R.BasisViews):
         for e in entities:
             R.entity_ref(e, req.entities.add())
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         r = self._read("PullMany", req)
         return [to_python(v) for v in r.results]
 

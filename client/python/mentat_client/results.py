@@ -64,6 +64,8 @@ class BasisViews:
     basis: Basis
     database: str
     _owns_channel: bool
+    # Speculative tx-data every read of this view applies first (with_tx).
+    with_tx_data: List[str] = []
 
     def _view(self: _V, **changes: Any) -> _V:
         view = object.__new__(type(self))
@@ -88,6 +90,16 @@ class BasisViews:
     def use(self: _V, database: str) -> _V:
         """The same connection on another database."""
         return self._view(database=database)
+
+    def with_tx(self: _V, *tx_data: Any) -> _V:
+        """The same connection reading the database as if `tx_data` (each
+        EDN text or Python data, like transact()'s) were transacted on top
+        of it, in order, without committing anything (Datomic's `with`):
+        queries and pulls through the view send them as with_tx_data. A
+        view of a view adds to its transactions."""
+        from .tx import tx_edn
+        return self._view(with_tx_data=list(self.with_tx_data) +
+                          [tx_edn(t) for t in tx_data])
 
 
 class QueryProgress:
@@ -157,13 +169,16 @@ class TxResult:
     # return_datoms was asked for, but the datoms would not fit in one
     # message: read them with tx_range(tx, tx + 1).
     datoms_omitted: bool = False
+    # transact(dry_run=True): nothing was committed.
+    dry_run: bool = False
 
 
 def tx_result(r: Any) -> TxResult:
     return TxResult(r.tx, micros_to_datetime(r.tx_instant_micros),
                     r.basis_before, r.basis_after, dict(r.tempids),
                     r.datom_count, [datom(d) for d in r.datoms],
-                    r.replayed, r.tempids_missing, r.datoms_omitted)
+                    r.replayed, r.tempids_missing, r.datoms_omitted,
+                    r.dry_run)
 
 
 @dataclasses.dataclass

@@ -259,6 +259,41 @@ class ClientTest(unittest.TestCase):
             self.c.use("no-such-db").q("[:find ?e :where [?e :db/ident]]")
         self.assertEqual(err.exception.code, grpc.StatusCode.NOT_FOUND)
 
+    def test_dry_run_and_with_tx(self):
+        c = self.c
+        c.transact('[{:user/email "wit@x.org" :user/name "Wit"}]')
+        name = ('[:find ?n . :where [?e :user/email "wit@x.org"] '
+                '[?e :user/name ?n]]')
+        rename = '[{:db/id "w" :user/email "wit@x.org" :user/name "Witt"}]'
+        dry = c.transact(rename, dry_run=True, return_datoms=True)
+        self.assertTrue(dry.dry_run)
+        self.assertTrue(any(d.added and d.v == "Witt" for d in dry.datoms))
+        self.assertTrue(any(not d.added and d.v == "Wit" for d in dry.datoms))
+        self.assertEqual(c.q(name), "Wit")  # nothing committed
+        # The commit gets the dry run's ids.
+        real = c.transact(rename)
+        self.assertEqual((real.tx, real.tempids), (dry.tx, dry.tempids))
+        c.transact('[[:db/add [:user/email "wit@x.org"] :user/name "Wit"]]')
+
+        w = c.with_tx(rename)
+        self.assertEqual(w.q(name), "Witt")
+        self.assertEqual(
+            w.pull("[:user/name]", (":user/email", "wit@x.org"))[":user/name"],
+            "Witt")
+        self.assertEqual(
+            w.pull_many("[:user/name]", [(":user/email", "wit@x.org")])[0]
+            [":user/name"], "Witt")
+        # A view of a view chains its transactions.
+        gone = w.with_tx(
+            '[[:db/retract [:user/email "wit@x.org"] :user/name "Witt"]]')
+        self.assertIsNone(gone.q(name))
+        self.assertEqual(c.q(name), "Wit")
+        with self.assertRaises(MentatError) as err:
+            c.with_tx('[[:db/add "x" :user/nope 1]]').q(name)
+        self.assertEqual(err.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("with_tx_data[0]", err.exception.details)
+        self.assertIn(":user/nope", err.exception.details)
+
     def test_request_id_replays(self):
         tx = '[{:user/email "dora@x.org" :user/age 7}]'
         a = self.c.transact(tx, request_id="py-dora-1")

@@ -294,18 +294,20 @@ class PingResponse(_message.Message):
     def __init__(self, server_version: _Optional[str] = ...) -> None: ...
 
 class PullManyRequest(_message.Message):
-    __slots__ = ["basis", "database", "entities", "min_basis_tx", "pattern"]
+    __slots__ = ["basis", "database", "entities", "min_basis_tx", "pattern", "with_tx_data"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     ENTITIES_FIELD_NUMBER: _ClassVar[int]
     MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
+    WITH_TX_DATA_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     database: str
     entities: _containers.RepeatedCompositeFieldContainer[EntityRef]
     min_basis_tx: int
     pattern: str
-    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entities: _Optional[_Iterable[_Union[EntityRef, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
+    with_tx_data: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entities: _Optional[_Iterable[_Union[EntityRef, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., min_basis_tx: _Optional[int] = ..., with_tx_data: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PullManyResponse(_message.Message):
     __slots__ = ["basis_tx", "results"]
@@ -316,18 +318,20 @@ class PullManyResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., basis_tx: _Optional[int] = ...) -> None: ...
 
 class PullRequest(_message.Message):
-    __slots__ = ["basis", "database", "entity", "min_basis_tx", "pattern"]
+    __slots__ = ["basis", "database", "entity", "min_basis_tx", "pattern", "with_tx_data"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     ENTITY_FIELD_NUMBER: _ClassVar[int]
     MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     PATTERN_FIELD_NUMBER: _ClassVar[int]
+    WITH_TX_DATA_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     database: str
     entity: EntityRef
     min_basis_tx: int
     pattern: str
-    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entity: _Optional[_Union[EntityRef, _Mapping]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
+    with_tx_data: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, database: _Optional[str] = ..., pattern: _Optional[str] = ..., entity: _Optional[_Union[EntityRef, _Mapping]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., min_basis_tx: _Optional[int] = ..., with_tx_data: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PullResponse(_message.Message):
     __slots__ = ["basis_tx", "result"]
@@ -338,7 +342,7 @@ class PullResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[Value, _Mapping]] = ..., basis_tx: _Optional[int] = ...) -> None: ...
 
 class QueryRequest(_message.Message):
-    __slots__ = ["basis", "batch_rows", "database", "inputs", "limit", "min_basis_tx", "query", "resume_token", "timeout_ms"]
+    __slots__ = ["basis", "batch_rows", "database", "inputs", "limit", "min_basis_tx", "query", "resume_token", "timeout_ms", "with_tx_data"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     BATCH_ROWS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
@@ -348,6 +352,7 @@ class QueryRequest(_message.Message):
     QUERY_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    WITH_TX_DATA_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     batch_rows: int
     database: str
@@ -357,7 +362,8 @@ class QueryRequest(_message.Message):
     query: str
     resume_token: bytes
     timeout_ms: int
-    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., batch_rows: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
+    with_tx_data: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., batch_rows: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ..., with_tx_data: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class QueryResponse(_message.Message):
     __slots__ = ["basis_tx", "columns", "find_kind", "more", "resume_token", "rows", "rows_so_far"]
@@ -528,19 +534,21 @@ class TaggedValue(_message.Message):
     def __init__(self, tag: _Optional[str] = ..., value: _Optional[_Union[Value, _Mapping]] = ...) -> None: ...
 
 class TransactRequest(_message.Message):
-    __slots__ = ["database", "request_id", "return_datoms", "tx_data"]
+    __slots__ = ["database", "dry_run", "request_id", "return_datoms", "tx_data"]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     RETURN_DATOMS_FIELD_NUMBER: _ClassVar[int]
     TX_DATA_FIELD_NUMBER: _ClassVar[int]
     database: str
+    dry_run: bool
     request_id: str
     return_datoms: bool
     tx_data: str
-    def __init__(self, database: _Optional[str] = ..., tx_data: _Optional[str] = ..., request_id: _Optional[str] = ..., return_datoms: bool = ...) -> None: ...
+    def __init__(self, database: _Optional[str] = ..., tx_data: _Optional[str] = ..., request_id: _Optional[str] = ..., return_datoms: bool = ..., dry_run: bool = ...) -> None: ...
 
 class TransactResponse(_message.Message):
-    __slots__ = ["basis_after", "basis_before", "datom_count", "datoms", "datoms_omitted", "replayed", "tempids", "tempids_missing", "tx", "tx_instant_micros"]
+    __slots__ = ["basis_after", "basis_before", "datom_count", "datoms", "datoms_omitted", "dry_run", "replayed", "tempids", "tempids_missing", "tx", "tx_instant_micros"]
     class TempidsEntry(_message.Message):
         __slots__ = ["key", "value"]
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -553,6 +561,7 @@ class TransactResponse(_message.Message):
     DATOMS_FIELD_NUMBER: _ClassVar[int]
     DATOMS_OMITTED_FIELD_NUMBER: _ClassVar[int]
     DATOM_COUNT_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
     REPLAYED_FIELD_NUMBER: _ClassVar[int]
     TEMPIDS_FIELD_NUMBER: _ClassVar[int]
     TEMPIDS_MISSING_FIELD_NUMBER: _ClassVar[int]
@@ -563,12 +572,13 @@ class TransactResponse(_message.Message):
     datom_count: int
     datoms: _containers.RepeatedCompositeFieldContainer[Datom]
     datoms_omitted: bool
+    dry_run: bool
     replayed: bool
     tempids: _containers.ScalarMap[str, int]
     tempids_missing: bool
     tx: int
     tx_instant_micros: int
-    def __init__(self, tx: _Optional[int] = ..., tx_instant_micros: _Optional[int] = ..., basis_before: _Optional[int] = ..., basis_after: _Optional[int] = ..., tempids: _Optional[_Mapping[str, int]] = ..., datom_count: _Optional[int] = ..., datoms: _Optional[_Iterable[_Union[Datom, _Mapping]]] = ..., replayed: bool = ..., tempids_missing: bool = ..., datoms_omitted: bool = ...) -> None: ...
+    def __init__(self, tx: _Optional[int] = ..., tx_instant_micros: _Optional[int] = ..., basis_before: _Optional[int] = ..., basis_after: _Optional[int] = ..., tempids: _Optional[_Mapping[str, int]] = ..., datom_count: _Optional[int] = ..., datoms: _Optional[_Iterable[_Union[Datom, _Mapping]]] = ..., replayed: bool = ..., tempids_missing: bool = ..., datoms_omitted: bool = ..., dry_run: bool = ...) -> None: ...
 
 class Transaction(_message.Message):
     __slots__ = ["continued", "datoms", "tx", "tx_instant_micros"]

@@ -1,6 +1,7 @@
 #ifndef MENTAT_STORAGE_DB_H_
 #define MENTAT_STORAGE_DB_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,6 +14,8 @@
 #include "mentat/storage/keys.h"
 #include "mentat/storage/schema.h"
 #include "mentat/storage/statistics.h"
+#include "mentat/storage/tx_op.h"
+#include "mentat/storage/tx_report.h"
 
 namespace rocksdb {
 class Snapshot;
@@ -23,6 +26,7 @@ namespace mentat::storage {
 namespace internal {
 struct StoreCore;
 class SinceIndex;
+struct SpeculativeLayer;
 }  // namespace internal
 
 // Which database a read sees, relative to a published Db:
@@ -43,6 +47,15 @@ struct Basis {
 };
 
 class DbView;
+class Db;
+
+// What Db::With returns: the transaction's report, as a commit on the same
+// Db would give it (tx id, tempids, datoms; the instant is the clock's at
+// the call), and the database value with the transaction applied.
+struct SpeculativeTx {
+  TxReport report;
+  std::shared_ptr<const Db> db_after;
+};
 
 // An immutable published state of a store: the basis tx, the schema and the
 // statistics as of that tx, and a RocksDB snapshot taken right after it was
@@ -86,6 +99,29 @@ class Db : public std::enable_shared_from_this<Db> {
   // The last tx whose :db/txInstant is <= `micros`, or nullopt if none.
   std::optional<EntityId> TxAtOrBeforeInstant(int64_t micros) const;
 
+  // Speculative transactions (Datomic's `with`): applies `request` to this
+  // value exactly as the transactor would on a commit at this basis
+  // (tempids, upserts, uniqueness, cas, schema changes; the same code), and
+  // returns the report and the resulting value, without writing anything:
+  // no log entry, no listener, nothing replicated, the store's ids and
+  // caches untouched. Runs on the calling thread, reading this Db's
+  // snapshot; the transactor never waits for it. The value's basis_tx is
+  // the transaction's id; its views read this Db plus the transaction's
+  // datoms in every basis (as_of before it reads this Db); it has no
+  // columns (EntityColumnOf is null); the log (tx_log.h) holds committed
+  // transactions only. Chains: With on a speculative value applies on top
+  // of it. Errors: those of a commit (InvalidArgument, FailedPrecondition
+  // for uniqueness and cas, NotFound), Unavailable or DataLoss on reads.
+  [[nodiscard]] absl::StatusOr<SpeculativeTx> With(
+      const TxRequest& request) const;
+
+  // True for a value made by With (not committed).
+  bool speculative() const { return layer_ != nullptr; }
+  // The value a speculative one applied on (null for a committed one).
+  const std::shared_ptr<const Db>& parent() const { return parent_; }
+  // The speculative transaction's changes (null for a committed value).
+  const internal::SpeculativeLayer* layer() const { return layer_.get(); }
+
   const internal::StoreCore& core() const { return *core_; }
   const rocksdb::Snapshot* snapshot() const { return snapshot_.get(); }
 
@@ -96,6 +132,12 @@ class Db : public std::enable_shared_from_this<Db> {
   int64_t basis_tx_instant_;
   std::shared_ptr<const Schema> schema_;
   std::shared_ptr<const Statistics> stats_;
+  // Speculative values only (With).
+  std::shared_ptr<const Db> parent_;
+  std::shared_ptr<const internal::SpeculativeLayer> layer_;
+  // The partition counters after the speculative transaction, so that a
+  // With on this value allocates past them.
+  std::array<int64_t, 5> next_counter_{};
 };
 
 // A Db read at one basis. Cheap to copy; holds the Db alive. Copies share
@@ -139,6 +181,9 @@ class DbView {
   std::shared_ptr<const Db> db_;
   Basis basis_;
   std::shared_ptr<SinceState> since_;
+  // For a speculative Db: the view of its parent at the same basis, which
+  // its cursors read under the layer.
+  std::shared_ptr<const DbView> parent_view_;
 };
 
 }  // namespace mentat::storage
