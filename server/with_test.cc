@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "test_support.h"
+#include "with_tx_data.h"
 
 namespace mentat::server::testing {
 namespace {
@@ -210,6 +211,14 @@ TEST_CASE("server: with_tx_data that fails names its entry") {
                 {R"([[:db/add [:person/name "Bob"] :person/name "Ann"]])"});
   CHECK(q.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
   CHECK(q.status.error_message().find("unique conflict") != std::string::npos);
+
+  // Each entry is a layer every read merges: their number is bounded.
+  q = QueryWith(t, query, std::vector<std::string>(kMaxWithTxData + 1, "[]"));
+  CHECK(q.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(q.status.error_message().find("at most 256") != std::string::npos);
+  q = QueryWith(t, query, std::vector<std::string>(kMaxWithTxData, "[]"));
+  CHECK_MESSAGE(q.status.ok(), StatusText(q.status));
+  CHECK(q.rows.size() == 2);
 
   pb::PullRequest pull;
   pull.set_pattern("[*]");

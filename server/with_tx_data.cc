@@ -9,6 +9,11 @@ namespace mentat::server {
 absl::StatusOr<std::shared_ptr<const storage::Db>> ApplyWithTxData(
     std::shared_ptr<const storage::Db> db, const WithTxData& with) {
   if (with.empty()) return db;
+  if (with.entries->size() > kMaxWithTxData) {
+    return absl::InvalidArgumentError(StrCat(
+        "with_tx_data holds ", with.entries->size(), " transactions; at most ",
+        kMaxWithTxData, " are applied per request (join them into fewer)"));
+  }
   for (int i = 0; i < with.entries->size(); ++i) {
     auto where = [i](const absl::Status& s) {
       return absl::Status(s.code(),

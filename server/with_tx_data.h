@@ -21,7 +21,12 @@ struct WithTxData {
   bool empty() const { return entries == nullptr || entries->empty(); }
 };
 
-// `db` with every entry of `with` applied, in order. Errors are those of
+// The most entries a request's with_tx_data may hold: each is a layer
+// every read of the request merges (and a level of the views' chain).
+inline constexpr int kMaxWithTxData = 256;
+
+// `db` with every entry of `with` applied, in order. InvalidArgument for
+// more than kMaxWithTxData entries. Other errors are those of
 // Transact for the same tx-data (InvalidArgument for syntax, unknown
 // attributes, types; FailedPrecondition for uniqueness and cas), with the
 // message starting "with_tx_data[i]: " (i from 0). Any thread; reads `db`.

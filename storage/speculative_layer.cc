@@ -58,15 +58,21 @@ class LayerCursor final : public DatomCursor {
  private:
   // Whether the layer's entry at it_ is a datom of this view.
   bool Shows() const {
+    const bool asserted = it_->second == LayerOp::kAsserted;
     switch (mode_) {
       case LayerMode::kCurrent:
-        return it_->second;
+        return asserted;
       case LayerMode::kSince:
-        return it_->second && tx_ > since_t_;
+        return asserted && tx_ > since_t_;
       case LayerMode::kHistory:
-        return true;
+        return it_->second != LayerOp::kRetractedNoHistory;
     }
     return false;
+  }
+  // Whether the base's datoms of the key at it_ are left out.
+  bool HidesBase() const {
+    return mode_ != LayerMode::kHistory ||
+           it_->second == LayerOp::kRetractedNoHistory;
   }
 
   void Settle() {
@@ -82,7 +88,7 @@ class LayerCursor final : public DatomCursor {
         // History shows the base's datoms of a key before the layer's
         // (later) one; the other modes replace or hide them.
         if (!layer_valid || base_key < it_->first ||
-            (mode_ == LayerMode::kHistory && base_key == it_->first)) {
+            (base_key == it_->first && !HidesBase())) {
           from_base_ = true;
           valid_ = true;
           return;
@@ -102,7 +108,7 @@ class LayerCursor final : public DatomCursor {
         return;
       }
       datom_.tx = tx_;
-      datom_.added = it_->second;
+      datom_.added = it_->second == LayerOp::kAsserted;
       from_base_ = false;
       valid_ = true;
       return;
@@ -110,12 +116,12 @@ class LayerCursor final : public DatomCursor {
   }
 
   std::unique_ptr<DatomCursor> base_;
-  const absl::btree_map<std::string, bool, std::less<>>& keys_;
+  const SpeculativeLayer::Keys& keys_;
   EntityId tx_;
   IndexOrder order_;
   LayerMode mode_;
   EntityId since_t_;
-  absl::btree_map<std::string, bool, std::less<>>::const_iterator it_;
+  SpeculativeLayer::Keys::const_iterator it_;
   std::string prefix_;
   Datom datom_;
   bool valid_ = false;
@@ -141,20 +147,30 @@ void SpeculativeBatch::PutCurrent(IndexOrder order, std::string_view key,
                                   EntityId tx) {
   layer_->tx = tx;
   layer_->keys[static_cast<int>(order)].insert_or_assign(std::string(key),
-                                                         true);
+                                                         LayerOp::kAsserted);
 }
 
 void SpeculativeBatch::DeleteCurrent(IndexOrder order, std::string_view key) {
-  layer_->keys[static_cast<int>(order)].insert_or_assign(std::string(key),
-                                                         false);
+  // No history until PutRaw writes the retraction's history key.
+  layer_->keys[static_cast<int>(order)].insert_or_assign(
+      std::string(key), LayerOp::kRetractedNoHistory);
 }
 
 void SpeculativeBatch::PutRaw(Cf cf, std::string_view key,
                               std::string_view value) {
   (void)value;
   // Postings are kept so that a fulltext search of the speculative Db
-  // finds the values it asserted; history, log and meta are not needed.
-  if (cf == Cf::kFulltext) layer_->postings.emplace(key);
+  // finds the values it asserted; log and meta are not needed.
+  if (cf == Cf::kFulltext) {
+    layer_->postings.emplace(key);
+    return;
+  }
+  for (int o = 0; o < 4; ++o) {
+    // A history key is the retracted datom's key and its asserting tx.
+    if (cf != HistoryCf(static_cast<IndexOrder>(o)) || key.size() < 8) continue;
+    auto it = layer_->keys[o].find(key.substr(0, key.size() - 8));
+    if (it != layer_->keys[o].end()) it->second = LayerOp::kRetracted;
+  }
 }
 
 absl::StatusOr<std::optional<EntityId>> SpeculativeBatch::Get(
@@ -162,7 +178,7 @@ absl::StatusOr<std::optional<EntityId>> SpeculativeBatch::Get(
   const auto& own = layer_->keys[static_cast<int>(order)];
   auto it = own.find(key);
   if (it != own.end()) {
-    if (!it->second) return std::optional<EntityId>();
+    if (it->second != LayerOp::kAsserted) return std::optional<EntityId>();
     return std::optional<EntityId>(layer_->tx);
   }
   std::unique_ptr<DatomCursor> cursor = parent_.NewCursor(order);

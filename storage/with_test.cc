@@ -77,9 +77,13 @@ std::unique_ptr<Store> PeopleStore(const TempDir& dir, EntityId* alice,
       Attr("person/email", "db.type/string", false, "db.unique/identity");
   for (auto& ops : {Attr("person/name", "db.type/string"),
                     Attr("person/friend", "db.type/ref", true),
-                    Attr("person/tag", "db.type/keyword", true)}) {
+                    Attr("person/tag", "db.type/keyword", true),
+                    Attr("person/seen", "db.type/long")}) {
     schema.insert(schema.end(), ops.begin(), ops.end());
   }
+  // History keeps nothing of it: a speculative history must not either.
+  schema.push_back(
+      Add(E("attr-person/seen"), "db/noHistory", Value::Boolean(true)));
   Commit(*store, std::move(schema));
   auto report =
       store
@@ -88,7 +92,8 @@ std::unique_ptr<Store> PeopleStore(const TempDir& dir, EntityId* alice,
                          Add(E("b"), "person/email", Value::String("bob@x")),
                          Add(E("b"), "person/name", Value::String("Bob")),
                          AddRef(E("a"), "person/friend", E("b")),
-                         Add(E("a"), "person/tag", Value::Keyword("admin"))}))
+                         Add(E("a"), "person/tag", Value::Keyword("admin")),
+                         Add(E("a"), "person/seen", Value::Long(1))}))
           .get();
   REQUIRE(report.ok());
   *alice = report->tempids.at("a");
@@ -97,7 +102,8 @@ std::unique_ptr<Store> PeopleStore(const TempDir& dir, EntityId* alice,
 }
 
 // Tx-data touching every kind of change: an upsert, a new entity with a
-// ref, a cardinality-one replacement, a retraction, a retracted ref.
+// ref, a cardinality-one replacement (one of a :db/noHistory attribute), a
+// retraction, a retracted ref.
 TxRequest MixedTx(EntityId alice, EntityId bob) {
   return Tx({Add(E("u"), "person/email", Value::String("alice@x")),
              Add(E("u"), "person/name", Value::String("Alice B.")),
@@ -105,6 +111,7 @@ TxRequest MixedTx(EntityId alice, EntityId bob) {
              AddRef(E("c"), "person/friend", E(alice)),
              Retract(E(alice), "person/tag", Value::Keyword("admin")),
              Add(E(alice), "person/tag", Value::Keyword("owner")),
+             Add(E(alice), "person/seen", Value::Long(2)),
              RetractEntity(E(bob))});
 }
 

@@ -21,13 +21,22 @@
 
 namespace mentat::storage::internal {
 
+// What a speculative transaction did to one key of the current indexes.
+enum class LayerOp : uint8_t {
+  kAsserted,
+  kRetracted,
+  // Retracted, of a :db/noHistory attribute: history keeps nothing of it.
+  kRetractedNoHistory,
+};
+
 // The changes of one speculative transaction to the current indexes of
 // the Db it applied on (its parent): per index order, the keys it asserted
-// (true) and retracted (false), all at tx `tx`; and the fulltext postings
-// it would have written. Immutable once built; shared by the Db.
+// and retracted, all at tx `tx`; and the fulltext postings it would have
+// written. Immutable once built; shared by the Db.
 struct SpeculativeLayer {
+  using Keys = absl::btree_map<std::string, LayerOp, std::less<>>;
   EntityId tx = 0;
-  std::array<absl::btree_map<std::string, bool, std::less<>>, 4> keys;
+  std::array<Keys, 4> keys;
   absl::btree_set<std::string, std::less<>> postings;
 };
 
@@ -36,7 +45,8 @@ struct SpeculativeLayer {
 // speculative Db) merged with the transaction's own writes, and keeps the
 // writes in a SpeculativeLayer instead of writing anything. History, log
 // and meta writes are dropped (a speculative Db reads history through its
-// parent plus the layer). Any thread; one thread at a time.
+// parent plus the layer; a history write only tells that a retraction's
+// history is kept). Any thread; one thread at a time.
 class SpeculativeBatch final : public TxBatch {
  public:
   explicit SpeculativeBatch(DbView parent);
@@ -65,7 +75,9 @@ enum class LayerMode : uint8_t {
   kCurrent,
   kSince,
   // Every base datom, then per key the layer's assertion or retraction
-  // (its tx is later than all of the base's).
+  // (its tx is later than all of the base's); a retraction of a
+  // :db/noHistory attribute hides the key's base datoms instead, as its
+  // commit would leave no history of them.
   kHistory,
 };
 

@@ -87,6 +87,25 @@ class AioTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn(":user/age", await self.c.explain(
             "[:find ?e :where [?e :user/age 3]]"))
 
+    async def test_dry_run_and_with_tx(self):
+        tx = [{":db/id": "w", ":user/email": "with@x.org", ":user/age": 7}]
+        dry = await self.c.transact(tx, dry_run=True)
+        self.assertTrue(dry.dry_run)
+        age = ('[:find ?a . :where [?e :user/email "with@x.org"] '
+               '[?e :user/age ?a]]')
+        self.assertIsNone(await self.c.q(age))
+        w = self.c.with_tx(tx)
+        self.assertEqual(await w.q(age), 7)
+        self.assertEqual(await w.pull("[:user/age]",
+                                      (":user/email", "with@x.org")),
+                         {":user/age": 7})
+        self.assertEqual(await w.pull_many(
+            "[:user/age]", [(":user/email", "with@x.org")]),
+            [{":user/age": 7}])
+        self.assertEqual(await w.with_tx(
+            '[[:db/add [:user/email "with@x.org"] :user/age 8]]').q(age), 8)
+        self.assertIsNone(await self.c.q(age))
+
     async def test_datoms_and_log_streams(self):
         r = await self.c.transact([{":db/id": "d", ":user/email": "d@x.org",
                                     ":user/age": 5001}])
