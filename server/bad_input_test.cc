@@ -218,6 +218,61 @@ TEST_CASE("bad input: fulltext") {
   CHECK(again.rows.size() == 1);
 }
 
+TEST_CASE("bad input: composite tuples") {
+  TestServer t;
+  Transact(t, R"([{:db/ident :reg/course :db/valueType :db.type/string
+                   :db/cardinality :db.cardinality/one}
+                  {:db/ident :reg/student :db/valueType :db.type/string
+                   :db/cardinality :db.cardinality/one}
+                  {:db/ident :reg/tags :db/valueType :db.type/string
+                   :db/cardinality :db.cardinality/many}
+                  {:db/ident :reg/course+student :db/valueType :db.type/tuple
+                   :db/tupleAttrs [:reg/course :reg/student]
+                   :db/cardinality :db.cardinality/one
+                   :db/unique :db.unique/identity}])");
+  Transact(t, R"([{:reg/course "math" :reg/student "ann"}])");
+  const std::string q =
+      "[:find ?t . :where [?e :reg/student \"ann\"] "
+      "[?e :reg/course+student ?t]]";
+  // The transactor made the composite; it arrives as a list.
+  auto composite_is = [&](const std::string& course) {
+    QueryOutcome found = Query(t, q);
+    REQUIRE_MESSAGE(found.status.ok(), StatusText(found.status));
+    REQUIRE(found.rows.size() == 1);
+    const pb::ValueList& list = found.rows[0].values(0).list();
+    REQUIRE(list.values_size() == 2);
+    CHECK(list.values(0).string_value() == course);
+    CHECK(list.values(1).string_value() == "ann");
+  };
+  composite_is("math");
+
+  Expect("a composite value its members do not make",
+         TransactStatus(t,
+                        "[[:db/add [:reg/course+student [\"math\" \"ann\"]] "
+                        ":reg/course+student [\"art\" \"ann\"]]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "the transactor maintains");
+  Expect("a retraction of a composite",
+         TransactStatus(t,
+                        "[[:db/retract [:reg/course+student [\"math\" "
+                        "\"ann\"]] :reg/course+student [\"math\" \"ann\"]]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "cannot retract it");
+  Expect("a second entity making a unique composite",
+         TransactStatus(t, R"([{:reg/course "math" :reg/student "ann"}])"),
+         grpc::StatusCode::FAILED_PRECONDITION, ":reg/course+student");
+  Expect("a composite over a cardinality-many member",
+         TransactStatus(t, R"([{:db/ident :reg/course+tags
+                                :db/valueType :db.type/tuple
+                                :db/tupleAttrs [:reg/course :reg/tags]
+                                :db/cardinality :db.cardinality/one}])"),
+         grpc::StatusCode::INVALID_ARGUMENT, ":reg/tags, of cardinality many");
+  // Nothing refused was committed; a member's change goes through.
+  composite_is("math");
+  Transact(t,
+           R"([[:db/add [:reg/course+student ["math" "ann"]] :reg/course
+                "art"]])");
+  composite_is("art");
+}
+
 TEST_CASE("bad input: transactions") {
   TestServer t;
   Transact(t, kPeopleSchema);

@@ -1,5 +1,6 @@
 #include "mentat/storage/schema.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -300,16 +301,41 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
     auto it = schema->attributes_.find(e);
     if (it == schema->attributes_.end()) continue;
     Attribute& attr = it->second;
+    attr.tuple_attr_idents = names;
     for (const std::string& n : names) {
       const Attribute* member = schema->FindAttribute(n);
+      std::string problem;
       if (member == nullptr) {
-        attr.tuple_error =
-            StrCat(":db/tupleAttrs names :", n, ", which is no attribute");
+        problem = "which is no attribute";
+      } else if (member->type == ValueType::kTuple) {
+        problem = "a tuple attribute (members are scalars)";
+      } else if (member->many()) {
+        problem = "of cardinality many (members hold one value)";
+      } else if (std::find(attr.tuple_attrs.begin(), attr.tuple_attrs.end(),
+                           member->id) != attr.tuple_attrs.end()) {
+        problem = "twice";
+      }
+      if (!problem.empty()) {
+        attr.tuple_error = StrCat(":db/tupleAttrs names :", n, ", ", problem);
         attr.tuple_attrs.clear();
+        attr.tuple_types.clear();
         break;
       }
       attr.tuple_attrs.push_back(member->id);
+      attr.tuple_types.push_back(member->type);
     }
+  }
+  // The reverse of tuple_attrs, for the transactor. Only usable
+  // composites: one with an error is refused before it is installed.
+  std::vector<std::pair<EntityId, EntityId>> member_of;  // (member, composite)
+  for (const auto& [e, attr] : schema->attributes_) {
+    if (!attr.is_composite() || !attr.tuple_error.empty()) continue;
+    for (EntityId m : attr.tuple_attrs) member_of.emplace_back(m, e);
+  }
+  std::sort(member_of.begin(), member_of.end());
+  for (const auto& [m, e] : member_of) {
+    auto it = schema->attributes_.find(m);
+    if (it != schema->attributes_.end()) it->second.composites.push_back(e);
   }
   return std::shared_ptr<const Schema>(std::move(schema));
 }

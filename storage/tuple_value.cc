@@ -113,6 +113,14 @@ absl::Status DecodeTupleElements(std::string_view body,
 }
 
 std::string TupleSpecText(const Attribute& attr) {
+  if (attr.is_composite()) {
+    std::string s = ":db/tupleAttrs [";
+    for (size_t i = 0; i < attr.tuple_attr_idents.size(); ++i) {
+      StrAppend(&s, i > 0 ? " :" : ":", attr.tuple_attr_idents[i]);
+    }
+    s.push_back(']');
+    return s;
+  }
   if (attr.tuple_homogeneous && !attr.tuple_types.empty()) {
     return StrCat(":db/tupleType ", ValueTypeIdent(attr.tuple_types[0]));
   }
@@ -140,11 +148,9 @@ absl::StatusOr<Value> CheckTupleValue(const Attribute& attr,
   }
   const std::string shown = ElementsText(elements);
   if (attr.tuple_types.empty()) {
+    // Only an attribute whose definition was refused has none.
     return absl::InvalidArgumentError(
-        StrCat(":", attr.ident,
-               " is a composite tuple (:db/tupleAttrs): the "
-               "transactor maintains it, tx-data cannot write ",
-               shown));
+        StrCat(":", attr.ident, " has no usable tuple definition"));
   }
   const size_t n = elements.size();
   if (attr.tuple_homogeneous) {
@@ -200,13 +206,6 @@ absl::Status CheckTupleSpec(const Attribute& attr) {
         "(heterogeneous) and :db/tupleAttrs (composite); it has ",
         given));
   }
-  if (attr.tuple_spec & kTupleSpecAttrs) {
-    // The transactor does not maintain composite tuples yet: refused
-    // rather than installed and left empty.
-    return absl::InvalidArgumentError(
-        StrCat(":", attr.ident,
-               ": composite tuples (:db/tupleAttrs) are not supported yet"));
-  }
   if (!attr.tuple_error.empty()) {
     return absl::InvalidArgumentError(
         StrCat(":", attr.ident, ": ", attr.tuple_error));
@@ -219,12 +218,18 @@ absl::Status CheckTupleSpec(const Attribute& attr) {
                  "; a tuple has ", kMinTupleSize, " to ", kMaxTupleSize));
     }
   }
-  if (attr.tuple_spec & kTupleSpecAttrs) {
+  if (attr.is_composite()) {
     const size_t n = attr.tuple_attrs.size();
     if (n < kMinTupleSize || n > kMaxTupleSize) {
       return absl::InvalidArgumentError(StrCat(
           ":", attr.ident, ": :db/tupleAttrs names ", Count(n, "attribute"),
           "; a composite tuple has ", kMinTupleSize, " to ", kMaxTupleSize));
+    }
+    // One value per entity, computed from the members' one values.
+    if (attr.many()) {
+      return absl::InvalidArgumentError(
+          StrCat(":", attr.ident,
+                 ": a composite tuple (:db/tupleAttrs) is cardinality one"));
     }
   }
   for (ValueType t : attr.tuple_types) {

@@ -15,17 +15,6 @@
 namespace mentat::storage::internal {
 namespace {
 
-// Markers in datom_index_ for datoms the transaction touched but did not
-// write: a redundant assertion, or a retraction of a datom that is absent.
-constexpr size_t kRedundantAssert = static_cast<size_t>(-1);
-constexpr size_t kAbsentRetract = static_cast<size_t>(-2);
-
-std::string DatomKey(EntityId e, EntityId a, const Value& v) {
-  std::string key;
-  EavtKey::Encode(e, a, v, &key);
-  return key;
-}
-
 int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -37,6 +26,12 @@ constexpr int kMaxComponentDepth = 1000;
 
 }  // namespace
 
+std::string TxApplier::DatomKey(EntityId e, EntityId a, const Value& v) {
+  std::string key;
+  EavtKey::Encode(e, a, v, &key);
+  return key;
+}
+
 absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
                                           StatsDelta* delta) {
   start_counter_ = state_->next_counter;
@@ -46,6 +41,7 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   if (s.ok()) s = ResolveTempIds();
   if (s.ok()) s = CheckNested();
   if (s.ok()) s = BuildDatoms();
+  if (s.ok()) s = MaintainComposites();
   if (s.ok()) s = CheckSystemWrites();
   if (s.ok()) s = CheckUniqueness();
   if (s.ok()) s = CheckSchemaChanges();

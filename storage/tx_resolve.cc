@@ -325,6 +325,18 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        SystemAttributeMessage(*attr));
       }
+      if (attr->is_composite() && op.kind != TxOp::Kind::kAdd) {
+        // The transactor retracts a composite when its members are gone;
+        // an assertion is checked against the members (tx_composite.cc).
+        return OpError(
+            absl::StatusCode::kInvalidArgument, &op,
+            StrCat(":", attr->ident, " is a composite tuple (",
+                   TupleSpecText(*attr),
+                   ") that the transactor maintains: tx-data "
+                   "cannot ",
+                   op.kind == TxOp::Kind::kCas ? "compare-and-swap" : "retract",
+                   " it; change its members instead"));
+      }
       o.attr = attr;
       if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
           IsSchemaAttribute(attr->id)) {

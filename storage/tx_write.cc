@@ -110,6 +110,22 @@ absl::Status TxApplier::CheckSchemaChanges() {
       continue;
     }
     const Value& v = p.datom.v;
+    if (existing != nullptr && !existing->composites.empty() &&
+        ((a == ids::kDbIdent && v.text() != existing->ident) ||
+         (a == ids::kDbCardinality && v.as_ref() == ids::kDbCardinalityMany))) {
+      // A composite names its members by ident and holds one value of
+      // each.
+      const Attribute* composite =
+          schema.FindAttribute(existing->composites.front());
+      return OpError(
+          absl::StatusCode::kInvalidArgument, p.source,
+          StrCat("cannot ",
+                 a == ids::kDbIdent ? "rename" : "make cardinality many",
+                 " attribute :", existing->ident,
+                 ": it is a member of composite tuple :",
+                 composite != nullptr ? composite->ident : std::string("?"),
+                 " (:db/tupleAttrs)"));
+    }
     switch (a) {
       case ids::kDbFulltext:
         if (existing != nullptr && existing->fulltext != v.as_bool()) {

@@ -131,6 +131,15 @@ class TxApplier {
                                            const Value& v, const TxOp* source);
   [[nodiscard]] absl::Status RetractEntity(EntityId e, const TxOp* source,
                                            int depth);
+  // tx_composite.cc: after BuildDatoms, the assertions and retractions
+  // that bring every composite tuple (:db/tupleAttrs) of an entity whose
+  // members the transaction touched up to date; refuses a composite value
+  // tx-data gives that is not the one its members make.
+  [[nodiscard]] absl::Status MaintainComposites();
+  // The current value of cardinality-one `member` of `e` once this
+  // transaction's datoms apply (nullopt: none).
+  [[nodiscard]] absl::StatusOr<std::optional<Value>> ValueAfter(
+      EntityId e, const Attribute& member);
   [[nodiscard]] absl::Status CheckUniqueness();
   [[nodiscard]] absl::Status CheckSystemWrites();
   [[nodiscard]] absl::Status CheckSchemaChanges();
@@ -166,6 +175,13 @@ class TxApplier {
     const TxOp* source = nullptr;
   };
   std::vector<PendingDatom> datoms_;
+  // Markers in datom_index_ and card_one_index_ for datoms the
+  // transaction touched but did not write: a redundant assertion, or a
+  // retraction of a datom that is absent.
+  static constexpr size_t kRedundantAssert = static_cast<size_t>(-1);
+  static constexpr size_t kAbsentRetract = static_cast<size_t>(-2);
+  // The key of datom_index_ (an EAVT key).
+  static std::string DatomKey(EntityId e, EntityId a, const Value& v);
   // (e, a, encoded v) -> index into datoms_, to find duplicates and
   // conflicts; (e, a) -> asserted value index for cardinality one.
   absl::flat_hash_map<std::string, size_t> datom_index_;

@@ -41,17 +41,23 @@ struct Attribute {
   std::string doc;
   // :db.type/tuple: the element types, one per position (:db/tupleTypes)
   // or, with tuple_homogeneous, one for every position (:db/tupleType);
-  // for a composite tuple (:db/tupleAttrs) the member attributes, in
-  // order. tuple_error says why a definition is unusable (an unknown type
-  // ident); CheckTupleSpec refuses it when it is installed.
+  // for a composite tuple (:db/tupleAttrs) the member attributes in
+  // order, their idents, and their types as tuple_types. tuple_error says
+  // why a definition is unusable (an unknown type ident, a member that is
+  // no attribute); CheckTupleSpec refuses it when it is installed.
   uint8_t tuple_spec = 0;
   std::vector<ValueType> tuple_types;
   bool tuple_homogeneous = false;
   std::vector<EntityId> tuple_attrs;
+  std::vector<std::string> tuple_attr_idents;
   std::string tuple_error;
+  // The composite tuple attributes this attribute is a member of: the
+  // transactor recomputes them on every change of this attribute.
+  std::vector<EntityId> composites;
 
   bool many() const { return cardinality == Cardinality::kMany; }
   bool is_ref() const { return type == ValueType::kRef; }
+  bool is_composite() const { return (tuple_spec & kTupleSpecAttrs) != 0; }
 };
 
 // True for an ident ("ns/name", no colon) in the system namespace, `mentat`
@@ -66,16 +72,17 @@ bool IsValueTypeEntity(EntityId e);
 
 // Tuple attributes (tuple_value.cc). CheckTupleSpec: InvalidArgument for
 // an attribute whose tuple definition cannot be used (none or two of the
-// three, 1 or 9 types, an unknown type, a tuple spec on a non-tuple).
+// three, 1 or 9 types, an unknown type, a tuple spec on a non-tuple; a
+// composite of cardinality many, or whose members are not 2 to 8
+// distinct cardinality-one attributes that are not tuples).
 [[nodiscard]] absl::Status CheckTupleSpec(const Attribute& attr);
 // ":db/tupleTypes [:db.type/string :db.type/long]", for messages.
 std::string TupleSpecText(const Attribute& attr);
 // `tuple` (built from tx-data with the elements' own types) as a value of
 // `attr`: arity and each element's type checked, longs coerced as for
-// scalars (a long for a double element is stored as a double).
-// InvalidArgument names the attribute, the position and the type it
-// takes; composite tuples (:db/tupleAttrs) are refused, since the
-// transactor maintains them.
+// scalars (a long for a double element is stored as a double). A
+// composite's elements take its members' types. InvalidArgument names
+// the attribute, the position and the type it takes.
 [[nodiscard]] absl::StatusOr<Value> CheckTupleValue(const Attribute& attr,
                                                     const Value& tuple);
 
