@@ -6,6 +6,7 @@
 #include "internal/coding.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
+#include "internal/rocks_status.h"
 #include "internal/speculative_layer.h"
 #include "internal/store_core.h"
 #include "internal/tx_applier.h"
@@ -15,13 +16,6 @@
 
 namespace mentat::storage {
 namespace {
-
-[[nodiscard]] absl::Status FromRocks(const rocksdb::Status& s,
-                                     std::string_view what) {
-  const std::string message = StrCat(what, ": ", s.ToString());
-  return s.IsCorruption() ? absl::DataLossError(message)
-                          : absl::UnavailableError(message);
-}
 
 // The partition counters after a committed Db's basis transaction, as its
 // snapshot holds them: the counters in the basis's log entry (every entry
@@ -39,7 +33,8 @@ namespace {
     const std::string key = internal::MetaPartitionKey(p);
     rocksdb::Status s =
         core.db->Get(ro, core.cf(internal::Cf::kMeta), key, &value);
-    if (!s.ok()) return FromRocks(s, "reading the partition counters");
+    if (!s.ok())
+      return internal::ReadFailure(s, "reading the partition counters");
     if (value.size() != 8) {
       return absl::DataLossError("a partition counter in meta is malformed");
     }
@@ -50,7 +45,7 @@ namespace {
       ro, core.cf(internal::Cf::kLog),
       internal::Fixed64BE(static_cast<uint64_t>(db.basis_tx())), &entry);
   if (s.IsNotFound()) return absl::OkStatus();  // the bootstrap basis
-  if (!s.ok()) return FromRocks(s, "reading the basis's log entry");
+  if (!s.ok()) return internal::ReadFailure(s, "reading the basis's log entry");
   internal::LogEntryHeader header;
   absl::Status h =
       internal::DecodeLogEntryHeader(db.basis_tx(), entry, &header);

@@ -33,6 +33,15 @@ bool IsDiskFull(const rocksdb::Status& s) {
   return absl::UnavailableError(StrCat(what, " failed: ", s.ToString()));
 }
 
+[[nodiscard]] absl::Status ReadFailure(const rocksdb::Status& s,
+                                       std::string_view what) {
+  if (s.ok()) return absl::OkStatus();
+  if (s.IsCorruption()) {
+    return absl::DataLossError(StrCat(what, ": ", s.ToString()));
+  }
+  return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
+}
+
 [[nodiscard]] absl::Status ImportFailure(const rocksdb::Status& s,
                                          std::string_view what,
                                          std::string_view dir) {

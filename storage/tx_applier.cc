@@ -148,16 +148,13 @@ absl::Status TxApplier::BuildDatoms() {
         s = RetractEntity(e, o.source, 0);
         break;
       case TxOp::Kind::kCas: {
-        std::optional<Value> current;
-        if (!IsFresh(e)) {
-          std::string prefix;
-          EavtKey::EncodePrefix(e, o.attr->id, &prefix);
-          s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
-            current = d.v;
-            return false;
-          });
-          if (!s.ok()) break;
+        absl::StatusOr<std::optional<Value>> before =
+            ValueBefore(e, o.attr->id);
+        if (!before.ok()) {
+          s = before.status();
+          break;
         }
+        const std::optional<Value>& current = *before;
         const bool matches =
             o.old_is_nil ? !current.has_value()
                          : current.has_value() && *current == ValueOf(o.old);
@@ -178,6 +175,20 @@ absl::Status TxApplier::BuildDatoms() {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Value>> TxApplier::ValueBefore(EntityId e,
+                                                            EntityId a) {
+  std::optional<Value> current;
+  if (IsFresh(e)) return current;
+  std::string prefix;
+  EavtKey::EncodePrefix(e, a, &prefix);
+  absl::Status s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
+    current = d.v;
+    return false;
+  });
+  if (!s.ok()) return s;
+  return current;
 }
 
 absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,

@@ -30,17 +30,10 @@ absl::StatusOr<std::optional<Value>> TxApplier::ValueAfter(
       asserted->second != kRedundantAssert) {
     return datoms_[asserted->second].datom.v;
   }
-  if (IsFresh(e)) return std::nullopt;
-  // The batch does not hold this transaction's writes yet: this is the
-  // value before it.
-  std::optional<Value> current;
-  std::string prefix;
-  EavtKey::EncodePrefix(e, member.id, &prefix);
-  absl::Status s = group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
-    current = d.v;
-    return false;
-  });
-  if (!s.ok()) return s;
+  // The batch does not hold this transaction's writes yet.
+  absl::StatusOr<std::optional<Value>> before = ValueBefore(e, member.id);
+  if (!before.ok()) return before.status();
+  const std::optional<Value>& current = *before;
   if (!current.has_value()) return std::nullopt;
   auto r = datom_index_.find(DatomKey(e, member.id, *current));
   const bool retracted_here =
@@ -106,17 +99,9 @@ absl::Status TxApplier::MaintainComposites() {
     std::optional<Value> next;
     if (any) next = MakeTuple(elements);
 
-    std::optional<Value> before;
-    if (!IsFresh(t.e)) {
-      std::string prefix;
-      EavtKey::EncodePrefix(t.e, composite.id, &prefix);
-      absl::Status s =
-          group_->Scan(IndexOrder::kEavt, prefix, [&](const Datom& d) {
-            before = d.v;
-            return false;
-          });
-      if (!s.ok()) return s;
-    }
+    absl::StatusOr<std::optional<Value>> was = ValueBefore(t.e, composite.id);
+    if (!was.ok()) return was.status();
+    const std::optional<Value>& before = *was;
 
     // A value tx-data gave (to upsert through a unique composite) stands
     // only if it is the one the members make.

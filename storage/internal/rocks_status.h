@@ -20,6 +20,12 @@ namespace mentat::storage::internal {
                                         std::string_view what,
                                         std::string_view dir);
 
+// The status of `what` (a phrase such as "reading the basis's log entry")
+// that failed with `s` while reading: corruption is DataLoss, any other
+// failure Unavailable, "WHAT: ...". OK for an OK `s`.
+[[nodiscard]] absl::Status ReadFailure(const rocksdb::Status& s,
+                                       std::string_view what);
+
 // The status of a bulk import's `what` that failed with `s`: as
 // WriteFailure's ResourceExhausted naming `dir` on a full disk, else
 // Unavailable "WHAT: ...". OK for an OK `s`.

@@ -136,6 +136,10 @@ class TxApplier {
   // members the transaction touched up to date; refuses a composite value
   // tx-data gives that is not the one its members make.
   [[nodiscard]] absl::Status MaintainComposites();
+  // The value of cardinality-one attribute `a` of `e` before this
+  // transaction (nullopt: none, or `e` is new).
+  [[nodiscard]] absl::StatusOr<std::optional<Value>> ValueBefore(EntityId e,
+                                                                 EntityId a);
   // The current value of cardinality-one `member` of `e` once this
   // transaction's datoms apply (nullopt: none).
   [[nodiscard]] absl::StatusOr<std::optional<Value>> ValueAfter(
