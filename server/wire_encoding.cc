@@ -217,17 +217,16 @@ size_t SizeInto(const EdnValue& v, SizeTree* s) {
   return n;
 }
 
-char* WriteBytesField(uint32_t field, std::string_view bytes, char* p) {
-  p = WriteVarint((field << 3) | kLen, p);
-  p = WriteVarint(bytes.size(), p);
-  std::memcpy(p, bytes.data(), bytes.size());
-  return p + bytes.size();
-}
-
 // A length-delimited field's tag and length.
 char* WriteLenHeader(uint32_t field, size_t len, char* p) {
   p = WriteVarint((field << 3) | kLen, p);
   return WriteVarint(len, p);
+}
+
+char* WriteBytesField(uint32_t field, std::string_view bytes, char* p) {
+  p = WriteLenHeader(field, bytes.size(), p);
+  std::memcpy(p, bytes.data(), bytes.size());
+  return p + bytes.size();
 }
 
 // `v`'s Value fields, with the sizes SizeInto put in `*s` (advanced past
@@ -305,14 +304,16 @@ char* WriteTree(const EdnValue& v, const size_t*& s, char* p) {
   return p;
 }
 
-// Appends field `field` holding `v` as a Value message.
+// Appends `v` as a Value message: as field `field` (its tag and length
+// first), or as a bare message body when `field` is 0.
 void AppendValueField(uint32_t field, const EdnValue& v, std::string* out) {
   ScratchTree tree;
   const size_t n = SizeInto(v, tree.get());
   const size_t start = out->size();
-  out->resize(start + LenFieldSize(field, n));
+  out->resize(start + (field == 0 ? n : LenFieldSize(field, n)));
+  char* p = out->data() + start;
+  if (field != 0) p = WriteLenHeader(field, n, p);
   const size_t* s = tree.get()->data();
-  char* p = WriteLenHeader(field, n, out->data() + start);
   WriteTree(v, s, p);
 }
 
@@ -324,12 +325,7 @@ size_t ValueWireSize(const EdnValue& v) {
 }
 
 void AppendValueWire(const EdnValue& v, std::string* out) {
-  ScratchTree tree;
-  const size_t n = SizeInto(v, tree.get());
-  const size_t start = out->size();
-  out->resize(start + n);
-  const size_t* s = tree.get()->data();
-  WriteTree(v, s, out->data() + start);
+  AppendValueField(0, v, out);
 }
 
 namespace {
@@ -483,12 +479,9 @@ void QueryResponseEncoder::EncodeValueRow(const storage::Value* const* cells,
   }
   const size_t start = out->size();
   out->resize(start + LenFieldSize(kRows, body));
-  char* p = out->data() + start;
-  p = WriteVarint((kRows << 3) | kLen, p);
-  p = WriteVarint(body, p);
+  char* p = WriteLenHeader(kRows, body, out->data() + start);
   for (size_t i = 0; i < width; ++i) {
-    p = WriteVarint((1 << 3) | kLen, p);
-    p = WriteVarint(StorageValueWireSize(*cells[i]), p);
+    p = WriteLenHeader(1, StorageValueWireSize(*cells[i]), p);
     p = WriteStorageValueWire(*cells[i], p);
   }
 }
