@@ -97,6 +97,32 @@ constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
   return basis;
 }
 
+// Opens the store copied to `dir` for writing and closes it, which
+// writes it a new MANIFEST holding only the files it has. A copied
+// MANIFEST is RocksDB's log of file changes, which names each file
+// deleted since it began by its first and last keys: after an excision,
+// a deleted file's keys may be excised datoms (docs/query.md,
+// "Excision").
+[[nodiscard]] absl::Status RewriteManifest(const std::string& dir) {
+  rocksdb::DBOptions db_options;
+  db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  std::vector<std::string> names;
+  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
+  if (!s.ok()) return FromRocks(s, StrCat("reading the checkpoint in ", dir));
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  rocksdb::ColumnFamilyOptions cf_options;
+  cf_options.disable_auto_compactions = true;
+  for (const std::string& name : names) families.emplace_back(name, cf_options);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  s = rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
+  if (!s.ok()) return FromRocks(s, StrCat("opening the checkpoint in ", dir));
+  std::unique_ptr<rocksdb::DB> db(raw);
+  for (auto* h : handles)
+    db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+  return FromRocks(db->Close(), StrCat("closing the checkpoint in ", dir));
+}
+
 }  // namespace
 
 absl::StatusOr<CheckpointReport> Store::Checkpoint(
@@ -129,6 +155,17 @@ absl::StatusOr<CheckpointReport> Store::Checkpoint(
     }
     return FromRocks(created, StrCat("writing the checkpoint to ", dir),
                      parent.empty() ? dir : parent.string());
+  }
+  std::string excised;
+  if (core_->db
+          ->Get(rocksdb::ReadOptions(), core_->cf(internal::Cf::kMeta),
+                internal::kMetaExcisedKey, &excised)
+          .ok()) {
+    st = RewriteManifest(dir);
+    if (!st.ok()) {
+      fs::remove_all(target, ec);
+      return st;
+    }
   }
   auto basis = ReadBasis(dir);
   if (!basis.ok()) {

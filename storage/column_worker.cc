@@ -150,9 +150,19 @@ void ColumnWorker::Verify(ColumnCache::Job job) {
 void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
                               const Schema& schema) {
   ColumnCache* cache = core->column_cache.get();
+  EntityId excised = 0;
+  std::string excised_bytes;
+  if (core->db
+          ->Get(rocksdb::ReadOptions(), core->cf(Cf::kMeta), kMetaExcisedKey,
+                &excised_bytes)
+          .ok() &&
+      excised_bytes.size() == 8) {
+    excised = static_cast<EntityId>(DecodeFixed64BE(excised_bytes));
+  }
   for (const std::string& path : ListColumnImages(core->path)) {
     absl::StatusOr<ColumnImage> image = MapColumnImage(path);
     const bool usable = image.ok() && image->as_of <= basis &&
+                        image->as_of >= excised &&
                         schema.FindAttribute(image->attribute) != nullptr;
     if (!usable) {
       std::error_code ignored;

@@ -47,6 +47,12 @@ void CommitBatch::PutRaw(Cf cf, std::string_view key, std::string_view value) {
       .PermitUncheckedError();
 }
 
+void CommitBatch::DeleteRaw(Cf cf, std::string_view key) {
+  // Delete, not SingleDelete: a posting may have been Put more than once.
+  batch_.Delete(core_->cf(cf), rocksdb::Slice(key.data(), key.size()))
+      .PermitUncheckedError();
+}
+
 void CommitBatch::SetSavePoint() {
   batch_.SetSavePoint();
   save_points_.push_back(undo_.size());

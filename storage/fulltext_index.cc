@@ -72,6 +72,13 @@ absl::Status PutPostings(EntityId attribute, EntityId e, const Value& v,
   });
 }
 
+absl::Status DeletePostings(EntityId attribute, EntityId e, const Value& v,
+                            TxBatch* batch) {
+  return ForEachPosting(attribute, e, v, [&](std::string_view key) {
+    batch->DeleteRaw(Cf::kFulltext, key);
+  });
+}
+
 absl::Status BuildFulltextIndex(StoreCore* core, const Schema& schema) {
   std::string marker;
   rocksdb::Status rs = core->db->Get(

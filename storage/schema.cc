@@ -50,6 +50,7 @@ struct BootstrapAttribute {
   const char* doc;
   // For a :db.type/tuple attribute, its :db/tupleType.
   const char* tuple_type = nullptr;
+  bool many = false;
 };
 
 constexpr BootstrapAttribute kBootstrapAttributes[] = {
@@ -81,6 +82,15 @@ constexpr BootstrapAttribute kBootstrapAttributes[] = {
     {ids::kDbTupleAttrs, "db/tupleAttrs", ids::kDbTypeTuple, false, false,
      "The member attributes of a composite tuple attribute, in order.",
      "db.type/keyword"},
+    {ids::kDbExcise, "db/excise", ids::kDbTypeRef, false, false,
+     "An excision request: the entity or attribute whose datoms the "
+     "transaction removed from all of history."},
+    {ids::kDbExciseAttrs, "db.excise/attrs", ids::kDbTypeRef, false, false,
+     "Limits an entity's excision to these attributes.", nullptr, true},
+    {ids::kDbExciseBeforeT, "db.excise/beforeT", ids::kDbTypeLong, false, false,
+     "Limits an excision to datoms asserted before this transaction."},
+    {ids::kDbExciseBefore, "db.excise/before", ids::kDbTypeInstant, false,
+     false, "Limits an excision to datoms asserted before this instant."},
 };
 
 ValueType TypeForTypeEntity(EntityId e, bool* ok) {
@@ -156,7 +166,8 @@ std::vector<Datom> Schema::BootstrapDatoms(EntityId tx) {
   for (const auto& b : kBootstrapAttributes) {
     add(b.id, ids::kDbIdent, Value::Keyword(b.ident));
     add(b.id, ids::kDbValueType, Value::Ref(b.type));
-    add(b.id, ids::kDbCardinality, Value::Ref(ids::kDbCardinalityOne));
+    add(b.id, ids::kDbCardinality,
+        Value::Ref(b.many ? ids::kDbCardinalityMany : ids::kDbCardinalityOne));
     if (b.unique_identity) {
       add(b.id, ids::kDbUnique, Value::Ref(ids::kDbUniqueIdentity));
     }

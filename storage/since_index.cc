@@ -238,8 +238,15 @@ std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {
   return nullptr;
 }
 
+void SinceCache::Clear(EntityId floor) {
+  absl::MutexLock lock(&mu_);
+  floor_ = std::max(floor_, floor);
+  slots_.clear();
+}
+
 void SinceCache::Insert(std::shared_ptr<const SinceIndex> index) {
   absl::MutexLock lock(&mu_);
+  if (index->basis() < floor_) return;
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i]->t() != index->t()) continue;
     if (slots_[i]->basis() >= index->basis()) return;

@@ -2,13 +2,16 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <thread>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "internal/coding.h"
+#include "internal/column_image.h"
 #include "internal/commit_batch.h"
+#include "internal/excision_purge.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
@@ -94,6 +97,31 @@ void Transactor::InvalidateCached(
         AvetKey::EncodePrefix(d.a, d.v, &prefix);
         values->Invalidate(prefix, state_.basis_tx);
       }
+    }
+  }
+}
+
+bool Transactor::IsExcision(const Pending& p) {
+  return p.replicated ? internal::IsExcision(*p.replicated)
+                      : internal::IsExcision(p.request);
+}
+
+void Transactor::DropExcisedCaches() {
+  AssertOnTransactorThread("DropExcisedCaches");
+  // Excision is rare and may remove datoms of any entity, value and
+  // attribute, at every basis: drop everything, with floors at the new
+  // basis so that no reader of an older snapshot puts back what it read.
+  for (auto* cache : {core_->entity_cache.get(), core_->value_cache.get()}) {
+    if (cache != nullptr) cache->InvalidateAll(state_.basis_tx);
+  }
+  if (core_->since_cache) core_->since_cache->Clear(state_.basis_tx);
+  if (core_->column_cache) {
+    core_->column_cache->TouchAll(state_.basis_tx);
+    // The images too (kMetaExcisedKey keeps a later open from using one a
+    // build in flight writes after this).
+    for (const std::string& path : internal::ListColumnImages(core_->path)) {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
     }
   }
 }
@@ -233,6 +261,48 @@ void Transactor::Stop() {
   }
   cv_.Signal();
   thread_.join();
+  if (purge_thread_.joinable()) {
+    {
+      absl::MutexLock lock(&purge_mu_);
+      purge_stopping_ = true;
+    }
+    purge_cv_.Signal();
+    // A purge compacts the whole store: the next open's purge (or
+    // RocksDB's own compactions) finish the job.
+    core_->db->DisableManualCompaction();
+    purge_thread_.join();
+  }
+}
+
+void Transactor::RequestPurge() {
+  AssertOnTransactorThread("RequestPurge");
+  {
+    absl::MutexLock lock(&purge_mu_);
+    purge_wanted_ = true;
+  }
+  if (!purge_thread_.joinable()) {
+    purge_thread_ = std::thread([this] { RunPurges(); });
+  }
+  purge_cv_.Signal();
+}
+
+void Transactor::RunPurges() {
+  for (;;) {
+    {
+      absl::MutexLock lock(&purge_mu_);
+      while (!purge_wanted_ && !purge_stopping_) purge_cv_.Wait(&purge_mu_);
+      if (purge_stopping_) return;
+      purge_wanted_ = false;
+    }
+    const absl::Status s = internal::PurgeDeletedBytes(core_.get());
+    if (!s.ok()) {
+      rocksdb::Warn(core_->db->GetDBOptions().info_log.get(),
+                    "[mentat] after an excision: %s (the excised datoms are "
+                    "gone from every read; their bytes stay in files until "
+                    "compaction rewrites them)",
+                    std::string(s.message()).c_str());
+    }
+  }
 }
 
 void Transactor::AssertOnTransactorThread(const char* what) const {
@@ -274,6 +344,11 @@ void Transactor::Run() {
         const size_t n = next.replicated ? next.replicated->datoms.size()
                                          : next.request.ops.size();
         if (!group.empty() && datoms + n > options.max_group_datoms) break;
+        // An excision commits in a group of its own (TxBatch::
+        // ExcisionStore).
+        if (!group.empty() && (IsExcision(next) || IsExcision(group.front()))) {
+          break;
+        }
         datoms += n;
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
@@ -406,6 +481,8 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
   internal::CommitBatch batch(core_.get());
+  const bool excision = group->size() == 1 && IsExcision(group->front());
+  batch.SetAlone(excision);
 
   std::vector<absl::StatusOr<TxReport>> results;
   results.reserve(group->size());
@@ -455,6 +532,10 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     }
     internal::WriteStatsMeta(*stats, dirty, meta, batch.batch());
     InvalidateCached(results);
+    if (excision) {
+      put(internal::kMetaExcisedKey, Fixed64BE(state_.basis_tx));
+      DropExcisedCaches();
+    }
     rocksdb::WriteOptions wo;
     // Written first, shown to replication streams, then fsynced: a
     // replica's fsync overlaps this one (StoreOptions::stream_before_sync).
@@ -517,6 +598,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     // publish: every reader of the new basis finds its columns' versions.
     UpdateColumns(results);
     Publish(std::move(stats), std::move(written));
+    if (excision) RequestPurge();
   }
   if (batch.clogged() != 0) FlushClogged(batch.clogged());
 

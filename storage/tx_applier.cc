@@ -45,6 +45,7 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   if (s.ok()) s = CheckSystemWrites();
   if (s.ok()) s = CheckUniqueness();
   if (s.ok()) s = CheckSchemaChanges();
+  if (s.ok()) s = PlanExcisions(/*replicated=*/false);
   if (s.ok()) s = ComputeStats(delta);
   if (s.ok()) s = WriteDatoms();
   if (s.ok() && schema_touched_) s = RebuildSchema();
@@ -62,6 +63,7 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   }
   report.datoms.reserve(datoms_.size());
   for (PendingDatom& p : datoms_) report.datoms.push_back(std::move(p.datom));
+  report.excised_datoms = excised_.size();
   state_->basis_tx = tx_;
   state_->last_tx_instant = tx_instant_;
   return report;

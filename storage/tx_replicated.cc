@@ -116,7 +116,8 @@ absl::StatusOr<TxReport> TxApplier::ApplyReplicated(
   }
   state_->term = entry.header.term;
 
-  absl::Status s = ComputeStats(delta);
+  absl::Status s = PlanExcisions(/*replicated=*/true);
+  if (s.ok()) s = ComputeStats(delta);
   if (s.ok()) s = WriteDatoms();
   if (s.ok() && schema_touched_) s = RebuildSchema();
   if (!s.ok()) return s;
@@ -125,6 +126,7 @@ absl::StatusOr<TxReport> TxApplier::ApplyReplicated(
   report.tx = tx_;
   report.tx_instant = tx_instant_;
   report.basis_before = state_->basis_tx;
+  report.excised_datoms = excised_.size();
   report.datoms.reserve(datoms_.size());
   for (PendingDatom& p : datoms_) report.datoms.push_back(std::move(p.datom));
   state_->basis_tx = tx_;

@@ -227,27 +227,36 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
     int64_t removed = 0;
   };
   absl::flat_hash_map<std::string, Net> untracked;
-  for (const PendingDatom& p : datoms_) {
-    const EntityId a = p.datom.a;
+  auto count = [&](const Datom& datom, const Attribute* attr) {
+    const EntityId a = datom.a;
     auto& d = delta->by_attribute[a];
-    const int64_t sign = p.datom.added ? 1 : -1;
+    const int64_t sign = datom.added ? 1 : -1;
     d.datoms += sign;
     const AttributeStats* st = group_stats_->Find(a);
     if (st == nullptr || st->values_tracked) {
-      d.values[p.datom.v] += sign;
-      continue;
+      d.values[datom.v] += sign;
+      return;
     }
     if (distinct_deferred_ != nullptr && distinct_deferred_->contains(a)) {
-      continue;
+      return;
     }
     std::string prefix;
-    AvetKey::EncodePrefix(a, p.datom.v, &prefix);
+    AvetKey::EncodePrefix(a, datom.v, &prefix);
     auto [it, inserted] = untracked.try_emplace(prefix);
     if (inserted) {
-      it->second.attr = p.attr;
-      it->second.v = p.datom.v;
+      it->second.attr = attr;
+      it->second.v = datom.v;
     }
-    (p.datom.added ? it->second.added : it->second.removed)++;
+    (datom.added ? it->second.added : it->second.removed)++;
+  };
+  for (const PendingDatom& p : datoms_) count(p.datom, p.attr);
+  // An excised current datom leaves the current state as a retraction
+  // would (with no history).
+  for (const ExcisedDatom& x : excised_) {
+    if (x.retracted != 0) continue;
+    Datom gone = x.datom;
+    gone.added = false;
+    count(gone, x.attr);
   }
   for (const auto& [prefix, net] : untracked) {
     // Count holders before the transaction, up to one more than it
@@ -265,6 +274,9 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
 }
 
 absl::Status TxApplier::WriteDatoms() {
+  // First: the excised keys go before the transaction's own (its request
+  // entity) are written.
+  if (absl::Status s = WriteExcisions(); !s.ok()) return s;
   const std::string tx_bytes = Fixed64BE(static_cast<uint64_t>(tx_));
   std::string key;
   std::vector<Datom> log;

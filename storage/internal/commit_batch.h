@@ -44,6 +44,12 @@ class CommitBatch final : public TxBatch {
   void PutCurrent(IndexOrder order, std::string_view key, EntityId tx) override;
   void DeleteCurrent(IndexOrder order, std::string_view key) override;
   void PutRaw(Cf cf, std::string_view key, std::string_view value) override;
+  void DeleteRaw(Cf cf, std::string_view key) override;
+  // Set by the transactor for a group that holds one excision alone.
+  const StoreCore* ExcisionStore() const override {
+    return alone_ ? core_ : nullptr;
+  }
+  void SetAlone(bool alone) { alone_ = alone; }
   [[nodiscard]] absl::StatusOr<std::optional<EntityId>> Get(
       IndexOrder order, std::string_view key) override;
   [[nodiscard]] absl::Status Scan(
@@ -94,6 +100,7 @@ class CommitBatch final : public TxBatch {
                                                      std::string_view prefix);
 
   const StoreCore* core_;
+  bool alone_ = false;
   rocksdb::WriteBatch batch_;
   // The index's keys; they live as long as the batch.
   KeyArena arena_;

@@ -34,6 +34,12 @@ void EncodePostingPrefix(EntityId attribute, PostingKind kind,
 [[nodiscard]] absl::Status PutPostings(EntityId attribute, EntityId e,
                                        const Value& v, TxBatch* batch);
 
+// Deletes from `batch` the postings of string `v` of `attribute` held by
+// entity `e` (an excision's: another value of `e` with the same words must
+// be posted again after). Errors: those of TokenizeFulltext.
+[[nodiscard]] absl::Status DeletePostings(EntityId attribute, EntityId e,
+                                          const Value& v, TxBatch* batch);
+
 // Meta key: present once the postings cover every :db/fulltext attribute's
 // values (a new store writes it at bootstrap; a store from before the
 // family existed gets it from BuildFulltextIndex).

@@ -26,6 +26,9 @@ inline constexpr char kMetaRetentionKey[] = "retention";
 // Written and deleted at once, in a memtable only, to make RocksDB switch
 // its WAL after a failed WAL write (Transactor::SwitchWal). Never read.
 inline constexpr char kMetaWalSwitchKey[] = "walswitch";
+// The last excision's tx (8 BE): a column image made before it may hold
+// datoms it removed, and is not used (ColumnWorker::LoadImages).
+inline constexpr char kMetaExcisedKey[] = "excised";
 
 // "part" + partition index (1 byte): the next counter, 8 bytes BE.
 inline std::string MetaPartitionKey(int partition) {

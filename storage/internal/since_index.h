@@ -78,12 +78,17 @@ class SinceCache {
   // The index of (t, basis), or the newest index of t at a basis before
   // `basis` (to extend), or null.
   std::shared_ptr<const SinceIndex> Find(EntityId basis, EntityId t);
-  // Keeps `index` unless one of the same t at a newer basis is kept.
+  // Keeps `index` unless one of the same t at a newer basis is kept, or
+  // its basis is before the floor Clear set.
   void Insert(std::shared_ptr<const SinceIndex> index);
+  // Drops every index, and refuses those of a basis before `floor` from
+  // now on (an excision at `floor` removed datoms they may hold).
+  void Clear(EntityId floor);
 
  private:
   const size_t limit_;
   absl::Mutex mu_;
+  EntityId floor_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::shared_ptr<const SinceIndex>> slots_
       ABSL_GUARDED_BY(mu_);  // least recently used first
 };

@@ -94,6 +94,15 @@ class Transactor {
   // Drops the cached records of every entity the committed transactions
   // of a group touched.
   void InvalidateCached(const std::vector<absl::StatusOr<TxReport>>& results);
+  // True for a transaction holding an excision request (tx_excise.cc).
+  static bool IsExcision(const Pending& p);
+  // Before an excision's write: drops every cached record, column (and
+  // column image) and since() index, which may hold what it removes.
+  void DropExcisedCaches();
+  // After an excision commits: asks the purge thread (started on first
+  // use) to run internal::PurgeDeletedBytes, again if it is running.
+  void RequestPurge();
+  void RunPurges();
   // Hands the group's datoms to the column cache (ColumnCache::Commit).
   void UpdateColumns(const std::vector<absl::StatusOr<TxReport>>& results);
 
@@ -136,6 +145,13 @@ class Transactor {
   // When FlushClogged last flushed each order's family (transactor
   // thread only).
   std::array<std::chrono::steady_clock::time_point, 4> clog_flushed_at_{};
+
+  absl::Mutex purge_mu_;
+  absl::CondVar purge_cv_;
+  bool purge_wanted_ ABSL_GUARDED_BY(purge_mu_) = false;
+  bool purge_stopping_ ABSL_GUARDED_BY(purge_mu_) = false;
+  // Started by the transactor thread, joined by Stop after it.
+  std::thread purge_thread_;
 
   std::atomic<std::shared_ptr<const Db>> latest_;
   // latest_, or a state written ahead of its fsync (stream_before_sync).

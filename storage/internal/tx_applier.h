@@ -31,6 +31,25 @@ struct ReplicatedEntry {
   std::vector<Datom> datoms;
 };
 
+// One excision request of a transaction: an entity asserting :db/excise.
+struct Excision {
+  EntityId record = 0;  // the request entity
+  // An entity, whose datoms go (only those of `attrs` when it is not
+  // empty); or an attribute (`attribute`), whose datoms on every entity go.
+  EntityId target = 0;
+  bool attribute = false;
+  std::vector<EntityId> attrs;
+  // Only datoms asserted by a transaction before this one (0: all).
+  EntityId before = 0;
+  bool before_given = false;
+  const TxOp* source = nullptr;
+};
+
+// True if `request` names an excision attribute (:db/excise and
+// :db.excise/*): the transactor commits it in a group of its own.
+bool IsExcision(const TxRequest& request);
+bool IsExcision(const ReplicatedEntry& entry);
+
 // Applies one transaction on top of the group's batch with Datomic's
 // semantics: resolves idents, lookup refs and tempids (unifying them and
 // upserting through :db.unique/identity), checks types, uniqueness,
@@ -144,6 +163,19 @@ class TxApplier {
   // transaction's datoms apply (nullopt: none).
   [[nodiscard]] absl::StatusOr<std::optional<Value>> ValueAfter(
       EntityId e, const Attribute& member);
+  // tx_excise.cc: the excision requests among the transaction's datoms
+  // (entities with :db/excise), checked (unless replicated: the primary
+  // checked them), and the datoms they remove, found in the log, which
+  // holds every datom ever asserted or retracted (a :db/noHistory value
+  // and a datom retention dropped from history included).
+  [[nodiscard]] absl::Status PlanExcisions(bool replicated);
+  // Removes what PlanExcisions found: current and history keys in every
+  // order, fulltext postings, and the datoms in each log entry.
+  [[nodiscard]] absl::Status WriteExcisions();
+  [[nodiscard]] absl::Status CheckExcision(const Excision& x,
+                                           const std::vector<Excision>& all);
+  [[nodiscard]] absl::Status FindExcised(const StoreCore& core);
+  [[nodiscard]] absl::Status RepostFulltext(const StoreCore& core);
   [[nodiscard]] absl::Status CheckUniqueness();
   [[nodiscard]] absl::Status CheckSystemWrites();
   [[nodiscard]] absl::Status CheckSchemaChanges();
@@ -192,6 +224,17 @@ class TxApplier {
   absl::flat_hash_map<std::pair<EntityId, EntityId>, size_t> card_one_index_;
   bool schema_touched_ = false;
   bool tx_instant_given_ = false;
+
+  // The excisions of the transaction (tx_excise.cc).
+  std::vector<Excision> excisions_;
+  struct ExcisedDatom {
+    Datom datom;             // tx: the transaction that asserted it
+    EntityId retracted = 0;  // 0: current
+    const Attribute* attr = nullptr;
+  };
+  std::vector<ExcisedDatom> excised_;
+  // Log entries that lose datoms: tx -> the entry without them.
+  std::vector<std::pair<EntityId, std::string>> excised_log_;
 };
 
 }  // namespace mentat::storage::internal

@@ -34,6 +34,17 @@ class TxBatch {
   // log, meta).
   virtual void PutRaw(Cf cf, std::string_view key, std::string_view value) = 0;
 
+  // Removes a key of a family never read back while applying (history,
+  // log, fulltext postings): an excision's writes, so only batches whose
+  // ExcisionStore is not null implement it.
+  virtual void DeleteRaw(Cf /*cf*/, std::string_view /*key*/) {}
+  // The store an excision reads its history, log and postings from
+  // directly, which only a commit group holding the excision alone can
+  // offer (its pending writes are the excision's own, none of them in
+  // those families yet); null for any other batch (a speculative value, a
+  // bulk import), where an excision is refused.
+  virtual const StoreCore* ExcisionStore() const { return nullptr; }
+
   // The tx stored under `key` in the current family of `order` (EAVT, AVET
   // or VAET), if any. Errors: Unavailable (RocksDB failed), DataLoss (a
   // malformed value).

@@ -30,6 +30,11 @@ inline constexpr EntityId kDbPartDb = 0;
 inline constexpr EntityId kDbPartTx = 3;
 inline constexpr EntityId kDbPartUser = 4;
 inline constexpr EntityId kDbIdent = 10;
+// Excision requests (added later, as the tuple attributes below).
+inline constexpr EntityId kDbExcise = 15;
+inline constexpr EntityId kDbExciseAttrs = 16;
+inline constexpr EntityId kDbExciseBeforeT = 17;
+inline constexpr EntityId kDbExciseBefore = 18;
 inline constexpr EntityId kDbTypeRef = 20;
 inline constexpr EntityId kDbTypeKeyword = 21;
 inline constexpr EntityId kDbTypeLong = 22;
@@ -76,6 +81,13 @@ inline constexpr bool IsSchemaAttribute(EntityId a) {
          a == ids::kDbIndex || a == ids::kDbFulltext ||
          a == ids::kDbTupleType || a == ids::kDbTupleTypes ||
          a == ids::kDbTupleAttrs;
+}
+
+// True for the attributes of an excision request (an entity whose
+// :db/excise names what a transaction removes from all of history).
+inline constexpr bool IsExcisionAttribute(EntityId a) {
+  return a == ids::kDbExcise || a == ids::kDbExciseAttrs ||
+         a == ids::kDbExciseBeforeT || a == ids::kDbExciseBefore;
 }
 
 // The first tx id of a new store (tx counter 1000, as in Datomic).

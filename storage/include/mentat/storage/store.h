@@ -224,6 +224,15 @@ class Store {
   };
   TransactorCounters transactor_counters() const;
 
+  // Flushes and compacts every family, so that no file of the store keeps
+  // the bytes of what an excision removed (reads never show them once the
+  // excision commits; RocksDB's files keep them until a compaction drops
+  // them). The transactor starts one in the background after every
+  // excision; this runs one now and blocks until it is done (the whole
+  // store is rewritten; reads and writes go on). Unavailable on a RocksDB
+  // error or when the store is closing. Any thread.
+  [[nodiscard]] absl::Status PurgeExcised();
+
   // Applies the retention options as of `now_micros`: computes, per
   // attribute, the last tx older than its retention, so compaction drops
   // history retracted at or before it; with `compact`, compacts the

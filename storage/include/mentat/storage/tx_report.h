@@ -22,6 +22,10 @@ struct TxReport {
   // The datoms written (assertions and retractions, tx datom included), in
   // the order they were produced; redundant ones are elided.
   std::vector<Datom> datoms;
+  // For an excision (:db/excise): how many datoms it removed from history
+  // (a retracted datom counts once, its assertion and retraction both
+  // gone).
+  size_t excised_datoms = 0;
 };
 
 }  // namespace mentat::storage
