@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mentat/storage/entity_ids.h"
+#include "mentat/storage/keys.h"
 #include "mentat/storage/store.h"
 #include "mentat/storage/tx_log.h"
 #include "test_support.h"
@@ -207,6 +208,37 @@ TEST_CASE(
     CHECK(p.tx == r.tx);
     CHECK(p.tempids.at("n") == r.tempids.at("n"));
   }
+}
+
+TEST_CASE(
+    "a replica applies an excision from the primary's entry and ends with "
+    "the primary's database and log") {
+  CheckpointReplica f;
+  for (const ReplicatedTx& e : f.entries) {
+    auto r = f.replica->ApplyReplicated(e).get();
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  }
+  auto db = f.primary->Latest();
+  std::string prefix;
+  AvetKey::EncodePrefix(db->schema().FindAttribute("user/email")->id,
+                        Value::String("a@x"), &prefix);
+  auto found = db->View(Basis::Current()).Datoms(IndexOrder::kAvet, prefix);
+  REQUIRE(found.ok());
+  REQUIRE(found->size() == 1);
+  const EntityId ann = (*found)[0].e;
+  const EntityId last = db->basis_tx();
+  // Ann's datoms: a replaced name, a retracted tag, tags the group added.
+  const TxReport excised =
+      MustTransact(*f.primary, {AddRef(E("req"), "db/excise", E(ann))});
+  CHECK(excised.excised_datoms >= 8);
+  const auto more = LogAfter(*f.primary, last);
+  REQUIRE(more.size() == 1);
+  auto applied = f.replica->ApplyReplicated(more[0]).get();
+  REQUIRE_MESSAGE(applied.ok(), applied.status().ToString());
+  CHECK(applied->excised_datoms == excised.excised_datoms);
+  // The log's earlier entries, rewritten on each side, match byte for
+  // byte.
+  CheckSame(*f.primary, *f.replica);
 }
 
 TEST_CASE("a replica refuses a gap, a repeat and malformed entries") {
