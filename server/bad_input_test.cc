@@ -273,6 +273,81 @@ TEST_CASE("bad input: composite tuples") {
   composite_is("art");
 }
 
+TEST_CASE("bad input: excision") {
+  TestServer t;
+  Transact(t, kPeopleSchema);
+  pb::TransactResponse people =
+      Transact(t, R"([{:db/id "ann" :person/name "Ann" :person/age 30}
+             {:db/id "ben" :person/name "Ben" :person/email "ben@secret"
+              :person/friend "ann"}])");
+  const int64_t ben = people.tempids().at("ben");
+  Transact(t, R"([[:db/add [:person/name "Ben"] :person/age 40]])");
+  // A subscriber from the start sees the log as it is when it reads it.
+  pb::SubscribeRequest sub;
+  sub.set_from_tx(people.tx());
+  grpc::ClientContext sub_ctx;
+  sub_ctx.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(20));
+
+  Expect("an excision of a transaction",
+         TransactStatus(t, "[{:db/id \"x\" :db/excise " +
+                               std::to_string(people.tx()) + "}]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "cannot excise transaction");
+  Expect("an excision of a bootstrap attribute's values",
+         TransactStatus(t, R"([{:db/id "x" :db/excise :db/ident}])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "bootstrap attribute");
+  Expect("an excision mixed with other data",
+         TransactStatus(t, R"([{:db/id "x" :db/excise [:person/name "Ben"]}
+                               [:db/add [:person/name "Ann"] :person/age 31]])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "holds only excision requests");
+  Expect("an excision of an unknown lookup ref",
+         TransactStatus(t, R"([{:db/id "x" :db/excise [:person/name "Zed"]}])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "Zed");
+  StillServes(t);
+
+  pb::TransactResponse excised =
+      Transact(t, R"([{:db/id "x" :db/excise [:person/name "Ben"]}])");
+  const std::string history_q = "[:find ?a ?v :in $ ?e :where [?e ?a ?v _ _]]";
+  pb::QueryRequest history;
+  history.set_query(history_q);
+  history.add_inputs()->set_edn(std::to_string(ben));
+  history.mutable_basis()->set_kind(pb::Basis::HISTORY);
+  QueryOutcome none = RunQuery(t.stub(), history, 60000);
+  REQUIRE_MESSAGE(none.status.ok(), StatusText(none.status));
+  CHECK(none.rows.empty());
+  // The log (TxRange) carries none of Ben's datoms, and the excision.
+  pb::TxRangeRequest range;
+  auto ctx = Ctx();
+  auto reader = t.stub().TxRange(ctx.get(), range);
+  pb::TxRangeResponse msg;
+  bool request_logged = false;
+  while (reader->Read(&msg)) {
+    for (const auto& tx : msg.transactions()) {
+      for (const auto& d : tx.datoms()) {
+        CHECK(d.e() != ben);
+        CHECK(d.v().string_value() != "ben@secret");
+        request_logged |= tx.tx() == excised.tx() && d.v().ref() == ben;
+      }
+    }
+  }
+  REQUIRE(reader->Finish().ok());
+  CHECK(request_logged);
+  // So does a subscription that starts before it.
+  auto stream = t.stub().Subscribe(&sub_ctx, sub);
+  pb::SubscribeResponse update;
+  bool reached = false;
+  while (!reached && stream->Read(&update)) {
+    for (const auto& tx : update.transactions()) {
+      for (const auto& d : tx.datoms()) CHECK(d.e() != ben);
+      reached |= tx.tx() == excised.tx();
+    }
+  }
+  CHECK(reached);
+  sub_ctx.TryCancel();
+  stream->Finish();
+  StillServes(t);
+}
+
 TEST_CASE("bad input: transactions") {
   TestServer t;
   Transact(t, kPeopleSchema);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "internal/coding.h"
+#include "internal/excision_purge.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/store_core.h"
@@ -140,6 +141,12 @@ absl::StatusOr<CheckpointReport> Store::Checkpoint(
                parent.string(), " does not exist"));
   }
 
+  // An excision whose bytes are still in files the checkpoint would link
+  // (docs/deploy.md, "Excision"): rewrite them first.
+  if (core_->unpurged_excisions.load() != 0) {
+    absl::Status purged = internal::PurgeDeletedBytes(core_.get());
+    if (!purged.ok()) return purged;
+  }
   rocksdb::Checkpoint* raw = nullptr;
   absl::Status st = FromRocks(rocksdb::Checkpoint::Create(core_->db, &raw),
                               "starting a checkpoint");

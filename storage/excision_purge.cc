@@ -5,12 +5,15 @@
 
 #include "internal/excision_purge.h"
 
+#include <algorithm>
+
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/store.h"
 
 namespace mentat::storage::internal {
 
 absl::Status PurgeDeletedBytes(StoreCore* core) {
+  const uint64_t seen = core->unpurged_excisions.load();
   std::vector<rocksdb::ColumnFamilyHandle*> families;
   for (int i = 0; i < static_cast<int>(Cf::kCount); ++i) {
     families.push_back(core->cf(static_cast<Cf>(i)));
@@ -32,6 +35,12 @@ absl::Status PurgeDeletedBytes(StoreCore* core) {
   if (!s.ok()) {
     return absl::UnavailableError(
         StrCat("purging excised bytes (flush and compaction): ", s.ToString()));
+  }
+  // Two purges may overlap (the transactor's and a checkpoint's): each
+  // takes away at most what is left.
+  uint64_t left = core->unpurged_excisions.load();
+  while (!core->unpurged_excisions.compare_exchange_weak(
+      left, left - std::min(left, seen))) {
   }
   return absl::OkStatus();
 }

@@ -598,7 +598,10 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     // publish: every reader of the new basis finds its columns' versions.
     UpdateColumns(results);
     Publish(std::move(stats), std::move(written));
-    if (excision) RequestPurge();
+    if (excision) {
+      core_->unpurged_excisions.fetch_add(1);
+      RequestPurge();
+    }
   }
   if (batch.clogged() != 0) FlushClogged(batch.clogged());
 

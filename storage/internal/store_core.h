@@ -130,6 +130,11 @@ struct StoreCore {
   std::unique_ptr<ColumnWorker> column_worker;
   // since() indexes shared across views (internal/since_index.h).
   std::unique_ptr<SinceCache> since_cache;
+  // Excisions committed whose bytes no purge (internal/excision_purge.h)
+  // has finished rewriting since: the transactor adds one per excision, a
+  // purge subtracts those it saw before it began. A checkpoint purges
+  // first while it is not 0.
+  std::atomic<uint64_t> unpurged_excisions{0};
   RecordCache* cache(IndexOrder order) const {
     if (order == IndexOrder::kEavt) return entity_cache.get();
     if (order == IndexOrder::kAvet) return value_cache.get();

@@ -294,6 +294,28 @@ class ClientTest(unittest.TestCase):
         self.assertIn("with_tx_data[0]", err.exception.details)
         self.assertIn(":user/nope", err.exception.details)
 
+    def test_excision(self):
+        c = self.c
+        first = c.transact(
+            '[{:db/id "eve" :user/email "eve@x.org" :user/name "Eve"}]')
+        eve = first.tempids["eve"]
+        c.transact('[{:user/email "eve@x.org" :user/name "Evelyn"}]')
+        with self.assertRaises(MentatError) as err:
+            c.transact('[{:db/id "x" :db/excise :db/ident}]')
+        self.assertEqual(err.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("bootstrap attribute", err.exception.details)
+        ex = c.transact('[{:db/id "x" :db/excise [:user/email "eve@x.org"]}]')
+        self.assertEqual(
+            c.history().q("[:find ?a ?v :in $ ?e :where [?e ?a ?v _ _]]", eve),
+            [])
+        self.assertIsNone(c.as_of(first.tx).q(
+            '[:find ?e . :where [?e :user/email "eve@x.org"]]'))
+        self.assertEqual(
+            c.q("[:find ?t . :in $ ?tx :where [_ :db/excise ?t ?tx]]", ex.tx),
+            eve)
+        for t in c.tx_range(first.tx):
+            self.assertFalse(any(d.e == eve for d in t.datoms))
+
     def test_request_id_replays(self):
         tx = '[{:user/email "dora@x.org" :user/age 7}]'
         a = self.c.transact(tx, request_id="py-dora-1")

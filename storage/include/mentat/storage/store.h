@@ -228,7 +228,8 @@ class Store {
   // the bytes of what an excision removed (reads never show them once the
   // excision commits; RocksDB's files keep them until a compaction drops
   // them). The transactor starts one in the background after every
-  // excision; this runs one now and blocks until it is done (the whole
+  // excision (and Checkpoint runs one first while an excision's is not
+  // done); this runs one now and blocks until it is done (the whole
   // store is rewritten; reads and writes go on). Unavailable on a RocksDB
   // error or when the store is closing. Any thread.
   [[nodiscard]] absl::Status PurgeExcised();
