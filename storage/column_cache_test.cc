@@ -470,7 +470,8 @@ TEST_CASE("a bulk import builds its big attributes' columns before any read") {
   TempDir plain_dir, column_dir;
   auto plain = *Store::Open(plain_dir.path(), NoColumns());
   StoreOptions options;
-  // Above :db/ident's datoms too (the bootstrap's and the schema's, 41).
+  // Above the 41 :db/ident datoms of the bootstrap schema and SchemaOps,
+  // which would otherwise earn :db/ident a column too.
   options.column_build_after_rows = 50;
   options.low_cardinality_limit = 10;
   auto columns = *Store::Open(column_dir.path(), options);

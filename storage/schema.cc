@@ -91,6 +91,20 @@ constexpr BootstrapAttribute kBootstrapAttributes[] = {
      "Limits an excision to datoms asserted before this transaction."},
     {ids::kDbExciseBefore, "db.excise/before", ids::kDbTypeInstant, false,
      false, "Limits an excision to datoms asserted before this instant."},
+    {ids::kDbEnsure, "db/ensure", ids::kDbTypeRef, false, false,
+     "Asserted in tx-data to check an entity against an entity spec at the "
+     "end of the transaction; never stored.",
+     nullptr, true},
+    {ids::kDbAttrPreds, "db.attr/preds", ids::kDbTypeSymbol, false, false,
+     "Predicates every asserted value of the attribute must pass.", nullptr,
+     true},
+    {ids::kDbEntityAttrs, "db.entity/attrs", ids::kDbTypeKeyword, false, false,
+     "The attributes an entity checked against this spec must have.", nullptr,
+     true},
+    {ids::kDbEntityPreds, "db.entity/preds", ids::kDbTypeSymbol, false, false,
+     "Datomic's entity predicates; refused by mentatd, which runs no user "
+     "code in its transactor.",
+     nullptr, true},
 };
 
 ValueType TypeForTypeEntity(EntityId e, bool* ok) {
@@ -294,8 +308,35 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
           }
           break;
         }
+        case ids::kDbAttrPreds: {
+          const std::string& name = d->v.text();
+          std::optional<AttributePredicate> p = FindAttributePredicate(name);
+          if (d->v.type() != ValueType::kSymbol || !p.has_value()) {
+            if (attr.preds_error.empty()) {
+              attr.preds_error =
+                  StrCat(":db.attr/preds names ", d->v.DebugString(),
+                         ", which is not a predicate mentatd has (it runs no "
+                         "user code; the predicates are ",
+                         AttributePredicateNames(), ")");
+            }
+            break;
+          }
+          attr.preds.push_back(*p);
+          attr.pred_names.push_back(name);
+          break;
+        }
         default:
           break;
+      }
+    }
+    for (AttributePredicate p : attr.preds) {
+      if (attr.preds_error.empty() && has_type &&
+          !AttributePredicateTakes(p, attr.type)) {
+        attr.preds_error =
+            StrCat(":db.attr/preds names ", AttributePredicateName(p),
+                   ", which does not "
+                   "take ",
+                   ValueTypeIdent(attr.type), " values");
       }
     }
     if (!ident.empty()) {
@@ -349,6 +390,12 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
     if (it != schema->attributes_.end()) it->second.composites.push_back(e);
   }
   return std::shared_ptr<const Schema>(std::move(schema));
+}
+
+absl::Status CheckAttributePredicates(const Attribute& attr) {
+  if (attr.preds_error.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat(":", attr.ident, ": ", attr.preds_error));
 }
 
 const Attribute* Schema::FindAttribute(EntityId id) const {
