@@ -5,6 +5,10 @@
 //   storage-bench import --scale s --dir DIR   the same through Store::Import
 //   storage-bench writes --dir DIR --seconds 5 single-datom durable writes
 //                                              at 1, 16 and 64 submitters
+//   storage-bench excise --dir DIR             on a store `load` made: one
+//                                              user's excision (the commit,
+//                                              which reads the whole log)
+//                                              and the purge after it
 //
 // Prints figures; asserts nothing about speed.
 
@@ -197,22 +201,47 @@ int Writes(const Args& args) {
   return 0;
 }
 
+int Excise(const Args& args) {
+  auto opened = Store::Open(args.dir);
+  if (!Check(opened.status(), "open")) return 1;
+  std::unique_ptr<Store> store = std::move(*opened);
+  storage::TxOp op;
+  op.kind = storage::TxOp::Kind::kAdd;
+  op.e = storage::EntityRef::TempId("x");
+  op.a = storage::EntityRef::Ident("db/excise");
+  op.v = storage::TxValue::Entity(storage::EntityRef::LookupRef(
+      "user/email", storage::Value::String(UserEmail(1))));
+  const auto t0 = Clock::now();
+  auto report = store->Transact(TxRequest{{op}}).get();
+  const double commit_ms = Seconds(Clock::now() - t0) * 1000;
+  if (!Check(report.status(), "excise")) return 1;
+  const auto p0 = Clock::now();
+  if (!Check(store->PurgeExcised(), "purge")) return 1;
+  const double purge_s = Seconds(Clock::now() - p0);
+  std::printf("excision of %s: %zu datoms in %.1f ms (the commit)\n",
+              UserEmail(1).c_str(), report->excised_datoms, commit_ms);
+  std::printf("purge (flush, compact every family): %.2f s; %.1f MB on disk\n",
+              purge_s, static_cast<double>(store->DiskSizeBytes()) / 1e6);
+  return 0;
+}
+
 }  // namespace
 }  // namespace mentat::bench
 
 int main(int argc, char** argv) {
   mentat::bench::Args args;
   if (!mentat::bench::ParseArgs(argc, argv, &args)) {
-    std::fprintf(
-        stderr,
-        "usage: storage-bench load|import|writes [--scale xs|s|m] [--dir DIR] "
-        "[--seconds N] [--inflight N]\n");
+    std::fprintf(stderr,
+                 "usage: storage-bench load|import|writes|excise [--scale "
+                 "xs|s|m] [--dir DIR] "
+                 "[--seconds N] [--inflight N]\n");
     return 2;
   }
   if (args.command == "load" || args.command == "import") {
     return mentat::bench::Load(args);
   }
   if (args.command == "writes") return mentat::bench::Writes(args);
+  if (args.command == "excise") return mentat::bench::Excise(args);
   std::fprintf(stderr, "unknown command %s\n", args.command.c_str());
   return 2;
 }

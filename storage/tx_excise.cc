@@ -154,13 +154,11 @@ absl::Status TxApplier::PlanExcisions(bool replicated) {
       if (p.datom.e == tx_ || by_record.contains(p.datom.e)) continue;
       return OpError(
           absl::StatusCode::kInvalidArgument, p.source,
-          StrCat(
-              "a transaction that excises holds only excision "
-              "requests and data about the transaction itself; " p.datom.added
-                  ? "the assertion ["
-                  : "the retraction [",
-              p.datom.e, " :", p.attr->ident, " ", p.datom.v.DebugString(),
-              "] is neither"));
+          StrCat("a transaction that excises holds only excision "
+                 "requests and data about the transaction itself; ",
+                 p.datom.added ? "the assertion [" : "the retraction [",
+                 p.datom.e, " :", p.attr->ident, " ", p.datom.v.DebugString(),
+                 "] is neither"));
     }
     for (const Excision& x : excisions_) {
       absl::Status s = CheckExcision(x, excisions_);
