@@ -346,9 +346,11 @@ TEST_CASE("bad input: excision") {
   sub_ctx.TryCancel();
   stream->Finish();
   StillServes(t);
-  TEST_CASE("bad input: entity specs and attribute predicates") {
-    TestServer t;
-    Transact(t, R"([{:db/ident :acct/name :db/valueType :db.type/string
+}
+
+TEST_CASE("bad input: entity specs and attribute predicates") {
+  TestServer t;
+  Transact(t, R"([{:db/ident :acct/name :db/valueType :db.type/string
                    :db/cardinality :db.cardinality/one
                    :db/unique :db.unique/identity}
                   {:db/ident :acct/balance :db/valueType :db.type/long
@@ -356,173 +358,170 @@ TEST_CASE("bad input: excision") {
                    :db.attr/preds clojure.core/pos?}
                   {:db/ident :acct/guard
                    :db.entity/attrs [:acct/name :acct/balance]}])");
-    Transact(t,
-             R"([{:acct/name "Ann" :acct/balance 5 :db/ensure :acct/guard}])");
-    const std::string q =
-        "[:find ?n ?b :where [?e :acct/name ?n] "
-        "[?e :acct/balance ?b]]";
-    auto only_ann = [&] {
-      QueryOutcome found = Query(t, q);
-      REQUIRE_MESSAGE(found.status.ok(), StatusText(found.status));
-      REQUIRE(found.rows.size() == 1);
-      CHECK(found.rows[0].values(0).string_value() == "Ann");
-      CHECK(found.rows[0].values(1).long_value() == 5);
-    };
-    only_ann();
+  Transact(t, R"([{:acct/name "Ann" :acct/balance 5 :db/ensure :acct/guard}])");
+  const std::string q =
+      "[:find ?n ?b :where [?e :acct/name ?n] "
+      "[?e :acct/balance ?b]]";
+  auto only_ann = [&] {
+    QueryOutcome found = Query(t, q);
+    REQUIRE_MESSAGE(found.status.ok(), StatusText(found.status));
+    REQUIRE(found.rows.size() == 1);
+    CHECK(found.rows[0].values(0).string_value() == "Ann");
+    CHECK(found.rows[0].values(1).long_value() == 5);
+  };
+  only_ann();
 
-    Expect("an entity that lacks a spec's required attribute",
-           TransactStatus(t, R"([{:acct/name "Ben" :db/ensure :acct/guard}])"),
-           grpc::StatusCode::FAILED_PRECONDITION,
-           "does not satisfy entity spec :acct/guard: it lacks :acct/balance");
-    Expect(
-        "a value that fails its attribute's predicate",
-        TransactStatus(t, R"([[:db/add [:acct/name "Ann"] :acct/balance 0]])"),
-        grpc::StatusCode::INVALID_ARGUMENT, "value 0 of :acct/balance");
-    Expect("a predicate mentatd does not have",
-           TransactStatus(t, R"([[:db/add :acct/name :db.attr/preds
+  Expect("an entity that lacks a spec's required attribute",
+         TransactStatus(t, R"([{:acct/name "Ben" :db/ensure :acct/guard}])"),
+         grpc::StatusCode::FAILED_PRECONDITION,
+         "does not satisfy entity spec :acct/guard: it lacks :acct/balance");
+  Expect("a value that fails its attribute's predicate",
+         TransactStatus(t, R"([[:db/add [:acct/name "Ann"] :acct/balance 0]])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "value 0 of :acct/balance");
+  Expect("a predicate mentatd does not have",
+         TransactStatus(t, R"([[:db/add :acct/name :db.attr/preds
                                 my.app/valid-name?]])"),
-           grpc::StatusCode::INVALID_ARGUMENT,
-           ":db.attr/preds names my.app/valid-name?");
-    Expect("a predicate that does not take the attribute's type",
-           TransactStatus(t, R"([[:db/add :acct/name :db.attr/preds pos?]])"),
-           grpc::StatusCode::INVALID_ARGUMENT, "does not take :db.type/string");
-    Expect("an entity predicate",
-           TransactStatus(t, R"([[:db/add :acct/guard :db.entity/preds
+         grpc::StatusCode::INVALID_ARGUMENT,
+         ":db.attr/preds names my.app/valid-name?");
+  Expect("a predicate that does not take the attribute's type",
+         TransactStatus(t, R"([[:db/add :acct/name :db.attr/preds pos?]])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "does not take :db.type/string");
+  Expect("an entity predicate",
+         TransactStatus(t, R"([[:db/add :acct/guard :db.entity/preds
                                 my.app/ok?]])"),
-           grpc::StatusCode::INVALID_ARGUMENT,
-           ":db.entity/preds is not supported");
-    Expect("a :db/ensure naming no spec",
-           TransactStatus(t, R"([{:acct/name "Cy" :acct/balance 1
+         grpc::StatusCode::INVALID_ARGUMENT,
+         ":db.entity/preds is not supported");
+  Expect("a :db/ensure naming no spec",
+         TransactStatus(t, R"([{:acct/name "Cy" :acct/balance 1
                                 :db/ensure :acct/name}])"),
-           grpc::StatusCode::INVALID_ARGUMENT, "is not an entity spec");
+         grpc::StatusCode::INVALID_ARGUMENT, "is not an entity spec");
 
-    // A dry run answers what the commit would.
-    pb::TransactRequest dry;
-    dry.set_tx_data(R"([{:acct/name "Ben" :db/ensure :acct/guard}])");
-    dry.set_dry_run(true);
-    pb::TransactResponse resp;
-    auto ctx = Ctx();
-    Expect("a dry run of an entity that lacks a required attribute",
-           t.stub().Transact(ctx.get(), dry, &resp),
-           grpc::StatusCode::FAILED_PRECONDITION, "it lacks :acct/balance");
-    // Nothing refused was committed.
-    only_ann();
+  // A dry run answers what the commit would.
+  pb::TransactRequest dry;
+  dry.set_tx_data(R"([{:acct/name "Ben" :db/ensure :acct/guard}])");
+  dry.set_dry_run(true);
+  pb::TransactResponse resp;
+  auto ctx = Ctx();
+  Expect("a dry run of an entity that lacks a required attribute",
+         t.stub().Transact(ctx.get(), dry, &resp),
+         grpc::StatusCode::FAILED_PRECONDITION, "it lacks :acct/balance");
+  // Nothing refused was committed.
+  only_ann();
+}
+
+TEST_CASE("bad input: transactions") {
+  TestServer t;
+  Transact(t, kPeopleSchema);
+  Transact(t, R"([{:db/id "ann" :person/name "Ann" :person/age 30}])");
+
+  Expect("malformed EDN in tx-data",
+         TransactStatus(t, "[[:db/add \"x\" :person/name]\n  {:a"),
+         grpc::StatusCode::INVALID_ARGUMENT, "line 2");
+  Expect("unknown attribute in tx-data",
+         TransactStatus(t, "[[:db/add \"x\" :no/such 1]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "no/such");
+  Expect("a value of the wrong type",
+         TransactStatus(t, "[[:db/add \"x\" :person/age \"old\"]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "person/age");
+  Expect("invalid UTF-8 in tx-data",
+         TransactStatus(t, "[[:db/add \"x\" :person/name \"\xff\xfe\"]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "UTF-8");
+  Expect("a unique value asserted by two entities",
+         TransactStatus(t,
+                        "[{:person/email \"a@x\"} {:person/email "
+                        "\"a@x\" :person/name \"Zed\"}]"),
+         grpc::StatusCode::FAILED_PRECONDITION, "");
+
+  Expect("a giant string over the message limit",
+         TransactStatus(
+             t, "[{:person/name \"" + std::string(70 << 20, 'x') + "\"}]"),
+         grpc::StatusCode::RESOURCE_EXHAUSTED, "");
+  {
+    // A big string within the limit is stored and read back whole.
+    const std::string big(8 << 20, 'y');
+    Transact(t, "[{:person/name \"" + big + "\" :person/age 1}]");
+    // (gRPC clients take 4 MiB messages by default; this one more.)
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    auto stub = pb::Mentat::NewStub(grpc::CreateCustomChannel(
+        t.Address(), grpc::InsecureChannelCredentials(), args));
+    pb::QueryRequest req;
+    req.set_query(
+        "[:find ?n . :where [?e :person/age 1] [?e :person/name ?n]]");
+    QueryOutcome q = RunQuery(*stub, req);
+    REQUIRE_MESSAGE(q.status.ok(), StatusText(q.status));
+    CHECK(q.rows.at(0).values(0).string_value() == big);
+    if (Verbose()) MESSAGE("an 8 MiB string value -> OK, read back whole");
   }
+  Expect("a lookup ref that resolves to nothing",
+         TransactStatus(t,
+                        "[[:db/add [:person/name \"nobody\"] :person/age "
+                        "3]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "does not resolve");
+  Expect("a lookup ref on a non-unique attribute",
+         TransactStatus(t, "[[:db/add [:person/age 30] :person/age 3]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "person/age");
+  Expect("a lookup ref of the wrong shape",
+         TransactStatus(t, "[[:db/add [:person/name] :person/age 3]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "");
+  Expect("a cas conflict",
+         TransactStatus(t,
+                        "[[:db/cas [:person/name \"Ann\"] :person/age 29 "
+                        "31]]"),
+         grpc::StatusCode::FAILED_PRECONDITION, "compare-and-swap");
+  Expect("a cas with a value of the wrong type",
+         TransactStatus(t,
+                        "[[:db/cas [:person/name \"Ann\"] :person/age "
+                        "\"30\" 31]]"),
+         grpc::StatusCode::INVALID_ARGUMENT, "person/age");
+  {
+    std::string nested = "[{:person/name \"n\" :person/friend ";
+    for (int i = 0; i < 20000; ++i) nested += "{:person/friend ";
+    Expect("deeply nested entity maps", TransactStatus(t, nested),
+           grpc::StatusCode::INVALID_ARGUMENT, "");
+  }
+  Expect("a tx-data that is not a vector",
+         TransactStatus(t, "{:person/name \"x\"}"),
+         grpc::StatusCode::INVALID_ARGUMENT, "");
+  StillServes(t);
+}
 
-  TEST_CASE("bad input: transactions") {
+TEST_CASE("bad input: deleted databases and bad auth") {
+  {
     TestServer t;
-    Transact(t, kPeopleSchema);
-    Transact(t, R"([{:db/id "ann" :person/name "Ann" :person/age 30}])");
-
-    Expect("malformed EDN in tx-data",
-           TransactStatus(t, "[[:db/add \"x\" :person/name]\n  {:a"),
-           grpc::StatusCode::INVALID_ARGUMENT, "line 2");
-    Expect("unknown attribute in tx-data",
-           TransactStatus(t, "[[:db/add \"x\" :no/such 1]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "no/such");
-    Expect("a value of the wrong type",
-           TransactStatus(t, "[[:db/add \"x\" :person/age \"old\"]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "person/age");
-    Expect("invalid UTF-8 in tx-data",
-           TransactStatus(t, "[[:db/add \"x\" :person/name \"\xff\xfe\"]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "UTF-8");
-    Expect("a unique value asserted by two entities",
-           TransactStatus(t,
-                          "[{:person/email \"a@x\"} {:person/email "
-                          "\"a@x\" :person/name \"Zed\"}]"),
-           grpc::StatusCode::FAILED_PRECONDITION, "");
-
-    Expect("a giant string over the message limit",
-           TransactStatus(
-               t, "[{:person/name \"" + std::string(70 << 20, 'x') + "\"}]"),
-           grpc::StatusCode::RESOURCE_EXHAUSTED, "");
-    {
-      // A big string within the limit is stored and read back whole.
-      const std::string big(8 << 20, 'y');
-      Transact(t, "[{:person/name \"" + big + "\" :person/age 1}]");
-      // (gRPC clients take 4 MiB messages by default; this one more.)
-      grpc::ChannelArguments args;
-      args.SetMaxReceiveMessageSize(64 << 20);
-      auto stub = pb::Mentat::NewStub(grpc::CreateCustomChannel(
-          t.Address(), grpc::InsecureChannelCredentials(), args));
-      pb::QueryRequest req;
-      req.set_query(
-          "[:find ?n . :where [?e :person/age 1] [?e :person/name ?n]]");
-      QueryOutcome q = RunQuery(*stub, req);
-      REQUIRE_MESSAGE(q.status.ok(), StatusText(q.status));
-      CHECK(q.rows.at(0).values(0).string_value() == big);
-      if (Verbose()) MESSAGE("an 8 MiB string value -> OK, read back whole");
-    }
-    Expect("a lookup ref that resolves to nothing",
-           TransactStatus(t,
-                          "[[:db/add [:person/name \"nobody\"] :person/age "
-                          "3]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "does not resolve");
-    Expect("a lookup ref on a non-unique attribute",
-           TransactStatus(t, "[[:db/add [:person/age 30] :person/age 3]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "person/age");
-    Expect("a lookup ref of the wrong shape",
-           TransactStatus(t, "[[:db/add [:person/name] :person/age 3]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "");
-    Expect("a cas conflict",
-           TransactStatus(t,
-                          "[[:db/cas [:person/name \"Ann\"] :person/age 29 "
-                          "31]]"),
-           grpc::StatusCode::FAILED_PRECONDITION, "compare-and-swap");
-    Expect("a cas with a value of the wrong type",
-           TransactStatus(t,
-                          "[[:db/cas [:person/name \"Ann\"] :person/age "
-                          "\"30\" 31]]"),
-           grpc::StatusCode::INVALID_ARGUMENT, "person/age");
-    {
-      std::string nested = "[{:person/name \"n\" :person/friend ";
-      for (int i = 0; i < 20000; ++i) nested += "{:person/friend ";
-      Expect("deeply nested entity maps", TransactStatus(t, nested),
-             grpc::StatusCode::INVALID_ARGUMENT, "");
-    }
-    Expect("a tx-data that is not a vector",
-           TransactStatus(t, "{:person/name \"x\"}"),
-           grpc::StatusCode::INVALID_ARGUMENT, "");
-    StillServes(t);
+    CreateDatabase(t, "sales");
+    Transact(t, kPeopleSchema, "sales");
+    pb::DeleteDatabaseRequest del;
+    del.set_name("sales");
+    pb::DeleteDatabaseResponse deleted;
+    auto ctx2 = Ctx();
+    REQUIRE(t.stub().DeleteDatabase(ctx2.get(), del, &deleted).ok());
+    Expect("a write to a deleted database",
+           TransactStatus(t, People(0, 1), "sales"),
+           grpc::StatusCode::NOT_FOUND, "sales");
+    pb::QueryRequest q;
+    q.set_database("sales");
+    q.set_query("[:find ?e :where [?e :person/name _]]");
+    Expect("a read of a deleted database", RunQuery(t.stub(), q).status,
+           grpc::StatusCode::NOT_FOUND, "sales");
   }
-
-  TEST_CASE("bad input: deleted databases and bad auth") {
-    {
-      TestServer t;
-      CreateDatabase(t, "sales");
-      Transact(t, kPeopleSchema, "sales");
-      pb::DeleteDatabaseRequest del;
-      del.set_name("sales");
-      pb::DeleteDatabaseResponse deleted;
-      auto ctx2 = Ctx();
-      REQUIRE(t.stub().DeleteDatabase(ctx2.get(), del, &deleted).ok());
-      Expect("a write to a deleted database",
-             TransactStatus(t, People(0, 1), "sales"),
-             grpc::StatusCode::NOT_FOUND, "sales");
-      pb::QueryRequest q;
-      q.set_database("sales");
-      q.set_query("[:find ?e :where [?e :person/name _]]");
-      Expect("a read of a deleted database", RunQuery(t.stub(), q).status,
-             grpc::StatusCode::NOT_FOUND, "sales");
-    }
-    {
-      TestServer t([](ServerConfig* c) { c->auth_token = "s3cret"; });
-      Expect("no token", TransactStatus(t, kPeopleSchema),
-             grpc::StatusCode::UNAUTHENTICATED, "");
-      pb::TransactRequest req;
-      req.set_tx_data(kPeopleSchema);
-      pb::TransactResponse resp;
-      grpc::ClientContext wrong;
-      wrong.AddMetadata("authorization", "Bearer nope");
-      Expect("a wrong token", t.stub().Transact(&wrong, req, &resp),
-             grpc::StatusCode::UNAUTHENTICATED, "");
-      grpc::ClientContext malformed;
-      malformed.AddMetadata("authorization", "s3cret");
-      Expect("a token without Bearer",
-             t.stub().Transact(&malformed, req, &resp),
-             grpc::StatusCode::UNAUTHENTICATED, "");
-    }
+  {
+    TestServer t([](ServerConfig* c) { c->auth_token = "s3cret"; });
+    Expect("no token", TransactStatus(t, kPeopleSchema),
+           grpc::StatusCode::UNAUTHENTICATED, "");
+    pb::TransactRequest req;
+    req.set_tx_data(kPeopleSchema);
+    pb::TransactResponse resp;
+    grpc::ClientContext wrong;
+    wrong.AddMetadata("authorization", "Bearer nope");
+    Expect("a wrong token", t.stub().Transact(&wrong, req, &resp),
+           grpc::StatusCode::UNAUTHENTICATED, "");
+    grpc::ClientContext malformed;
+    malformed.AddMetadata("authorization", "s3cret");
+    Expect("a token without Bearer", t.stub().Transact(&malformed, req, &resp),
+           grpc::StatusCode::UNAUTHENTICATED, "");
   }
+}
 
 }  // namespace
 }  // namespace mentat::server::testing
