@@ -273,6 +273,67 @@ TEST_CASE("bad input: composite tuples") {
   composite_is("art");
 }
 
+TEST_CASE("bad input: entity specs and attribute predicates") {
+  TestServer t;
+  Transact(t, R"([{:db/ident :acct/name :db/valueType :db.type/string
+                   :db/cardinality :db.cardinality/one
+                   :db/unique :db.unique/identity}
+                  {:db/ident :acct/balance :db/valueType :db.type/long
+                   :db/cardinality :db.cardinality/one
+                   :db.attr/preds clojure.core/pos?}
+                  {:db/ident :acct/guard
+                   :db.entity/attrs [:acct/name :acct/balance]}])");
+  Transact(t, R"([{:acct/name "Ann" :acct/balance 5 :db/ensure :acct/guard}])");
+  const std::string q =
+      "[:find ?n ?b :where [?e :acct/name ?n] "
+      "[?e :acct/balance ?b]]";
+  auto only_ann = [&] {
+    QueryOutcome found = Query(t, q);
+    REQUIRE_MESSAGE(found.status.ok(), StatusText(found.status));
+    REQUIRE(found.rows.size() == 1);
+    CHECK(found.rows[0].values(0).string_value() == "Ann");
+    CHECK(found.rows[0].values(1).long_value() == 5);
+  };
+  only_ann();
+
+  Expect("an entity that lacks a spec's required attribute",
+         TransactStatus(t, R"([{:acct/name "Ben" :db/ensure :acct/guard}])"),
+         grpc::StatusCode::FAILED_PRECONDITION,
+         "does not satisfy entity spec :acct/guard: it lacks :acct/balance");
+  Expect("a value that fails its attribute's predicate",
+         TransactStatus(t, R"([[:db/add [:acct/name "Ann"] :acct/balance 0]])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "value 0 of :acct/balance");
+  Expect("a predicate mentatd does not have",
+         TransactStatus(t, R"([[:db/add :acct/name :db.attr/preds
+                                my.app/valid-name?]])"),
+         grpc::StatusCode::INVALID_ARGUMENT,
+         ":db.attr/preds names my.app/valid-name?");
+  Expect("a predicate that does not take the attribute's type",
+         TransactStatus(t, R"([[:db/add :acct/name :db.attr/preds pos?]])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "does not take :db.type/string");
+  Expect("an entity predicate",
+         TransactStatus(t, R"([[:db/add :acct/guard :db.entity/preds
+                                my.app/ok?]])"),
+         grpc::StatusCode::INVALID_ARGUMENT,
+         ":db.entity/preds is not supported");
+  Expect("a :db/ensure naming no spec",
+         TransactStatus(t, R"([{:acct/name "Cy" :acct/balance 1
+                                :db/ensure :acct/name}])"),
+         grpc::StatusCode::INVALID_ARGUMENT, "is not an entity spec");
+
+  // A dry run answers what the commit would.
+  pb::TransactRequest dry;
+  dry.set_tx_data(R"([{:acct/name "Ben" :db/ensure :acct/guard}])");
+  dry.set_dry_run(true);
+  pb::TransactResponse resp;
+  auto ctx = Ctx();
+  Expect("a dry run of an entity that lacks a required attribute",
+         t.stub().Transact(ctx.get(), dry, &resp),
+         grpc::StatusCode::FAILED_PRECONDITION, "it lacks :acct/balance");
+  // Nothing refused was committed.
+  only_ann();
+}
+
 TEST_CASE("bad input: transactions") {
   TestServer t;
   Transact(t, kPeopleSchema);

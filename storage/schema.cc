@@ -50,6 +50,7 @@ struct BootstrapAttribute {
   const char* doc;
   // For a :db.type/tuple attribute, its :db/tupleType.
   const char* tuple_type = nullptr;
+  bool many = false;
 };
 
 constexpr BootstrapAttribute kBootstrapAttributes[] = {
@@ -81,6 +82,20 @@ constexpr BootstrapAttribute kBootstrapAttributes[] = {
     {ids::kDbTupleAttrs, "db/tupleAttrs", ids::kDbTypeTuple, false, false,
      "The member attributes of a composite tuple attribute, in order.",
      "db.type/keyword"},
+    {ids::kDbEnsure, "db/ensure", ids::kDbTypeRef, false, false,
+     "Asserted in tx-data to check an entity against an entity spec at the "
+     "end of the transaction; never stored.",
+     nullptr, true},
+    {ids::kDbAttrPreds, "db.attr/preds", ids::kDbTypeSymbol, false, false,
+     "Predicates every asserted value of the attribute must pass.", nullptr,
+     true},
+    {ids::kDbEntityAttrs, "db.entity/attrs", ids::kDbTypeKeyword, false, false,
+     "The attributes an entity checked against this spec must have.", nullptr,
+     true},
+    {ids::kDbEntityPreds, "db.entity/preds", ids::kDbTypeSymbol, false, false,
+     "Datomic's entity predicates; refused by mentatd, which runs no user "
+     "code in its transactor.",
+     nullptr, true},
 };
 
 ValueType TypeForTypeEntity(EntityId e, bool* ok) {
@@ -156,7 +171,8 @@ std::vector<Datom> Schema::BootstrapDatoms(EntityId tx) {
   for (const auto& b : kBootstrapAttributes) {
     add(b.id, ids::kDbIdent, Value::Keyword(b.ident));
     add(b.id, ids::kDbValueType, Value::Ref(b.type));
-    add(b.id, ids::kDbCardinality, Value::Ref(ids::kDbCardinalityOne));
+    add(b.id, ids::kDbCardinality,
+        Value::Ref(b.many ? ids::kDbCardinalityMany : ids::kDbCardinalityOne));
     if (b.unique_identity) {
       add(b.id, ids::kDbUnique, Value::Ref(ids::kDbUniqueIdentity));
     }
@@ -283,8 +299,35 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
           }
           break;
         }
+        case ids::kDbAttrPreds: {
+          const std::string& name = d->v.text();
+          std::optional<AttributePredicate> p = FindAttributePredicate(name);
+          if (d->v.type() != ValueType::kSymbol || !p.has_value()) {
+            if (attr.preds_error.empty()) {
+              attr.preds_error =
+                  StrCat(":db.attr/preds names ", d->v.DebugString(),
+                         ", which is not a predicate mentatd has (it runs no "
+                         "user code; the predicates are ",
+                         AttributePredicateNames(), ")");
+            }
+            break;
+          }
+          attr.preds.push_back(*p);
+          attr.pred_names.push_back(name);
+          break;
+        }
         default:
           break;
+      }
+    }
+    for (AttributePredicate p : attr.preds) {
+      if (attr.preds_error.empty() && has_type &&
+          !AttributePredicateTakes(p, attr.type)) {
+        attr.preds_error =
+            StrCat(":db.attr/preds names ", AttributePredicateName(p),
+                   ", which does not "
+                   "take ",
+                   ValueTypeIdent(attr.type), " values");
       }
     }
     if (!ident.empty()) {
@@ -338,6 +381,12 @@ absl::StatusOr<std::shared_ptr<const Schema>> Schema::FromDatoms(
     if (it != schema->attributes_.end()) it->second.composites.push_back(e);
   }
   return std::shared_ptr<const Schema>(std::move(schema));
+}
+
+absl::Status CheckAttributePredicates(const Attribute& attr) {
+  if (attr.preds_error.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat(":", attr.ident, ": ", attr.preds_error));
 }
 
 const Attribute* Schema::FindAttribute(EntityId id) const {

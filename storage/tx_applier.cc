@@ -48,6 +48,7 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
   if (s.ok()) s = ComputeStats(delta);
   if (s.ok()) s = WriteDatoms();
   if (s.ok() && schema_touched_) s = RebuildSchema();
+  if (s.ok()) s = CheckEnsured();
   if (!s.ok()) return s;
 
   TxReport report;
@@ -124,6 +125,11 @@ absl::Status TxApplier::BuildDatoms() {
     absl::Status s;
     switch (o.kind) {
       case TxOp::Kind::kAdd:
+        if (o.attr->id == ids::kDbEnsure) {
+          // A request to check, not a fact (as in Datomic).
+          ensures_.push_back({e, ValueOf(o.v).as_ref(), o.source});
+          break;
+        }
         s = AddAssertion(e, *o.attr, ValueOf(o.v), o.source);
         break;
       case TxOp::Kind::kRetract:

@@ -337,6 +337,21 @@ absl::Status TxApplier::ResolveOps(const TxRequest& request) {
                    op.kind == TxOp::Kind::kCas ? "compare-and-swap" : "retract",
                    " it; change its members instead"));
       }
+      if (attr->id == ids::kDbEnsure && op.kind != TxOp::Kind::kAdd) {
+        return OpError(absl::StatusCode::kInvalidArgument, &op,
+                       ":db/ensure is never stored, so tx-data can only "
+                       "assert it ([:db/add e :db/ensure spec] checks e "
+                       "against the spec at the end of the transaction)");
+      }
+      if (attr->id == ids::kDbEntityPreds && op.kind != TxOp::Kind::kRetract &&
+          op.kind != TxOp::Kind::kRetractAttr) {
+        return OpError(
+            absl::StatusCode::kInvalidArgument, &op,
+            ":db.entity/preds is not supported: Datomic's entity predicates "
+            "are user functions of a database and an entity, and mentatd "
+            "runs no user code in its transactor; require attributes with "
+            ":db.entity/attrs and check values with :db.attr/preds");
+      }
       o.attr = attr;
       if (o.e.tempid >= 0 && op.kind == TxOp::Kind::kAdd &&
           IsSchemaAttribute(attr->id)) {

@@ -359,11 +359,19 @@ absl::Status TxApplier::RebuildSchema() {
     if (!p.datom.added ||
         (p.datom.a != ids::kDbIsComponent && p.datom.a != ids::kDbFulltext &&
          p.datom.a != ids::kDbValueType && p.datom.a != ids::kDbTupleType &&
-         p.datom.a != ids::kDbTupleTypes && p.datom.a != ids::kDbTupleAttrs)) {
+         p.datom.a != ids::kDbTupleTypes && p.datom.a != ids::kDbTupleAttrs &&
+         p.datom.a != ids::kDbAttrPreds)) {
       continue;
     }
     const Attribute* attr = (*schema)->FindAttribute(p.datom.e);
-    if (attr == nullptr) continue;
+    if (attr == nullptr) {
+      if (p.datom.a == ids::kDbAttrPreds) {
+        return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                       StrCat(":db.attr/preds on entity ", p.datom.e,
+                              ", which is not an attribute"));
+      }
+      continue;
+    }
     if (attr->is_component && !attr->is_ref()) {
       return OpError(absl::StatusCode::kInvalidArgument, p.source,
                      StrCat(":db/isComponent needs a :db.type/ref attribute; :",
@@ -375,6 +383,10 @@ absl::Status TxApplier::RebuildSchema() {
                             attr->ident, " is ", ValueTypeIdent(attr->type)));
     }
     if (absl::Status bad = CheckTupleSpec(*attr); !bad.ok()) {
+      return OpError(absl::StatusCode::kInvalidArgument, p.source,
+                     std::string(bad.message()));
+    }
+    if (absl::Status bad = CheckAttributePredicates(*attr); !bad.ok()) {
       return OpError(absl::StatusCode::kInvalidArgument, p.source,
                      std::string(bad.message()));
     }

@@ -7,6 +7,7 @@
 
 #include "builtins/builtin_table.h"
 #include "builtins/builtins_test_support.h"
+#include "mentat/storage/attribute_predicate.h"
 
 namespace mentat::query::builtins::testing {
 namespace {
@@ -256,6 +257,48 @@ TEST_CASE("builtins: predicate names, qualification and arity") {
   std::vector<Value> args = {L(1), L(2)};
   CHECK(less->fn(args));
   CHECK(FindPredicate("nope") == nullptr);
+}
+
+TEST_CASE("builtins: :db.attr/preds predicates mean what the engine's do") {
+  // Storage checks attribute predicates with its own copies (it cannot
+  // call the engine); a value passes an attribute's predicate exactly
+  // when the query predicate of that name holds for it.
+  const std::vector<Value> values = {L(0),
+                                     L(1),
+                                     L(-1),
+                                     L(2),
+                                     L(-3),
+                                     L(kMaxLong),
+                                     L(kMinLong),
+                                     D(0.0),
+                                     D(-0.0),
+                                     D(2.5),
+                                     D(-2.5),
+                                     D(kNaN),
+                                     D(kInf),
+                                     D(-kInf),
+                                     N("0"),
+                                     N("12345678901234567891"),
+                                     N("-12345678901234567890"),
+                                     M("0"),
+                                     M("0.001"),
+                                     M("-12.5"),
+                                     B(true),
+                                     B(false),
+                                     S(""),
+                                     S(" \t\n"),
+                                     S(" x "),
+                                     S("\x1C")};
+  for (const char* name : {"zero?", "pos?", "neg?", "even?", "odd?", "true?",
+                           "false?", "clojure.string/blank?"}) {
+    auto p = storage::FindAttributePredicate(name);
+    REQUIRE(p.has_value());
+    for (const Value& v : values) {
+      if (!storage::AttributePredicateTakes(*p, v.type())) continue;
+      CHECK_MESSAGE(storage::AttributePredicateHolds(*p, v) == Pred(name, {v}),
+                    name, " of ", v.DebugString());
+    }
+  }
 }
 
 }  // namespace

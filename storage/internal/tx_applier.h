@@ -144,6 +144,12 @@ class TxApplier {
   // transaction's datoms apply (nullopt: none).
   [[nodiscard]] absl::StatusOr<std::optional<Value>> ValueAfter(
       EntityId e, const Attribute& member);
+  // tx_ensure.cc: once the transaction's datoms are written and the
+  // schema rebuilt (so reads see the state it leaves), checks every
+  // asserted value against its attribute's :db.attr/preds, every
+  // :db.entity/attrs written against the schema, and every entity named
+  // by :db/ensure against its spec's required attributes.
+  [[nodiscard]] absl::Status CheckEnsured();
   [[nodiscard]] absl::Status CheckUniqueness();
   [[nodiscard]] absl::Status CheckSystemWrites();
   [[nodiscard]] absl::Status CheckSchemaChanges();
@@ -190,6 +196,14 @@ class TxApplier {
   // conflicts; (e, a) -> asserted value index for cardinality one.
   absl::flat_hash_map<std::string, size_t> datom_index_;
   absl::flat_hash_map<std::pair<EntityId, EntityId>, size_t> card_one_index_;
+  // [:db/add e :db/ensure spec] ops: checked by CheckEnsured, never
+  // written.
+  struct Ensure {
+    EntityId e;
+    EntityId spec;
+    const TxOp* source;
+  };
+  std::vector<Ensure> ensures_;
   bool schema_touched_ = false;
   bool tx_instant_given_ = false;
 };

@@ -63,6 +63,15 @@ inline constexpr EntityId kDbDoc = 62;
 inline constexpr EntityId kDbTupleType = 63;
 inline constexpr EntityId kDbTupleTypes = 64;
 inline constexpr EntityId kDbTupleAttrs = 65;
+// Entity specs and attribute predicates (also added later): :db/ensure is
+// asserted in tx-data but never stored (the transactor checks the spec it
+// names and drops the assertion); :db.attr/preds holds the predicate
+// symbols of an attribute, :db.entity/attrs a spec's required attributes;
+// :db.entity/preds is refused (see docs/query.md, "Entity specs").
+inline constexpr EntityId kDbEnsure = 70;
+inline constexpr EntityId kDbAttrPreds = 71;
+inline constexpr EntityId kDbEntityAttrs = 72;
+inline constexpr EntityId kDbEntityPreds = 73;
 // The first id the db partition hands out to user-installed schema.
 inline constexpr int64_t kFirstUserDbCounter = 1000;
 }  // namespace ids
@@ -75,7 +84,7 @@ inline constexpr bool IsSchemaAttribute(EntityId a) {
          a == ids::kDbIsComponent || a == ids::kDbNoHistory ||
          a == ids::kDbIndex || a == ids::kDbFulltext ||
          a == ids::kDbTupleType || a == ids::kDbTupleTypes ||
-         a == ids::kDbTupleAttrs;
+         a == ids::kDbTupleAttrs || a == ids::kDbAttrPreds;
 }
 
 // The first tx id of a new store (tx counter 1000, as in Datomic).

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mentat/storage/attribute_predicate.h"
 #include "mentat/storage/datom.h"
 #include "mentat/storage/value.h"
 
@@ -54,6 +55,14 @@ struct Attribute {
   // The composite tuple attributes this attribute is a member of: the
   // transactor recomputes them on every change of this attribute.
   std::vector<EntityId> composites;
+  // :db.attr/preds: every value asserted must pass each, in the order of
+  // the symbols as written (pred_names, for messages). preds_error says
+  // why one is unusable (an unknown name, a predicate that does not take
+  // the attribute's type); CheckAttributePredicates refuses it when it is
+  // installed.
+  std::vector<AttributePredicate> preds;
+  std::vector<std::string> pred_names;
+  std::string preds_error;
 
   bool many() const { return cardinality == Cardinality::kMany; }
   bool is_ref() const { return type == ValueType::kRef; }
@@ -85,6 +94,10 @@ std::string TupleSpecText(const Attribute& attr);
 // the attribute, the position and the type it takes.
 [[nodiscard]] absl::StatusOr<Value> CheckTupleValue(const Attribute& attr,
                                                     const Value& tuple);
+
+// InvalidArgument for an attribute whose :db.attr/preds cannot be used
+// (preds_error): the message names the symbol and the predicates allowed.
+[[nodiscard]] absl::Status CheckAttributePredicates(const Attribute& attr);
 
 // An immutable snapshot of the schema: every ident and every attribute, as
 // of one basis. Readers share it through shared_ptr<const Schema>; the
