@@ -130,6 +130,12 @@ uint64_t RequestDigest(const v1::DatomsRequest& r) {
   f.Add(static_cast<uint64_t>(r.basis().point_case()));
   f.Add(static_cast<uint64_t>(r.basis().tx()));
   f.Add(static_cast<uint64_t>(r.basis().instant_micros()));
+  // Only when set, so that tokens of requests without it stay valid
+  // across an upgrade.
+  if (r.with_tx_data_size() > 0) {
+    f.Add(static_cast<uint64_t>(r.with_tx_data_size()));
+    for (const std::string& tx_data : r.with_tx_data()) f.Add(tx_data);
+  }
   return f.value();
 }
 
@@ -233,16 +239,22 @@ class DatomsStream : public BatchStream {
       if (token.request_digest() != digest_) {
         return absl::InvalidArgumentError(
             "resume_token belongs to another request (database, index, "
-            "components and basis must be those of the original)");
+            "components, basis and with_tx_data must be those of the "
+            "original)");
       }
       pinned = token.db_tx();
       position_ = token.position();
       last_key_ = token.last_key();
       same_key_count_ = token.same_key_count();
     }
-    auto resolved = ResolveBasis(*database_, request_.basis(), pinned);
+    // A resume applies the with_tx_data again to the same committed
+    // value: the same ids (the clock's instant aside).
+    auto resolved = ResolveBasis(
+        *database_, request_.basis(), pinned,
+        WithTxData{&request_.with_tx_data(), MaxValueBytes(sc().config)});
     if (!resolved.ok()) return resolved.status();
-    db_ = resolved->db;
+    // Held for resuming: the committed value the transactions apply to.
+    db_ = resolved->committed;
     basis_tx_ = resolved->basis_tx;
     order_ = ToIndexOrder(request_.index());
     auto prefix = PrefixFor(order_, request_.components(), resolved->view);

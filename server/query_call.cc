@@ -224,7 +224,9 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     auto run = [&]() -> absl::StatusOr<v1::ExplainResponse> {
       absl::Status s = call.StillWanted();
       if (!s.ok()) return s;
-      auto resolved = ResolveBasis(*database, request->basis());
+      auto resolved = ResolveBasis(
+          *database, request->basis(), 0,
+          WithTxData{&request->with_tx_data(), MaxValueBytes(sc.config)});
       if (!resolved.ok()) return resolved.status();
       std::vector<edn::EdnValue> inputs;
       for (int i = 0; i < request->inputs_size(); ++i) {

@@ -192,6 +192,97 @@ TEST_CASE("server: a query with with_tx_data resumes on the same value") {
   CHECK(other.status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+std::vector<pb::Datom> ReadDatoms(TestServer& t, const pb::DatomsRequest& req,
+                                  grpc::Status* status,
+                                  std::vector<std::string>* tokens = nullptr) {
+  std::vector<pb::Datom> out;
+  auto ctx = Ctx();
+  auto reader = t.stub().Datoms(ctx.get(), req);
+  pb::DatomsResponse msg;
+  while (reader->Read(&msg)) {
+    for (const pb::Datom& d : msg.datoms()) out.push_back(d);
+    if (tokens != nullptr) tokens->push_back(msg.resume_token());
+  }
+  *status = reader->Finish();
+  return out;
+}
+
+TEST_CASE("server: datoms read with_tx_data, and resume on the same value") {
+  TestServer t;
+  Transact(t, kPeopleSchema);
+  Transact(t, People(0, 10));
+  const int64_t basis = LatestBasis(t);
+  pb::DatomsRequest req;
+  req.set_index(pb::AEVT);
+  req.add_components()->set_keyword(":person/name");
+  req.set_batch_size(4);
+  grpc::Status s;
+  CHECK(ReadDatoms(t, req, &s).size() == 10);
+  REQUIRE_MESSAGE(s.ok(), StatusText(s));
+
+  req.add_with_tx_data(People(10, 10));
+  req.add_with_tx_data(R"([[:db/retract [:person/name "person 0"]
+                            :person/name "person 0"]])");
+  std::vector<std::string> tokens;
+  std::vector<pb::Datom> all = ReadDatoms(t, req, &s, &tokens);
+  REQUIRE_MESSAGE(s.ok(), StatusText(s));
+  CHECK(all.size() == 19);  // 10 committed and 10 speculative, 1 retracted
+  for (const pb::Datom& d : all) {
+    CHECK(d.v().string_value() != "person 0");
+  }
+  REQUIRE(tokens.size() > 2);
+  pb::DatomsRequest resumed = req;
+  resumed.set_resume_token(tokens[1]);
+  std::vector<pb::Datom> rest = ReadDatoms(t, resumed, &s);
+  REQUIRE_MESSAGE(s.ok(), StatusText(s));
+  REQUIRE(rest.size() == 19 - 8);
+  CHECK(rest.front().e() == all[8].e());
+  // Another with_tx_data is another request.
+  resumed.set_with_tx_data(0, People(10, 9));
+  ReadDatoms(t, resumed, &s);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("with_tx_data") != std::string::npos);
+
+  pb::DatomsRequest bad = req;
+  bad.set_with_tx_data(1, "[[:db/add");
+  ReadDatoms(t, bad, &s);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("with_tx_data[1]: line 1") != std::string::npos);
+  CHECK(LatestBasis(t) == basis);
+}
+
+TEST_CASE("server: explain plans against with_tx_data") {
+  TestServer t;
+  Transact(t, kPeopleSchema);
+  Transact(t, kAnnAndBob);
+  const int64_t basis = LatestBasis(t);
+  // :pet/name exists only in the speculative value.
+  pb::ExplainRequest req;
+  req.set_query("[:find ?n :where [?p :pet/name ?n]]");
+  req.set_profile(true);
+  pb::ExplainResponse plan;
+  auto ctx = Ctx();
+  grpc::Status s = t.stub().Explain(ctx.get(), req, &plan);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find(":pet/name") != std::string::npos);
+
+  req.add_with_tx_data(R"([{:db/ident :pet/name :db/valueType :db.type/string
+                            :db/cardinality :db.cardinality/one}])");
+  req.add_with_tx_data(R"([{:pet/name "Rex"}])");
+  ctx = Ctx();
+  s = t.stub().Explain(ctx.get(), req, &plan);
+  REQUIRE_MESSAGE(s.ok(), StatusText(s));
+  CHECK(plan.basis_tx() == basis);  // the committed value's
+  CHECK(plan.plan().find(":pet/name") != std::string::npos);
+
+  req.set_with_tx_data(1, R"([{:pet/name 5}])");
+  ctx = Ctx();
+  s = t.stub().Explain(ctx.get(), req, &plan);
+  CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(s.error_message().find("with_tx_data[1]") != std::string::npos);
+  CHECK(LatestBasis(t) == basis);
+}
+
 TEST_CASE("server: with_tx_data that fails names its entry") {
   TestServer t;
   Transact(t, kPeopleSchema);

@@ -80,6 +80,8 @@ export interface TxResult {
   replayed: boolean;
   tempidsMissing: boolean;
   datomsOmitted: boolean;
+  /** transact(..., { dryRun: true }): nothing was committed. */
+  dryRun: boolean;
 }
 
 export interface LogTx { tx: bigint; txInstant: Instant; datoms: Datom[]; }
@@ -150,9 +152,13 @@ export class Client {
   since(point: bigint | number | Date): Client;
   history(): Client;
   use(database: string): Client;
+  /** Speculative tx-data (EDN text) every read of this view applies first. */
+  readonly withTxData: string[];
+  /** The same connection reading as if txData were transacted (Datomic's `with`); nothing commits. */
+  withTx(...txData: TxData[]): Client;
   close(): void;
 
-  transact(txData: TxData, options?: { requestId?: string; returnDatoms?: boolean }): Promise<TxResult>;
+  transact(txData: TxData, options?: { requestId?: string; returnDatoms?: boolean; dryRun?: boolean }): Promise<TxResult>;
   import(transactions: Iterable<TxData>, options?: { perMessage?: number }): Promise<ImportResult>;
   query(query: string, inputs?: QueryInput[], options?: QueryOptions): QueryStream;
   /** Rows shaped by the :find spec: rows, a list, one row, or one value. */

@@ -107,6 +107,7 @@ function txResult(r) {
     tempids: Object.fromEntries(Object.entries(r.tempids || {}).map(([k, v]) => [k, big(v)])),
     datomCount: Number(r.datom_count), datoms: (r.datoms || []).map(datom),
     replayed: r.replayed, tempidsMissing: r.tempids_missing, datomsOmitted: r.datoms_omitted,
+    dryRun: r.dry_run,
   };
 }
 
@@ -320,6 +321,8 @@ class Client {
     this.target = target;
     this.database = options.database ?? 'default';
     this.basis = options.basis ?? latest();
+    // Speculative tx-data (EDN text) every read of this view applies first.
+    this.withTxData = [];
   }
 
   // --- views ---------------------------------------------------------------
@@ -336,6 +339,14 @@ class Client {
   history() { return this.withBasis(history()); }
   /** The same connection on another database. */
   use(database) { return this._view({ database }); }
+  /**
+   * The same connection reading the database as if each txData (EDN text
+   * or JS data, like transact()'s) were transacted on top of it, in order,
+   * without committing anything (Datomic's `with`): queries, pulls, datoms
+   * and explain through the view send them as with_tx_data. A view of a
+   * view adds to its transactions.
+   */
+  withTx(...txData) { return this._view({ withTxData: [...this.withTxData, ...txData.map(txEdn)] }); }
 
   close() { if (this._owner) this._stub.close(); }
 
@@ -355,6 +366,7 @@ class Client {
   _withInputs(request, inputs) {
     request.inputs = (inputs || []).map(input);
     request.basis = basisProto(this.basis);
+    request.with_tx_data = this.withTxData;
     return request;
   }
 
@@ -363,11 +375,14 @@ class Client {
   /**
    * Commits tx-data (EDN text, or JS data: see tx.js); resolves once it is
    * durable. With requestId, a retry answers with the original result.
+   * With dryRun nothing is committed: the result is what the commit would
+   * answer (withTx() queries such a value).
    */
-  async transact(txData, { requestId = '', returnDatoms = false } = {}) {
+  async transact(txData, { requestId = '', returnDatoms = false, dryRun = false } = {}) {
     const tx_data = txEdn(txData);
     return txResult(await this._unary('Transact', {
       database: this.database, tx_data, request_id: requestId, return_datoms: returnDatoms,
+      dry_run: dryRun,
     }));
   }
 
@@ -417,6 +432,7 @@ class Client {
   async pull(pattern, entity) {
     const r = await this._unary('Pull', {
       database: this.database, pattern, entity: entityRef(entity), basis: basisProto(this.basis),
+      with_tx_data: this.withTxData,
     });
     return V.fromValue(r.result);
   }
@@ -424,6 +440,7 @@ class Client {
   async pullMany(pattern, entities) {
     const r = await this._unary('PullMany', {
       database: this.database, pattern, entities: [...entities].map(entityRef), basis: basisProto(this.basis),
+      with_tx_data: this.withTxData,
     });
     return r.results.map(V.fromValue);
   }
@@ -438,6 +455,7 @@ class Client {
     const req = {
       database: this.database, index: ix, components: components.map(component),
       basis: basisProto(this.basis), limit: String(limit), batch_size: batchSize,
+      with_tx_data: this.withTxData,
     };
     let token = null;
     let retries = resumeRetries;

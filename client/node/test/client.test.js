@@ -116,6 +116,43 @@ test('uri and symbol values: tx-data, inputs, results, pull, bad uris', async ()
   assert.equal(await c.q('[:find ?e . :where [?e :user/email "bad-uri@x.org"]]'), null);
 });
 
+test('dry runs and withTx views: nothing commits, every read sees the speculative value', async () => {
+  await c.transact('[{:user/email "wit@x.org" :user/name "Wit"}]');
+  const name = '[:find ?n . :where [?e :user/email "wit@x.org"] [?e :user/name ?n]]';
+  const rename = [{ ':db/id': 'w', ':user/email': 'wit@x.org', ':user/name': 'Witt' }];
+  const dry = await c.transact(rename, { dryRun: true, returnDatoms: true });
+  assert.equal(dry.dryRun, true);
+  assert.ok(dry.datoms.some((d) => d.added && d.v === 'Witt'));
+  assert.ok(dry.datoms.some((d) => !d.added && d.v === 'Wit'));
+  assert.equal(await c.q(name), 'Wit'); // nothing committed
+  // The commit gets the dry run's ids.
+  const real = await c.transact(rename);
+  assert.equal(real.dryRun, false);
+  assert.deepEqual([real.tx, real.tempids], [dry.tx, dry.tempids]);
+  await c.transact('[[:db/add [:user/email "wit@x.org"] :user/name "Wit"]]');
+
+  const w = c.withTx(rename);
+  assert.equal(w.withTxData.length, 1);
+  assert.equal(c.withTxData.length, 0);
+  assert.equal(await w.q(name), 'Witt');
+  assert.equal((await w.pull('[:user/name]', [':user/email', 'wit@x.org']))[':user/name'], 'Witt');
+  assert.equal((await w.pullMany('[:user/name]', [[':user/email', 'wit@x.org']]))[0][':user/name'], 'Witt');
+  const names = [];
+  for await (const d of w.datoms('eavt', [[':user/email', 'wit@x.org'], ':user/name'])) names.push(d.v);
+  assert.deepEqual(names, ['Witt']);
+  // Explain plans against the speculative value: :pet/name exists only there.
+  const pets = c.withTx([{ ':db/ident': kw(':pet/name'), ':db/valueType': kw(':db.type/string'),
+    ':db/cardinality': kw(':db.cardinality/one') }]);
+  assert.match(await pets.explain('[:find ?n :where [_ :pet/name ?n]]'), /:pet\/name/);
+  await assert.rejects(c.explain('[:find ?n :where [_ :pet/name ?n]]'), (e) => e instanceof m.InvalidArgument);
+  // A view of a view chains its transactions.
+  const gone = w.withTx('[[:db/retract [:user/email "wit@x.org"] :user/name "Witt"]]');
+  assert.equal(await gone.q(name), null);
+  assert.equal(await c.q(name), 'Wit');
+  await assert.rejects(c.withTx('[[:db/add "x" :user/nope 1]]').q(name),
+    (e) => e instanceof m.InvalidArgument && /with_tx_data\[0\]/.test(e.message) && /:user\/nope/.test(e.message));
+});
+
 test('queries stream in batches; find shapes', async () => {
   const stream = await c.query('[:find ?e ?m :where [?e :user/email ?m] [?e :user/cohort 1]]').ready();
   assert.deepEqual(stream.columns, ['?e', '?m']);

@@ -385,6 +385,7 @@ class Client(R.BasisViews):
         for x in components:
             R.component(x, req.components.add())
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         open_call = (lambda r: self._read_stub().Datoms(
             r, metadata=self._metadata, timeout=self._timeout,
             wait_for_ready=bool(r.resume_token) or None))
@@ -401,6 +402,7 @@ class Client(R.BasisViews):
         for x in inputs:
             R.input_value(x, req.inputs.add())
         self.basis.to_proto(req.basis)
+        req.with_tx_data.extend(self.with_tx_data)
         return self._read("Explain", req).plan
 
     def schema(self) -> Schema:

@@ -95,7 +95,8 @@ class BasisViews:
         """The same connection reading the database as if `tx_data` (each
         EDN text or Python data, like transact()'s) were transacted on top
         of it, in order, without committing anything (Datomic's `with`):
-        queries and pulls through the view send them as with_tx_data. A
+        queries, pulls, datoms and explain through the view send them as
+        with_tx_data. A
         view of a view adds to its transactions."""
         from .tx import tx_edn
         return self._view(with_tx_data=list(self.with_tx_data) +

@@ -283,6 +283,16 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(
             w.pull_many("[:user/name]", [(":user/email", "wit@x.org")])[0]
             [":user/name"], "Witt")
+        self.assertEqual(
+            [d.v for d in w.datoms("eavt", (":user/email", "wit@x.org"),
+                                   ":user/name")], ["Witt"])
+        pets = c.with_tx('[{:db/ident :pet/name :db/valueType '
+                         ':db.type/string :db/cardinality '
+                         ':db.cardinality/one}]')
+        self.assertIn(":pet/name",
+                      pets.explain("[:find ?n :where [_ :pet/name ?n]]"))
+        with self.assertRaises(MentatError):
+            c.explain("[:find ?n :where [_ :pet/name ?n]]")
         # A view of a view chains its transactions.
         gone = w.with_tx(
             '[[:db/retract [:user/email "wit@x.org"] :user/name "Witt"]]')

@@ -140,7 +140,7 @@ class Datom(_message.Message):
     def __init__(self, e: _Optional[int] = ..., a: _Optional[int] = ..., v: _Optional[_Union[Value, _Mapping]] = ..., tx: _Optional[int] = ..., added: bool = ...) -> None: ...
 
 class DatomsRequest(_message.Message):
-    __slots__ = ["basis", "batch_size", "components", "database", "index", "limit", "min_basis_tx", "resume_token"]
+    __slots__ = ["basis", "batch_size", "components", "database", "index", "limit", "min_basis_tx", "resume_token", "with_tx_data"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     COMPONENTS_FIELD_NUMBER: _ClassVar[int]
@@ -149,6 +149,7 @@ class DatomsRequest(_message.Message):
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WITH_TX_DATA_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     batch_size: int
     components: _containers.RepeatedCompositeFieldContainer[Value]
@@ -157,7 +158,8 @@ class DatomsRequest(_message.Message):
     limit: int
     min_basis_tx: int
     resume_token: bytes
-    def __init__(self, database: _Optional[str] = ..., index: _Optional[_Union[Index, str]] = ..., components: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., batch_size: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
+    with_tx_data: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, database: _Optional[str] = ..., index: _Optional[_Union[Index, str]] = ..., components: _Optional[_Iterable[_Union[Value, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., limit: _Optional[int] = ..., batch_size: _Optional[int] = ..., resume_token: _Optional[bytes] = ..., min_basis_tx: _Optional[int] = ..., with_tx_data: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DatomsResponse(_message.Message):
     __slots__ = ["basis_tx", "datoms", "resume_token"]
@@ -190,20 +192,22 @@ class EntityRef(_message.Message):
     def __init__(self, id: _Optional[int] = ..., ident: _Optional[str] = ..., lookup: _Optional[_Union[LookupRef, _Mapping]] = ...) -> None: ...
 
 class ExplainRequest(_message.Message):
-    __slots__ = ["basis", "database", "inputs", "min_basis_tx", "profile", "query"]
+    __slots__ = ["basis", "database", "inputs", "min_basis_tx", "profile", "query", "with_tx_data"]
     BASIS_FIELD_NUMBER: _ClassVar[int]
     DATABASE_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
     MIN_BASIS_TX_FIELD_NUMBER: _ClassVar[int]
     PROFILE_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
+    WITH_TX_DATA_FIELD_NUMBER: _ClassVar[int]
     basis: Basis
     database: str
     inputs: _containers.RepeatedCompositeFieldContainer[Input]
     min_basis_tx: int
     profile: bool
     query: str
-    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., profile: bool = ..., min_basis_tx: _Optional[int] = ...) -> None: ...
+    with_tx_data: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, database: _Optional[str] = ..., query: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[Input, _Mapping]]] = ..., basis: _Optional[_Union[Basis, _Mapping]] = ..., profile: bool = ..., min_basis_tx: _Optional[int] = ..., with_tx_data: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExplainResponse(_message.Message):
     __slots__ = ["basis_tx", "plan"]
