@@ -27,6 +27,7 @@ using testing::Retract;
 using testing::TempDir;
 using testing::Tx;
 using testing::ValuesOf;
+using testing::VectorImportSource;
 
 std::vector<TxOp> Join(std::vector<std::vector<TxOp>> parts) {
   std::vector<TxOp> all;
@@ -273,6 +274,33 @@ TEST_CASE("entity specs and predicates hold for Db::With as for a commit") {
   auto chained = fine->db_after->With(Tx({Ensure(E(b), "acct/guard")}));
   CHECK_MESSAGE(chained.ok(), chained.status().ToString());
   CHECK(store->Latest()->basis_tx() == base->basis_tx());
+}
+
+TEST_CASE("entity specs and predicates hold for a bulk import") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path());
+  REQUIRE(Run(*store, AccountSchema()).ok());
+  REQUIRE(Run(*store, {Pred("acct/balance", "pos?")}).ok());
+  std::vector<TxRequest> txs;
+  txs.push_back(Tx({Add(E("a"), "acct/name", Value::String("A")),
+                    Add(E("a"), "acct/balance", Value::Long(1)),
+                    Ensure(E("a"), "acct/guard")}));
+  txs.push_back(Tx({Add(E("b"), "acct/name", Value::String("B")),
+                    Ensure(E("b"), "acct/guard")}));
+  VectorImportSource missing(txs);
+  auto report = store->Import(&missing);
+  CHECK(report.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_MESSAGE(
+      report.status().message().find(
+          "does not satisfy entity spec :acct/guard") != std::string::npos,
+      report.status().ToString());
+  txs.pop_back();
+  txs.push_back(Tx({Add(E("c"), "acct/balance", Value::Long(-1))}));
+  VectorImportSource negative(txs);
+  report = store->Import(&negative);
+  CHECK(report.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(report.status().message().find("fails the predicate pos?") !=
+        std::string::npos);
 }
 
 }  // namespace

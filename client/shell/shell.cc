@@ -471,7 +471,8 @@ absl::Status Shell::SetWith(const std::vector<Arg>& forms) {
     return absl::OkStatus();
   }
   for (const Arg& form : forms) with_tx_data_.emplace_back(form.text);
-  Info("Queries and pulls read as if " + std::to_string(with_tx_data_.size()) +
+  Info("Queries, pulls and plans read as if " +
+       std::to_string(with_tx_data_.size()) +
        " more transaction(s) were committed; nothing is (.with alone "
        "stops).");
   return absl::OkStatus();
@@ -634,6 +635,7 @@ absl::Status Shell::RunExplain(const std::vector<Arg>& given) {
     request.add_inputs()->set_edn(std::string(forms[i].text));
   }
   FillBasis(request.mutable_basis());
+  for (const std::string& tx : with_tx_data_) request.add_with_tx_data(tx);
   request.set_profile(profile);
   request_offset_ = forms[0].offset;
   absl::StatusOr<v1::ExplainResponse> response =

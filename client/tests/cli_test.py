@@ -174,6 +174,14 @@ class CliTest(unittest.TestCase):
         pulled = self.ok(*db, "-c", '.with [{:w/name "b"}]', "-c",
                          '.pull [:w/name] [:w/name "b"]')
         self.assertIn('"b"', pulled)
+        # .explain plans against the speculative value: :w/size exists
+        # only there.
+        size = ('.with [{:db/ident :w/size :db/valueType :db.type/long '
+                ':db/cardinality :db.cardinality/one}]')
+        plan = self.ok(*db, "-c", size, "-c",
+                       ".explain [:find ?s :where [_ :w/size ?s]]")
+        self.assertIn(":w/size", plan)
+        self.fails(*db, "-c", ".explain [:find ?s :where [_ :w/size ?s]]")
         out = self.ok(*db, *csv_rows, "-c", '.with [{:w/name "b"}]',
                       "-c", ".with", "-c", q)
         self.assertEqual(out, "a\n")
