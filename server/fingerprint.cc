@@ -66,4 +66,35 @@ void Fingerprint::Add(const edn::EdnValue& v) {
   }
 }
 
+void StreamFingerprint::Append(std::string_view bytes) {
+  length_ += bytes.size();
+  size_t i = 0;
+  // Complete the word a previous piece began.
+  for (; carry_bytes_ != 0 && i < bytes.size(); ++i) {
+    carry_ |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i]))
+              << (8 * carry_bytes_);
+    if (++carry_bytes_ == 8) {
+      words_.Add(carry_);
+      carry_ = 0;
+      carry_bytes_ = 0;
+    }
+  }
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    words_.Add(w);
+  }
+  for (; i < bytes.size(); ++i) {
+    carry_ |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i]))
+              << (8 * carry_bytes_++);
+  }
+}
+
+uint64_t StreamFingerprint::value() const {
+  Fingerprint f = words_;
+  f.Add(carry_);
+  f.Add(length_);
+  return f.value();
+}
+
 }  // namespace mentat::server

@@ -31,6 +31,23 @@ class Fingerprint {
   uint64_t h_ = 0x6a09e667f3bcc908ULL;
 };
 
+// A Fingerprint of a byte stream that does not depend on how the stream
+// is cut: Append("ab") then Append("c") is Append("abc"). A query's rows
+// digest: a message's encoded rows are appended at once (a few
+// instructions per 8 bytes), a resumed request's skipped rows one by one.
+class StreamFingerprint {
+ public:
+  void Append(std::string_view bytes);
+  // Of the bytes appended so far (appending more goes on from there).
+  uint64_t value() const;
+
+ private:
+  Fingerprint words_;
+  uint64_t carry_ = 0;  // the bytes after the last whole word, little-endian
+  size_t carry_bytes_ = 0;
+  uint64_t length_ = 0;
+};
+
 }  // namespace mentat::server
 
 #endif  // MENTAT_SERVER_FINGERPRINT_H_

@@ -48,9 +48,10 @@ v1::FindKind ToProto(query::FindSpec::Kind kind) {
   return values;
 }
 
-// Version 2: the rows digest is over the rows' encoded bytes (version 1's
-// was over their EDN values).
-constexpr uint32_t kQueryTokenVersion = 2;
+// Version 3: the rows digest is a StreamFingerprint of the rows' encoded
+// bytes back to back (version 2's hashed each row apart; version 1's was
+// over their EDN values).
+constexpr uint32_t kQueryTokenVersion = 3;
 
 // The request's fingerprint: what a resume token must match.
 uint64_t RequestDigest(const v1::QueryRequest& r) {
@@ -133,7 +134,7 @@ class ResponseSink : public query::RowSink {
   int64_t sent_ = 0;
   // Over the encoded rows of every message but a one-message answer's
   // (which needs no token), and of the rows a resume skips.
-  Fingerprint digest_;
+  StreamFingerprint digest_;
   QueryResponseEncoder pending_;
   std::string scratch_;  // a skipped row, encoded for the digest
   bool columns_pending_ = false;
@@ -186,7 +187,7 @@ absl::Status ResponseSink::CheckSkipped() {
 }
 
 absl::Status ResponseSink::Skipped() {
-  digest_.Add(scratch_);
+  digest_.Append(scratch_);
   ++sent_;
   if (--skip_ == 0) return CheckSkipped();
   return absl::OkStatus();
@@ -272,7 +273,7 @@ absl::Status ResponseSink::Flush(bool final) {
     if (token_.request_digest() == 0) {
       token_.set_request_digest(RequestDigest(request_));
     }
-    for (int i = 0; i < pending_.rows(); ++i) digest_.Add(pending_.row(i));
+    digest_.Append(pending_.rows_bytes());
     token_.set_position(sent_);
     token_.set_rows_digest(digest_.value());
     token = token_.SerializeAsString();
@@ -350,9 +351,14 @@ absl::Status QueryRun::Run(bool inline_attempt, bool* too_big_inline) {
   }
   const uint64_t digest = resuming ? RequestDigest(request_) : 0;
   if (resuming) {
-    if (!token.ParseFromString(request_.resume_token()) ||
-        token.version() != kQueryTokenVersion) {
+    if (!token.ParseFromString(request_.resume_token())) {
       return absl::InvalidArgumentError("resume_token is not a valid token");
+    }
+    if (token.version() != kQueryTokenVersion) {
+      return absl::InvalidArgumentError(StrCat(
+          "resume_token is of version ", token.version(),
+          ", this server's are ", kQueryTokenVersion,
+          " (made before an upgrade?): run the query again from the start"));
     }
     if (token.request_digest() != digest) {
       return absl::InvalidArgumentError(

@@ -3,7 +3,9 @@
 #include <grpc/slice.h>
 #include <grpcpp/support/slice.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "mentat/query/pull.h"
 #include "value_convert.h"
@@ -42,13 +44,10 @@ enum ValueField : uint32_t {
   kUri = 19,
 };
 
+// One byte per 7 bits of the highest set bit: no loop (an entity id takes
+// 6 to 9 bytes, and every cell of a row is sized).
 size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
+  return static_cast<size_t>(63 - __builtin_clzll(v | 1)) / 7 + 1;
 }
 
 // The writers write into bytes already sized (the row encoder's: a cell
@@ -376,15 +375,23 @@ void QueryResponseEncoder::AddColumn(std::string_view name) {
 }
 
 size_t QueryResponseEncoder::AddRow(const std::vector<EdnValue>& values) {
-  const size_t start = rows_.size();
+  rows_.resize(rows_used_);  // a shrink: nothing is written
   EncodeRow(values, &rows_);
-  row_ends_.push_back(rows_.size());
-  return rows_.size() - start;
+  const size_t n = rows_.size() - rows_used_;
+  rows_used_ = rows_.size();
+  row_ends_.push_back(rows_used_);
+  return n;
 }
 
 namespace {
 
-size_t StorageValueWireSize(const storage::Value& v) {
+// As the EDN vector it is (rare in rows: kept out of the sizer's inline
+// path).
+[[gnu::noinline]] size_t TupleWireSize(const storage::Value& v) {
+  return ValueWireSize(query::ValueToEdn(v));
+}
+
+inline size_t StorageValueWireSize(const storage::Value& v) {
   using storage::ValueType;
   switch (v.type()) {
     case ValueType::kRef:
@@ -407,8 +414,7 @@ size_t StorageValueWireSize(const storage::Value& v) {
       // Field 19: a two-byte tag.
       return LenFieldSize(kUri, v.text().size());
     case ValueType::kTuple:
-      // As the EDN vector it is (rare in rows: no fast path).
-      return ValueWireSize(query::ValueToEdn(v));
+      return TupleWireSize(v);
   }
   return 2;
 }
@@ -463,27 +469,72 @@ char* WriteStorageValueWire(const storage::Value& v, char* p) {
 
 }  // namespace
 
+namespace {
+
+// The wire sizes of a row's cells, each computed once (it goes into the
+// row's length and the cell's own header); rows are rarely wider than the
+// inline array.
+class CellSizes {
+ public:
+  CellSizes(const storage::Value* const* cells, size_t width) {
+    if (width > kInline) {
+      heap_ = std::make_unique<size_t[]>(width);
+      sizes_ = heap_.get();
+    }
+    for (size_t i = 0; i < width; ++i) {
+      sizes_[i] = StorageValueWireSize(*cells[i]);
+      body_ += LenFieldSize(1, sizes_[i]);
+    }
+  }
+  // The Row message's bytes, and the rows field's (with tag and length).
+  size_t body() const { return body_; }
+  size_t field() const { return LenFieldSize(kRows, body_); }
+
+  char* Write(const storage::Value* const* cells, size_t width, char* p) const {
+    p = WriteLenHeader(kRows, body_, p);
+    for (size_t i = 0; i < width; ++i) {
+      p = WriteLenHeader(1, sizes_[i], p);
+      p = WriteStorageValueWire(*cells[i], p);
+    }
+    return p;
+  }
+
+ private:
+  static constexpr size_t kInline = 16;
+  size_t inline_[kInline];
+  std::unique_ptr<size_t[]> heap_;
+  size_t* sizes_ = inline_;
+  size_t body_ = 0;
+};
+
+}  // namespace
+
+char* QueryResponseEncoder::ExtendRows(size_t n) {
+  // The string only grows (doubling, zero-filled then), and rows_used_
+  // says how much of it holds rows: a row costs no resize of its own.
+  if (rows_used_ + n > rows_.size()) {
+    rows_.resize(std::max(rows_.size() * 2, rows_used_ + n + 256));
+  }
+  char* p = rows_.data() + rows_used_;
+  rows_used_ += n;
+  return p;
+}
+
 size_t QueryResponseEncoder::AddValueRow(const storage::Value* const* cells,
                                          size_t width) {
-  const size_t start = rows_.size();
-  EncodeValueRow(cells, width, &rows_);
-  row_ends_.push_back(rows_.size());
-  return rows_.size() - start;
+  const CellSizes sizes(cells, width);
+  const size_t n = sizes.field();
+  sizes.Write(cells, width, ExtendRows(n));
+  row_ends_.push_back(rows_used_);
+  return n;
 }
 
 void QueryResponseEncoder::EncodeValueRow(const storage::Value* const* cells,
                                           size_t width, std::string* out) {
-  size_t body = 0;
-  for (size_t i = 0; i < width; ++i) {
-    body += LenFieldSize(1, StorageValueWireSize(*cells[i]));
-  }
+  const CellSizes sizes(cells, width);
   const size_t start = out->size();
-  out->resize(start + LenFieldSize(kRows, body));
-  char* p = WriteLenHeader(kRows, body, out->data() + start);
-  for (size_t i = 0; i < width; ++i) {
-    p = WriteLenHeader(1, StorageValueWireSize(*cells[i]), p);
-    p = WriteStorageValueWire(*cells[i], p);
-  }
+  out->resize(start + sizes.field());
+  sizes.Write(cells, width, out->data() + start);
 }
 
 void QueryResponseEncoder::EncodeRow(const std::vector<EdnValue>& values,
@@ -505,8 +556,7 @@ void QueryResponseEncoder::EncodeRow(const std::vector<EdnValue>& values,
 
 std::string_view QueryResponseEncoder::row(int i) const {
   const size_t begin = i == 0 ? 0 : row_ends_[static_cast<size_t>(i) - 1];
-  return std::string_view(rows_).substr(
-      begin, row_ends_[static_cast<size_t>(i)] - begin);
+  return rows_bytes().substr(begin, row_ends_[static_cast<size_t>(i)] - begin);
 }
 
 void QueryResponseEncoder::Render(int64_t basis_tx,
@@ -534,18 +584,17 @@ void QueryResponseEncoder::Render(int64_t basis_tx,
     AppendTag(kMore, kVarint, &tail);
     AppendVarint(1, &tail);
   }
-  grpc_slice slice =
-      grpc_slice_malloc(head.size() + rows_.size() + tail.size());
+  grpc_slice slice = grpc_slice_malloc(head.size() + rows_used_ + tail.size());
   char* p = reinterpret_cast<char*>(GRPC_SLICE_START_PTR(slice));
   std::memcpy(p, head.data(), head.size());
   p += head.size();
-  std::memcpy(p, rows_.data(), rows_.size());
-  p += rows_.size();
+  std::memcpy(p, rows_.data(), rows_used_);
+  p += rows_used_;
   std::memcpy(p, tail.data(), tail.size());
   grpc::Slice owned(slice, grpc::Slice::STEAL_REF);
   *out = grpc::ByteBuffer(&owned, 1);
   columns_.clear();
-  rows_.clear();
+  rows_used_ = 0;  // rows_ keeps its size, to be written over
   row_ends_.clear();
 }
 

@@ -57,8 +57,12 @@ class QueryResponseEncoder {
 
   int rows() const { return static_cast<int>(row_ends_.size()); }
   bool empty() const { return rows() == 0 && columns_.empty(); }
-  // The encoded bytes of row `i` (its Row message), e.g. to fingerprint.
+  // The encoded bytes of row `i` (its Row message).
   std::string_view row(int i) const;
+  // Every row's encoded bytes, back to back (to fingerprint).
+  std::string_view rows_bytes() const {
+    return std::string_view(rows_.data(), rows_used_);
+  }
 
   // The message with the rows and columns so far and these fields, into
   // `*out`; then forgets the rows and columns (find_kind stays). `more`:
@@ -68,7 +72,11 @@ class QueryResponseEncoder {
 
  private:
   std::string columns_;  // the encoded columns fields
-  std::string rows_;     // the encoded rows fields
+  // Room for n more bytes of rows, at the end of those so far.
+  char* ExtendRows(size_t n);
+
+  std::string rows_;  // the encoded rows fields, in its first rows_used_
+  size_t rows_used_ = 0;
   std::vector<size_t> row_ends_;
   int find_kind_ = 0;
 };

@@ -215,6 +215,51 @@ std::string Bytes(const grpc::ByteBuffer& buffer) {
   return out;
 }
 
+TEST_CASE(
+    "wire encoding: value rows and EDN rows in messages one after another") {
+  // The encoder keeps its row bytes between messages and writes over them:
+  // a long message, then a short one of both kinds of rows, must each be
+  // exactly what protobuf writes, with nothing of the first in the second.
+  using storage::Value;
+  QueryResponseEncoder enc;
+  pb::QueryResponse first;
+  std::vector<Value> held;
+  held.reserve(600);
+  for (int i = 0; i < 300; ++i) {
+    held.push_back(Value::Ref(17592186045418 + i));
+    held.push_back(Value::String(std::string(40 + i % 7, 'a' + i % 26)));
+  }
+  for (int i = 0; i < 300; ++i) {
+    const Value* cells[2] = {&held[2 * i], &held[2 * i + 1]};
+    enc.AddValueRow(cells, 2);
+    pb::Row* r = first.add_rows();
+    for (const Value* c : cells) {
+      EdnToProto(query::ValueToEdn(*c), r->add_values());
+    }
+  }
+  std::string all_rows;
+  for (int i = 0; i < enc.rows(); ++i) all_rows += std::string(enc.row(i));
+  CHECK(std::string(enc.rows_bytes()) == all_rows);
+  grpc::ByteBuffer buffer;
+  enc.Render(0, "", 0, /*more=*/false, &buffer);
+  CHECK(Bytes(buffer) == first.SerializeAsString());
+
+  pb::QueryResponse second;
+  const Value small = Value::Long(-3);
+  const Value* cells[1] = {&small};
+  enc.AddValueRow(cells, 1);
+  const std::vector<EdnValue> edn_row = {Edn("[1 \"two\" :three]")};
+  enc.AddRow(edn_row);
+  enc.AddValueRow(cells, 1);
+  for (int i = 0; i < 3; ++i) {
+    EdnToProto(i == 1 ? edn_row[0] : query::ValueToEdn(small),
+               second.add_rows()->add_values());
+  }
+  enc.Render(0, "", 3, /*more=*/false, &buffer);
+  second.set_rows_so_far(3);
+  CHECK(Bytes(buffer) == second.SerializeAsString());
+}
+
 TEST_CASE("wire encoding: Pull and PullMany responses") {
   const EdnValue result =
       Edn("{:db/id 7 :user/name \"Ann\" :user/tags #{\"a\"}}");

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "mentat/base/str_cat.h"
 
@@ -54,10 +55,16 @@ class Crc32c {
 };
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t HardwareCrc32c(uint32_t crc,
-                                                          const char* p,
-                                                          size_t n) {
-  uint64_t c = ~crc;
+// The crc32 instruction waits about three cycles for its previous result,
+// so one chain of it runs at a third of the speed the CPU can issue it.
+// Whole rounds of 3 x kLane bytes run three chains side by side (lanes a,
+// b, c) and join them: the CRC state is linear, so the state after a b c
+// is Shift(2 kLane)(state after a) ^ Shift(kLane)(b from zero) ^ (c from
+// zero), where Shift(n) is the state's change over n zero bytes.
+constexpr size_t kLane = 8192;
+
+__attribute__((target("sse4.2"))) uint64_t RawCrc32c(uint64_t c, const char* p,
+                                                     size_t n) {
   for (; n >= 8; p += 8, n -= 8) {
     uint64_t word;
     std::memcpy(&word, p, 8);
@@ -67,7 +74,59 @@ __attribute__((target("sse4.2"))) uint32_t HardwareCrc32c(uint32_t crc,
   for (; n > 0; ++p, --n) {
     c32 = __builtin_ia32_crc32qi(c32, static_cast<unsigned char>(*p));
   }
-  return ~c32;
+  return c32;
+}
+
+// Shift(n) as a table per byte of the state: a linear map of 32 bits,
+// made from what n zero bytes do to each bit alone.
+struct ZerosShift {
+  explicit ZerosShift(size_t n) {
+    const std::string zeros(n, '\0');
+    uint32_t bit_image[32];
+    for (int i = 0; i < 32; ++i) {
+      bit_image[i] = static_cast<uint32_t>(
+          RawCrc32c(uint64_t{1} << i, zeros.data(), zeros.size()));
+    }
+    for (int k = 0; k < 4; ++k) {
+      for (uint32_t b = 0; b < 256; ++b) {
+        uint32_t image = 0;
+        for (int i = 0; i < 8; ++i) {
+          if ((b >> i) & 1) image ^= bit_image[8 * k + i];
+        }
+        table[k][b] = image;
+      }
+    }
+  }
+  uint32_t operator()(uint32_t x) const {
+    return table[0][x & 0xff] ^ table[1][(x >> 8) & 0xff] ^
+           table[2][(x >> 16) & 0xff] ^ table[3][x >> 24];
+  }
+  uint32_t table[4][256];
+};
+
+__attribute__((target("sse4.2"))) uint32_t HardwareCrc32c(uint32_t crc,
+                                                          const char* p,
+                                                          size_t n) {
+  uint64_t c = ~crc;
+  if (n >= 3 * kLane) {
+    static const ZerosShift* const one_lane = new ZerosShift(kLane);
+    static const ZerosShift* const two_lanes = new ZerosShift(2 * kLane);
+    for (; n >= 3 * kLane; p += 3 * kLane, n -= 3 * kLane) {
+      uint64_t a = c, b = 0, d = 0;
+      for (size_t i = 0; i < kLane; i += 8) {
+        uint64_t wa, wb, wd;
+        std::memcpy(&wa, p + i, 8);
+        std::memcpy(&wb, p + kLane + i, 8);
+        std::memcpy(&wd, p + 2 * kLane + i, 8);
+        a = __builtin_ia32_crc32di(a, wa);
+        b = __builtin_ia32_crc32di(b, wb);
+        d = __builtin_ia32_crc32di(d, wd);
+      }
+      c = (*two_lanes)(static_cast<uint32_t>(a)) ^
+          (*one_lane)(static_cast<uint32_t>(b)) ^ static_cast<uint32_t>(d);
+    }
+  }
+  return ~static_cast<uint32_t>(RawCrc32c(c, p, n));
 }
 #endif
 
