@@ -17,6 +17,7 @@ namespace {
 using testing::Add;
 using testing::AddRef;
 using testing::Attr;
+using testing::Concat;
 using testing::E;
 using testing::Kw;
 using testing::Retract;
@@ -39,21 +40,13 @@ std::vector<TxOp> Composite(const char* ident, std::vector<const char*> members,
   return ops;
 }
 
-std::vector<TxOp> Join(std::vector<std::vector<TxOp>> parts) {
-  std::vector<TxOp> all;
-  for (auto& p : parts) {
-    for (TxOp& op : p) all.push_back(std::move(op));
-  }
-  return all;
-}
-
 // r/a long, r/b string, r/c ref; r/a+b over [r/a r/b] (unique identity),
 // r/b+c over [r/b r/c] (no uniqueness), r/note a plain string.
 std::vector<TxOp> RegSchema() {
-  return Join({Attr("r/a", "db.type/long"), Attr("r/b", "db.type/string"),
-               Attr("r/c", "db.type/ref"), Attr("r/note", "db.type/string"),
-               Composite("r/a+b", {"r/a", "r/b"}, "db.unique/identity"),
-               Composite("r/b+c", {"r/b", "r/c"})});
+  return Concat({Attr("r/a", "db.type/long"), Attr("r/b", "db.type/string"),
+                 Attr("r/c", "db.type/ref"), Attr("r/note", "db.type/string"),
+                 Composite("r/a+b", {"r/a", "r/b"}, "db.unique/identity"),
+                 Composite("r/b+c", {"r/b", "r/c"})});
 }
 
 absl::StatusOr<TxReport> Run(Store& store, std::vector<TxOp> ops) {
@@ -153,11 +146,11 @@ TEST_CASE("composite tuples: refs, retractEntity and shared members") {
 TEST_CASE("composite tuples: uniqueness, upserts and lookup refs") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
-  REQUIRE(
-      Run(*store, Join({RegSchema(), Attr("v/a", "db.type/long"),
-                        Attr("v/b", "db.type/long"),
-                        Composite("v/a+b", {"v/a", "v/b"}, "db.unique/value")}))
-          .ok());
+  REQUIRE(Run(*store,
+              Concat({RegSchema(), Attr("v/a", "db.type/long"),
+                      Attr("v/b", "db.type/long"),
+                      Composite("v/a+b", {"v/a", "v/b"}, "db.unique/value")}))
+              .ok());
   auto r = Run(*store, {Add(E("x"), "r/a", Value::Long(1)),
                         Add(E("x"), "r/b", Value::String("p"))});
   REQUIRE(r.ok());
@@ -222,9 +215,9 @@ TEST_CASE("composite tuples: uniqueness, upserts and lookup refs") {
 TEST_CASE("composite tuples: definitions that cannot work are refused") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
-  REQUIRE(Run(*store,
-              Join({Attr("d/a", "db.type/long"), Attr("d/b", "db.type/string"),
-                    Attr("d/many", "db.type/long", true)}))
+  REQUIRE(Run(*store, Concat({Attr("d/a", "db.type/long"),
+                              Attr("d/b", "db.type/string"),
+                              Attr("d/many", "db.type/long", true)}))
               .ok());
   const auto kBad = absl::StatusCode::kInvalidArgument;
   CheckRefused(*store, Composite("d/x", {"d/a", "d/none"}), kBad,
@@ -237,8 +230,8 @@ TEST_CASE("composite tuples: definitions that cannot work are refused") {
   CheckRefused(*store, Composite("d/x", {"d/a", "d/b"}, nullptr, true), kBad,
                "a composite tuple (:db/tupleAttrs) is cardinality one");
   // Members installed in the same transaction are fine.
-  REQUIRE(Run(*store, Join({Attr("d/c", "db.type/long"),
-                            Composite("d/a+c", {"d/a", "d/c"})}))
+  REQUIRE(Run(*store, Concat({Attr("d/c", "db.type/long"),
+                              Composite("d/a+c", {"d/a", "d/c"})}))
               .ok());
   CheckRefused(*store, Composite("d/x", {"d/a", "d/a+c"}), kBad,
                ":d/a+c, a tuple attribute");
@@ -260,8 +253,8 @@ TEST_CASE("composite tuples: definitions that cannot work are refused") {
 TEST_CASE("composite tuples: installed over data, filled by re-asserting") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
-  REQUIRE(Run(*store,
-              Join({Attr("f/a", "db.type/long"), Attr("f/b", "db.type/long")}))
+  REQUIRE(Run(*store, Concat({Attr("f/a", "db.type/long"),
+                              Attr("f/b", "db.type/long")}))
               .ok());
   auto r = Run(*store, {Add(E("x"), "f/a", Value::Long(1)),
                         Add(E("x"), "f/b", Value::Long(2))});

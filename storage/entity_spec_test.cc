@@ -21,6 +21,7 @@ namespace {
 using testing::Add;
 using testing::AddRef;
 using testing::Attr;
+using testing::Concat;
 using testing::E;
 using testing::Kw;
 using testing::Retract;
@@ -29,14 +30,6 @@ using testing::Tx;
 using testing::ValuesOf;
 using testing::VectorImportSource;
 
-std::vector<TxOp> Join(std::vector<std::vector<TxOp>> parts) {
-  std::vector<TxOp> all;
-  for (auto& p : parts) {
-    for (TxOp& op : p) all.push_back(std::move(op));
-  }
-  return all;
-}
-
 TxOp Pred(const char* attr, const char* symbol) {
   return Add(Kw(attr), "db.attr/preds", Value::Symbol(symbol));
 }
@@ -44,7 +37,7 @@ TxOp Pred(const char* attr, const char* symbol) {
 // acct/name string, acct/balance long (pos? and even?), acct/note string;
 // spec acct/guard requires acct/name and acct/balance.
 std::vector<TxOp> AccountSchema() {
-  return Join(
+  return Concat(
       {Attr("acct/name", "db.type/string"),
        Attr("acct/balance", "db.type/long"),
        Attr("acct/note", "db.type/string"),

@@ -26,17 +26,12 @@ namespace {
 using testing::Add;
 using testing::AddRef;
 using testing::Attr;
+using testing::Concat;
 using testing::E;
 using testing::Kw;
 using testing::Retract;
 using testing::TempDir;
 using testing::Tx;
-
-std::vector<TxOp> Join(std::vector<std::vector<TxOp>> parts) {
-  std::vector<TxOp> all;
-  for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());
-  return all;
-}
 
 TxReport Must(Store& store, std::vector<TxOp> ops) {
   auto r = store.Transact(Tx(std::move(ops))).get();
@@ -48,10 +43,10 @@ TxReport Must(Store& store, std::vector<TxOp> ops) {
 // (no history), p/age (long).
 void Schema(Store& store) {
   std::vector<TxOp> ops =
-      Join({Attr("p/name", "db.type/string"),
-            Attr("p/email", "db.type/string", false, "db.unique/identity"),
-            Attr("p/friend", "db.type/ref"), Attr("p/note", "db.type/string"),
-            Attr("p/age", "db.type/long")});
+      Concat({Attr("p/name", "db.type/string"),
+              Attr("p/email", "db.type/string", false, "db.unique/identity"),
+              Attr("p/friend", "db.type/ref"), Attr("p/note", "db.type/string"),
+              Attr("p/age", "db.type/long")});
   ops.push_back(Add(E("attr-p/name"), "db/fulltext", Value::Boolean(true)));
   ops.push_back(Add(E("attr-p/note"), "db/noHistory", Value::Boolean(true)));
   Must(store, std::move(ops));

@@ -14,6 +14,7 @@ namespace {
 using testing::Add;
 using testing::AddRef;
 using testing::Attr;
+using testing::Concat;
 using testing::E;
 using testing::Kw;
 using testing::Retract;
@@ -21,12 +22,6 @@ using testing::RetractEntity;
 using testing::TempDir;
 using testing::Tx;
 using testing::ValuesOf;
-
-std::vector<TxOp> Concat(std::initializer_list<std::vector<TxOp>> parts) {
-  std::vector<TxOp> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
 
 TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
   auto r = store.Transact(Tx(std::move(ops))).get();

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,14 @@ inline std::vector<TxOp> Attr(const char* ident, const char* type,
 }
 
 inline TxRequest Tx(std::vector<TxOp> ops) { return TxRequest{std::move(ops)}; }
+
+// The ops of several lists, in order (a schema's ops, then data's).
+inline std::vector<TxOp> Concat(
+    std::initializer_list<std::vector<TxOp>> parts) {
+  std::vector<TxOp> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
 
 // Current values of (e, a) at `view`.
 inline std::vector<Value> ValuesOf(const DbView& view, EntityId e,
