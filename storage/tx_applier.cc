@@ -206,7 +206,7 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,
     if (prior != card_one_index_.end()) {
       bool same;
       if (prior->second == kRedundantAssert) {
-        auto r = datom_index_.find(DatomKey(e, attr.id, v));
+        auto r = FindDatom(e, attr.id, v);
         same = r != datom_index_.end() && r->second == kRedundantAssert;
       } else {
         same = datoms_[prior->second].datom.v == v;
@@ -223,8 +223,7 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,
       }
     }
   }
-  std::string key = DatomKey(e, attr.id, v);
-  auto existing = datom_index_.find(key);
+  auto existing = FindDatom(e, attr.id, v);
   if (existing != datom_index_.end()) {
     const bool retracted = existing->second == kAbsentRetract ||
                            (existing->second != kRedundantAssert &&
@@ -271,20 +270,20 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,
       }
       if (redundant) {
         it->second = kRedundantAssert;
-        datom_index_.emplace(std::move(key), kRedundantAssert);
+        IndexDatom(e, attr.id, v, kRedundantAssert);
         return absl::OkStatus();
       }
     }
     it->second = datoms_.size();
   } else if (!fresh) {
-    auto tx = group_->Get(IndexOrder::kEavt, key);
+    auto tx = group_->Get(IndexOrder::kEavt, DatomKey(e, attr.id, v));
     if (!tx.ok()) return tx.status();
     if (tx->has_value()) {
-      datom_index_.emplace(std::move(key), kRedundantAssert);
+      IndexDatom(e, attr.id, v, kRedundantAssert);
       return absl::OkStatus();
     }
   }
-  datom_index_.emplace(std::move(key), datoms_.size());
+  IndexDatom(e, attr.id, v, datoms_.size());
   if (IsSchemaAttribute(attr.id)) schema_touched_ = true;
   datoms_.push_back(PendingDatom{Datom{e, attr.id, std::move(v), tx_, true},
                                  &attr, 0, source});
@@ -293,8 +292,7 @@ absl::Status TxApplier::AddAssertion(EntityId e, const Attribute& attr, Value v,
 
 absl::Status TxApplier::AddRetraction(EntityId e, const Attribute& attr,
                                       const Value& v, const TxOp* source) {
-  std::string key = DatomKey(e, attr.id, v);
-  auto existing = datom_index_.find(key);
+  auto existing = FindDatom(e, attr.id, v);
   if (existing != datom_index_.end()) {
     const bool asserted = existing->second == kRedundantAssert ||
                           (existing->second != kAbsentRetract &&
@@ -309,16 +307,16 @@ absl::Status TxApplier::AddRetraction(EntityId e, const Attribute& attr,
   }
   std::optional<EntityId> asserted_tx;
   if (!IsFresh(e)) {
-    auto tx = group_->Get(IndexOrder::kEavt, key);
+    auto tx = group_->Get(IndexOrder::kEavt, DatomKey(e, attr.id, v));
     if (!tx.ok()) return tx.status();
     asserted_tx = *tx;
   }
   if (!asserted_tx) {
     // Retracting what is not there changes nothing, as in Datomic.
-    datom_index_.emplace(std::move(key), kAbsentRetract);
+    IndexDatom(e, attr.id, v, kAbsentRetract);
     return absl::OkStatus();
   }
-  datom_index_.emplace(std::move(key), datoms_.size());
+  IndexDatom(e, attr.id, v, datoms_.size());
   if (IsSchemaAttribute(attr.id)) schema_touched_ = true;
   datoms_.push_back(PendingDatom{Datom{e, attr.id, v, tx_, false}, &attr,
                                  *asserted_tx, source});
@@ -354,8 +352,7 @@ absl::Status TxApplier::RetractEntity(EntityId e, const TxOp* source,
       return absl::DataLossError(
           StrCat("datom of entity ", e, " has unknown attribute ", d.a));
     }
-    const std::string key = DatomKey(d.e, d.a, d.v);
-    const bool already = datom_index_.contains(key);
+    const bool already = FindDatom(d.e, d.a, d.v) != datom_index_.end();
     s = AddRetraction(e, *attr, d.v, source);
     if (!s.ok()) return s;
     if (!already && attr->is_component && attr->is_ref()) {
@@ -390,7 +387,7 @@ absl::Status TxApplier::CheckUniqueness() {
     absl::Status s =
         group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
           if (d.e == p.datom.e) return true;
-          auto r = datom_index_.find(DatomKey(d.e, d.a, d.v));
+          auto r = FindDatom(d.e, d.a, d.v);
           const bool retracted_here =
               r != datom_index_.end() && r->second != kRedundantAssert &&
               r->second != kAbsentRetract && !datoms_[r->second].datom.added;

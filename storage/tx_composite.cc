@@ -35,7 +35,7 @@ absl::StatusOr<std::optional<Value>> TxApplier::ValueAfter(
   if (!before.ok()) return before.status();
   const std::optional<Value>& current = *before;
   if (!current.has_value()) return std::nullopt;
-  auto r = datom_index_.find(DatomKey(e, member.id, *current));
+  auto r = FindDatom(e, member.id, *current);
   const bool retracted_here =
       r != datom_index_.end() && r->second != kRedundantAssert &&
       r->second != kAbsentRetract && !datoms_[r->second].datom.added;

@@ -95,57 +95,65 @@ absl::StatusOr<TxApplier::EntitySlot> TxApplier::ResolveEntity(
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        "lookup ref without a value");
       }
-      Value v = *ref.lookup_value;
+      // Most lookup refs need no coercion: read the parsed value in place.
+      const Value* v = ref.lookup_value.get();
+      Value coerced;
       if (attr->is_ref()) {
-        if (v.type() == ValueType::kLong) {
-          v = Value::Ref(v.as_long());
-        } else if (v.type() == ValueType::kKeyword) {
-          auto target = schema.EntityForIdent(v.text());
+        if (v->type() == ValueType::kLong) {
+          coerced = Value::Ref(v->as_long());
+          v = &coerced;
+        } else if (v->type() == ValueType::kKeyword) {
+          auto target = schema.EntityForIdent(v->text());
           if (!target) {
             return OpError(absl::StatusCode::kInvalidArgument, &op,
-                           StrCat("unknown ident :", v.text(),
+                           StrCat("unknown ident :", v->text(),
                                   " in lookup ref ", ref.DebugString()));
           }
-          v = Value::Ref(*target);
+          coerced = Value::Ref(*target);
+          v = &coerced;
         }
-      } else if (v.type() == ValueType::kLong &&
+      } else if (v->type() == ValueType::kLong &&
                  attr->type == ValueType::kDouble) {
-        v = Value::Double(static_cast<double>(v.as_long()));
+        coerced = Value::Double(static_cast<double>(v->as_long()));
+        v = &coerced;
       } else if (attr->type == ValueType::kTuple &&
                  !attr->tuple_types.empty()) {
         // Coerced as a written value is, so ["a" 1] finds ["a" 1.0].
-        absl::StatusOr<Value> t = CheckTupleValue(*attr, v);
+        absl::StatusOr<Value> t = CheckTupleValue(*attr, *v);
         if (!t.ok()) {
           return OpError(absl::StatusCode::kInvalidArgument, &op,
                          StrCat("lookup ref ", ref.DebugString(), ": ",
                                 t.status().message()));
         }
-        v = *std::move(t);
+        coerced = *std::move(t);
+        v = &coerced;
       }
-      if (v.type() != attr->type) {
+      if (v->type() != attr->type) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(), ": :",
                               attr->ident, " takes ", TypeName(attr->type)));
       }
-      std::string prefix;
-      AvetKey::EncodePrefix(attr->id, v, &prefix);
-      // Bulk tx-data names the same few entities many times.
+      // Encoded into a buffer the applier keeps: a hit in the cache (the
+      // common case in bulk tx-data, which names the same few entities
+      // many times) allocates nothing.
+      lookup_prefix_.clear();
+      AvetKey::EncodePrefix(attr->id, *v, &lookup_prefix_);
       auto& lookups = lookups_ != nullptr ? *lookups_ : lookup_cache_;
-      auto cached = lookups.find(prefix);
+      auto cached = lookups.find(lookup_prefix_);
       if (cached != lookups.end()) return EntitySlot{cached->second, -1};
       std::optional<EntityId> found;
       absl::Status s =
-          group_->Scan(IndexOrder::kAvet, prefix, [&](const Datom& d) {
+          group_->Scan(IndexOrder::kAvet, lookup_prefix_, [&](const Datom& d) {
             found = d.e;
             return false;
           });
       if (!s.ok()) return s;
-      if (found) lookups.emplace(std::move(prefix), *found);
       if (!found) {
         return OpError(absl::StatusCode::kInvalidArgument, &op,
                        StrCat("lookup ref ", ref.DebugString(),
                               " does not resolve to an entity"));
       }
+      lookups.emplace(lookup_prefix_, *found);
       return EntitySlot{*found, -1};
     }
     case EntityRef::Kind::kTxTempId:

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "internal/log_codec.h"
 #include "internal/store_core.h"
@@ -206,6 +207,8 @@ class TxApplier {
   // Resolved lookup refs of this transaction: AVET prefix -> entity.
   absl::flat_hash_map<std::string, EntityId> lookup_cache_;
   absl::flat_hash_map<std::string, EntityId>* lookups_ = nullptr;
+  // The AVET prefix of the lookup ref being resolved (reused).
+  std::string lookup_prefix_;
   const absl::flat_hash_set<EntityId>* distinct_deferred_ = nullptr;
 
   // The transaction's datoms: assertions carry the tx; retractions carry
@@ -222,11 +225,51 @@ class TxApplier {
   // retraction of a datom that is absent.
   static constexpr size_t kRedundantAssert = static_cast<size_t>(-1);
   static constexpr size_t kAbsentRetract = static_cast<size_t>(-2);
-  // The key of datom_index_ (an EAVT key).
+  // The EAVT key of a datom, for reads of the batch.
   static std::string DatomKey(EntityId e, EntityId a, const Value& v);
-  // (e, a, encoded v) -> index into datoms_, to find duplicates and
-  // conflicts; (e, a) -> asserted value index for cardinality one.
-  absl::flat_hash_map<std::string, size_t> datom_index_;
+  // A datom's identity as datom_index_ keys it. Values compare and hash
+  // as their encodings would (Value::operator==, ValueHash), so the index
+  // finds what an EAVT key would without encoding and allocating a key
+  // per datom (in a bulk import those keys were a fifth of the applier's
+  // instructions). DatomProbe looks one up without copying the value.
+  struct DatomIdentity {
+    EntityId e;
+    EntityId a;
+    Value v;
+  };
+  struct DatomProbe {
+    EntityId e;
+    EntityId a;
+    const Value* v;
+  };
+  static const Value& ValueOfKey(const DatomIdentity& d) { return d.v; }
+  static const Value& ValueOfKey(const DatomProbe& d) { return *d.v; }
+  struct DatomIdentityHash {
+    using is_transparent = void;
+    template <typename K>
+    size_t operator()(const K& d) const {
+      return absl::HashOf(d.e, d.a, ValueHash{}(ValueOfKey(d)));
+    }
+  };
+  struct DatomIdentityEq {
+    using is_transparent = void;
+    template <typename K1, typename K2>
+    bool operator()(const K1& x, const K2& y) const {
+      return x.e == y.e && x.a == y.a && ValueOfKey(x) == ValueOfKey(y);
+    }
+  };
+  using DatomIndex = absl::flat_hash_map<DatomIdentity, size_t,
+                                         DatomIdentityHash, DatomIdentityEq>;
+  DatomIndex::const_iterator FindDatom(EntityId e, EntityId a,
+                                       const Value& v) const {
+    return datom_index_.find(DatomProbe{e, a, &v});
+  }
+  void IndexDatom(EntityId e, EntityId a, const Value& v, size_t slot) {
+    datom_index_.emplace(DatomIdentity{e, a, v}, slot);
+  }
+  // (e, a, v) -> index into datoms_, to find duplicates and conflicts;
+  // (e, a) -> asserted value index for cardinality one.
+  DatomIndex datom_index_;
   absl::flat_hash_map<std::pair<EntityId, EntityId>, size_t> card_one_index_;
   // [:db/add e :db/ensure spec] ops: checked by CheckEnsured, never
   // written.
