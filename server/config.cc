@@ -203,6 +203,10 @@ const std::vector<Flag>& Flags() {
       SizeFlag("memtable-budget",
                "memory of all memtables together per database",
                &ServerConfig::memtable_budget_bytes),
+      SizeFlag("import-memory",
+               "working memory of one bulk import into an empty database "
+               "(its chunks of keys, filter and summary)",
+               &ServerConfig::import_memory_bytes),
       BoolFlag("sync-commits", "fsync every group commit before answering",
                &ServerConfig::sync_commits),
       SizeFlag("transactor-queue",

@@ -351,7 +351,9 @@ Outcome RunIngest(ImportState* st) {
   Outcome out;
   out.response.set_method("ingest");
   QueueSource source(st, &out.response);
-  auto report = st->database->store().Import(&source);
+  auto report = st->database->store().Import(
+      &source,
+      storage::ImportOptions::WithinMemory(st->sc->config.import_memory_bytes));
   // Subscribe streams follow the log: wake them for what was ingested
   // (failed or not, the chunks before the failure are in).
   st->database->NotifyCommitted();

@@ -34,7 +34,9 @@ CompactionPause::CompactionPause(const StoreCore* core) : core_(core) {
         core_->db->GetOptions(cf).disable_auto_compactions) {
       continue;
     }
-    if (core_->db->SetOptions(cf, {{"disable_auto_compactions", "true"}})
+    if (core_->db
+            ->SetOptions(cf, {{"disable_auto_compactions", "true"},
+                              {"check_flush_compaction_key_order", "false"}})
             .ok()) {
       paused_.push_back(cf);
     }
@@ -43,8 +45,10 @@ CompactionPause::CompactionPause(const StoreCore* core) : core_(core) {
 
 CompactionPause::~CompactionPause() {
   for (rocksdb::ColumnFamilyHandle* cf : paused_) {
-    // Best effort: a store reopened later starts with them on anyway.
-    core_->db->SetOptions(cf, {{"disable_auto_compactions", "false"}})
+    // Best effort: a store reopened later starts with both on anyway.
+    core_->db
+        ->SetOptions(cf, {{"disable_auto_compactions", "false"},
+                          {"check_flush_compaction_key_order", "true"}})
         .PermitUncheckedError();
   }
 }

@@ -175,6 +175,24 @@ TEST_CASE("bulk import reads back exactly as transacted") {
   CHECK(after.ok());
 }
 
+TEST_CASE("an import's memory bound sizes its chunks, filter and summary") {
+  // 1 GiB is about the defaults; less memory means smaller parts, never
+  // below the 64 MiB floor.
+  const ImportOptions defaults;
+  const ImportOptions gib = ImportOptions::WithinMemory(size_t{1} << 30);
+  CHECK(gib.filter_bytes == defaults.filter_bytes);
+  CHECK(gib.summary_groups == defaults.summary_groups);
+  CHECK(gib.chunk_keys > defaults.chunk_keys * 9 / 10);
+  CHECK(gib.chunk_keys < defaults.chunk_keys * 11 / 10);
+  const ImportOptions small = ImportOptions::WithinMemory(size_t{256} << 20);
+  CHECK(small.chunk_keys < gib.chunk_keys / 3);
+  CHECK(small.filter_bytes == gib.filter_bytes / 4);
+  const ImportOptions floor = ImportOptions::WithinMemory(0);
+  CHECK(floor.chunk_keys ==
+        ImportOptions::WithinMemory(size_t{64} << 20).chunk_keys);
+  CHECK(floor.chunk_keys > 0);
+}
+
 TEST_CASE("an import of fresh entities puts entity and log files below L0") {
   // Each chunk's EAVT files (one per partition) and log file lie above
   // everything ingested before, so RocksDB places them in the last level

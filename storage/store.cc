@@ -513,6 +513,21 @@ namespace {
 
 }  // namespace
 
+ImportOptions ImportOptions::WithinMemory(size_t bytes) {
+  constexpr size_t kMin = size_t{64} << 20;
+  // What each part holds per unit, as the defaults assume.
+  constexpr size_t kBytesPerChunkKey = 100;
+  constexpr size_t kBytesPerSummaryGroup = 50;
+  bytes = std::max(bytes, kMin);
+  ImportOptions o;
+  o.filter_bytes = bytes / 32;
+  o.summary_groups = bytes / 256;
+  const size_t rest =
+      bytes - o.filter_bytes - o.summary_groups * kBytesPerSummaryGroup;
+  o.chunk_keys = rest / (2 * kBytesPerChunkKey);
+  return o;
+}
+
 absl::StatusOr<ImportReport> Store::Import(ImportSource* source,
                                            const ImportOptions& options) {
   if (role() == StoreRole::kReplica) return ReplicaRefusal("an import");

@@ -22,8 +22,12 @@ bool ChunksOverlap(Cf cf);
 // Compacting the overlapping chunk files chunk by chunk would rewrite the
 // growing lower level once per chunk; the import instead merges them once
 // at its end (CompactImportedFamilies). Ingestion does not stall on L0
-// files while compactions are off. Transactor thread only; `core` must
-// outlive it.
+// files while compactions are off. It also turns off RocksDB's check of
+// the key order of compaction outputs (check_flush_compaction_key_order)
+// for that merge: its inputs are files SstFileWriter wrote, which refuses
+// keys out of order, and the check cost about 300 instructions a key, a
+// sixth of the merge (callgrind, storage-bench import --scale xs).
+// Transactor thread only; `core` must outlive it.
 class CompactionPause {
  public:
   explicit CompactionPause(const StoreCore* core);

@@ -230,8 +230,9 @@ class TxApplier {
   // A datom's identity as datom_index_ keys it. Values compare and hash
   // as their encodings would (Value::operator==, ValueHash), so the index
   // finds what an EAVT key would without encoding and allocating a key
-  // per datom (in a bulk import those keys were a fifth of the applier's
-  // instructions). DatomProbe looks one up without copying the value.
+  // per datom (13% fewer instructions in AddAssertion, callgrind of
+  // storage-bench import --scale xs). DatomProbe looks one up without
+  // copying the value.
   struct DatomIdentity {
     EntityId e;
     EntityId a;

@@ -76,6 +76,10 @@ struct ServerConfig {
   size_t column_cache_bytes = size_t{512} << 20;
   // All memtables together (StoreOptions::memtable_budget_bytes).
   size_t memtable_budget_bytes = size_t{128} << 20;
+  // Working memory of one bulk import into an empty database
+  // (storage::ImportOptions::WithinMemory): the chunks of keys being
+  // applied and written, and what spares reads of earlier chunks.
+  size_t import_memory_bytes = size_t{1} << 30;
   bool sync_commits = true;
   size_t transactor_queue = 10000;
 

@@ -49,6 +49,13 @@ struct ImportOptions {
   // chunks wrote (the same assignee, the same instant) without a seek.
   // Needs the filter; 0 turns it off.
   size_t summary_groups = size_t{4} << 20;
+
+  // Options whose import stays near `bytes` of working memory (mentatd's
+  // --import-memory): two chunks of keys (the one being applied, the one
+  // being written; about 100 bytes a key with its index, arena and run
+  // entries), the filter (1/32 of it) and the summary (about a fifth).
+  // 1 GiB gives about the defaults above. At least 64 MiB is used.
+  static ImportOptions WithinMemory(size_t bytes);
 };
 
 struct ImportReport {
