@@ -36,8 +36,13 @@ absl::Status SstRun::Add(std::string_view key, std::string_view value,
       options.compression = rocksdb::kNoCompression;
       options.bottommost_compression = rocksdb::kNoCompression;
     }
-    writer_ = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(),
-                                                       options, core_->cf(cf_));
+    // The files' pages stay in the page cache (SstFileWriter drops them
+    // by default, a fadvise per MB): the transactor reads the chunk back
+    // through the DB, and the import's closing merge reads the files of
+    // the overlapping families again.
+    writer_ = std::make_unique<rocksdb::SstFileWriter>(
+        rocksdb::EnvOptions(), options, core_->cf(cf_),
+        /*invalidate_page_cache=*/false);
     files_.push_back(StrCat(path_, "-", files_.size(), ".sst"));
     absl::Status s = ImportFailure(writer_->Open(files_.back()),
                                    "opening " + files_.back(), core_->path);
