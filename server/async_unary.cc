@@ -17,8 +17,9 @@ namespace {
 // may start between two turns of the queue's thread.
 constexpr int kAskedPerMethod = 8;
 
-enum class Kind { kPing, kQueryFirst, kPull };
-constexpr Kind kKinds[] = {Kind::kPing, Kind::kQueryFirst, Kind::kPull};
+enum class Kind { kPing, kQueryFirst, kPull, kTransact };
+constexpr Kind kKinds[] = {Kind::kPing, Kind::kQueryFirst, Kind::kPull,
+                           Kind::kTransact};
 
 // One async call, from being asked for to gRPC's last event about it.
 // After its request event it holds two references, one for each event
@@ -51,6 +52,10 @@ class AsyncCall final : public UnaryCompletion {
       case Kind::kPull:
         service->RequestPull(&call->ctx_, &call->request_, &call->responder_,
                              cq, cq, tag);
+        break;
+      case Kind::kTransact:
+        service->RequestTransact(&call->ctx_, &call->request_,
+                                 &call->responder_, cq, cq, tag);
         break;
     }
   }
@@ -113,6 +118,11 @@ class AsyncCall final : public UnaryCompletion {
       case Kind::kPull:
         ServePull(UnaryCall(sc_, Method::kPull, &ctx_, this, &response_),
                   &request_);
+        return;
+      case Kind::kTransact:
+        ServeTransact(
+            UnaryCall(sc_, Method::kTransact, &ctx_, this, &response_),
+            &request_);
         return;
     }
   }

@@ -1,8 +1,8 @@
 #ifndef MENTAT_SERVER_ASYNC_UNARY_H_
 #define MENTAT_SERVER_ASYNC_UNARY_H_
 
-// The short unary reads (Ping, QueryFirst, Pull) served on threads of
-// mentatd's own.
+// The short unary calls (Ping, QueryFirst, Pull, Transact) served on
+// threads of mentatd's own.
 //
 // gRPC's callback API, which the other methods use, reads a call on one of
 // its poller threads and runs the handler on its executor, then hands the
@@ -10,7 +10,8 @@
 // hand-offs between threads cost more than the read. These methods are
 // async methods instead. Each thread here polls its own completion queue:
 // it reads a call, runs it (a point read inline, anything bigger is posted
-// to the reader pool as before) and starts its answer, all on one thread.
+// to the reader pool as before; a transaction is queued on its
+// transactor) and starts its answer, all on one thread.
 //
 // Thread safety: Start and Stop from one thread (the server's). Calls
 // finish from any thread (UnaryCall::Finish).

@@ -496,10 +496,11 @@ void ServerImpl::Shutdown() {
   if (basis_waiters != nullptr) basis_waiters->Stop();
   if (readers != nullptr) readers->Stop();
   spdlog::debug("shutdown: readers stopped");
-  // Nothing can finish a call now: the async calls' queues drain.
-  if (unary != nullptr) unary->Stop();
   if (registry != nullptr) registry->CloseAll();
   spdlog::debug("shutdown: databases closed");
+  // Nothing can finish a call now (transactors answered what they had
+  // queued when their databases closed): the async calls' queues drain.
+  if (unary != nullptr) unary->Stop();
   if (http != nullptr) http->Stop();
   spdlog::info("shut down");
   spdlog::default_logger()->flush();

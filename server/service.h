@@ -14,29 +14,29 @@ namespace mentat::server {
 // why). Most methods use gRPC's callback API: each hands its work to the
 // transactor or the reader pool and returns at once; the handlers live in
 // *_call.cc, one file per concern. The short unary reads (Ping,
-// QueryFirst, Pull) are async methods instead, served on threads of our
-// own (async_unary.h).
+// QueryFirst, Pull) and Transact are async methods instead, served on threads
+// of our own (async_unary.h).
 template <class Base>
-using CallbackMethods = v1::Mentat::WithRawCallbackMethod_Transact<
-    v1::Mentat::WithRawCallbackMethod_Query<
-        v1::Mentat::WithRawCallbackMethod_PullMany<
-            v1::Mentat::WithRawCallbackMethod_Datoms<
-                v1::Mentat::WithRawCallbackMethod_TxRange<
-                    v1::Mentat::WithRawCallbackMethod_Subscribe<
-                        v1::Mentat::WithRawCallbackMethod_Schema<
-                            v1::Mentat::WithRawCallbackMethod_Stats<
-                                v1::Mentat::WithRawCallbackMethod_Explain<
-                                    v1::Mentat::WithRawCallbackMethod_CreateDatabase<
-                                        v1::Mentat::
-                                            WithRawCallbackMethod_ListDatabases<
-                                                v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
-                                                    v1::Mentat::
-                                                        WithRawCallbackMethod_Import<
-                                                            v1::Mentat::WithRawCallbackMethod_Backup<
-                                                                Base>>>>>>>>>>>>>>;
-using AsyncMethods =
-    v1::Mentat::WithRawMethod_Ping<v1::Mentat::WithRawMethod_QueryFirst<
-        v1::Mentat::WithRawMethod_Pull<v1::Mentat::Service>>>;
+using CallbackMethods = v1::Mentat::WithRawCallbackMethod_Query<
+    v1::Mentat::WithRawCallbackMethod_PullMany<
+        v1::Mentat::WithRawCallbackMethod_Datoms<
+            v1::Mentat::WithRawCallbackMethod_TxRange<
+                v1::Mentat::WithRawCallbackMethod_Subscribe<
+                    v1::Mentat::WithRawCallbackMethod_Schema<
+                        v1::Mentat::WithRawCallbackMethod_Stats<
+                            v1::Mentat::WithRawCallbackMethod_Explain<
+                                v1::Mentat::WithRawCallbackMethod_CreateDatabase<
+                                    v1::Mentat::
+                                        WithRawCallbackMethod_ListDatabases<
+                                            v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
+                                                v1::Mentat::
+                                                    WithRawCallbackMethod_Import<
+                                                        v1::Mentat::
+                                                            WithRawCallbackMethod_Backup<
+                                                                Base>>>>>>>>>>>>>;
+using AsyncMethods = v1::Mentat::WithRawMethod_Ping<
+    v1::Mentat::WithRawMethod_QueryFirst<v1::Mentat::WithRawMethod_Pull<
+        v1::Mentat::WithRawMethod_Transact<v1::Mentat::Service>>>>;
 using RawMentatService = CallbackMethods<AsyncMethods>;
 
 using Ctx = grpc::CallbackServerContext;
@@ -48,7 +48,6 @@ using Reader = grpc::ServerReadReactor<grpc::ByteBuffer>;
 // The handlers (defined in transact_call.cc, query_call.cc, pull_call.cc,
 // datoms_call.cc, log_call.cc, admin_call.cc, import_call.cc,
 // backup_call.cc, ping_call.cc).
-Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
@@ -66,9 +65,11 @@ Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
 // import_call.cc and backup_call.cc.
 Reader* HandleImport(ServiceContext& sc, Ctx* ctx, Buf* resp);
 Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
-// The async methods' handlers (query_call.cc, pull_call.cc, ping_call.cc),
+// The async methods' handlers (transact_call.cc, query_call.cc,
+// pull_call.cc, ping_call.cc),
 // run on an async_unary.h thread: each finishes `call` exactly once, here
 // or later from a reader.
+void ServeTransact(const UnaryCall& call, const Buf* req);
 void ServeQueryFirst(const UnaryCall& call, const Buf* req);
 void ServePull(const UnaryCall& call, const Buf* req);
 void ServePing(const UnaryCall& call, const Buf* req);
@@ -78,9 +79,6 @@ class MentatService final : public RawMentatService {
  public:
   explicit MentatService(ServiceContext& sc) : sc_(sc) {}
 
-  Unary* Transact(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleTransact(sc_, ctx, req, resp));
-  }
   Writer* Query(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleQuery(sc_, ctx, req));
   }
