@@ -59,7 +59,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 }
 
 absl::Status Admit(const ServiceContext& sc,
-                   const grpc::CallbackServerContext* ctx) {
+                   const grpc::ServerContextBase* ctx) {
   if (!sc.expected_authorization.empty()) {
     const auto& md = ctx->client_metadata();
     auto it = md.find("authorization");
@@ -104,7 +104,7 @@ absl::Status SerializeResponse(const google::protobuf::Message& message,
 }
 
 std::chrono::steady_clock::time_point SteadyDeadline(
-    const grpc::CallbackServerContext* ctx) {
+    const grpc::ServerContextBase* ctx) {
   const auto deadline = ctx->deadline();
   if (deadline == std::chrono::system_clock::time_point::max() ||
       deadline.time_since_epoch().count() == 0) {
@@ -152,7 +152,8 @@ namespace {
 
 // A unary reactor that counts itself in ServiceContext::active_calls until
 // gRPC is done with it, so that shutdown knows when every answer is out.
-class TrackedUnaryReactor : public grpc::ServerUnaryReactor {
+class TrackedUnaryReactor final : public grpc::ServerUnaryReactor,
+                                  public UnaryCompletion {
  public:
   explicit TrackedUnaryReactor(ServiceContext* sc) : sc_(sc) {
     sc_->active_calls.fetch_add(1, std::memory_order_relaxed);
@@ -169,7 +170,12 @@ class TrackedUnaryReactor : public grpc::ServerUnaryReactor {
     delete this;
   }
 
-  const std::atomic<bool>* cancelled() const { return &cancelled_; }
+  void Complete(const grpc::Status& status, grpc::ByteBuffer*) override {
+    // OnDone runs on a gRPC thread (tsan_handoff.h).
+    HandOffRelease(static_cast<grpc::ServerUnaryReactor*>(this));
+    Finish(status);
+  }
+  const std::atomic<bool>* cancelled() const override { return &cancelled_; }
 
  private:
   ServiceContext* sc_;
@@ -184,7 +190,21 @@ UnaryCall::UnaryCall(ServiceContext& sc, Method method,
     : sc_(&sc),
       method_(method),
       ctx_(ctx),
-      reactor_(new TrackedUnaryReactor(&sc)),
+      response_(response),
+      start_(std::chrono::steady_clock::now()) {
+  auto* reactor = new TrackedUnaryReactor(&sc);
+  completion_ = reactor;
+  reactor_ = reactor;
+}
+
+UnaryCall::UnaryCall(ServiceContext& sc, Method method,
+                     grpc::ServerContextBase* ctx, UnaryCompletion* completion,
+                     grpc::ByteBuffer* response)
+    : sc_(&sc),
+      method_(method),
+      ctx_(ctx),
+      completion_(completion),
+      reactor_(nullptr),
       response_(response),
       start_(std::chrono::steady_clock::now()) {}
 
@@ -212,13 +232,11 @@ void UnaryCall::Finish(const absl::Status& status,
   sc_->metrics.RecordRpc(method_, static_cast<int>(final_status.code()),
                          seconds);
   if (!final_status.ok()) LogCallError(method_, final_status, "");
-  // OnDone runs on a gRPC thread (tsan_handoff.h).
-  HandOffRelease(reactor_);
-  reactor_->Finish(ToGrpcStatus(final_status));
+  completion_->Complete(ToGrpcStatus(final_status), response_);
 }
 
 const std::atomic<bool>* UnaryCall::cancel_flag() const {
-  return static_cast<TrackedUnaryReactor*>(reactor_)->cancelled();
+  return completion_->cancelled();
 }
 
 absl::Status UnaryCall::StillWanted() const {

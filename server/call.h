@@ -40,7 +40,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 // configured) and the server is not shutting down. UNAUTHENTICATED or
 // UNAVAILABLE otherwise.
 [[nodiscard]] absl::Status Admit(const ServiceContext& sc,
-                                 const grpc::CallbackServerContext* ctx);
+                                 const grpc::ServerContextBase* ctx);
 
 // Parses a request; InvalidArgument naming the message (and, for invalid
 // UTF-8, the field) if it does not parse.
@@ -53,21 +53,40 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // The call's deadline on the steady clock (time_point::max() if none).
 std::chrono::steady_clock::time_point SteadyDeadline(
-    const grpc::CallbackServerContext* ctx);
+    const grpc::ServerContextBase* ctx);
 
 // Logs a failed call: server faults as errors, user errors at debug.
 void LogCallError(Method method, const absl::Status& status,
                   std::string_view detail);
 
+// How a unary call's answer goes back to gRPC: through a callback
+// reactor (the callback API) or an async responder (async_unary.h).
+// Complete is called exactly once, from any thread; the object lives at
+// least until then.
+class UnaryCompletion {
+ public:
+  virtual ~UnaryCompletion() = default;
+  // Sends `response` (when `status` is OK) and the status.
+  virtual void Complete(const grpc::Status& status,
+                        grpc::ByteBuffer* response) = 0;
+  // Set when the client cancels (or the deadline passes).
+  virtual const std::atomic<bool>* cancelled() const = 0;
+};
+
 // A unary call in progress: finish it exactly once with Finish, from any
 // thread. Copyable (pointers only); the gRPC objects live until Finish.
 class UnaryCall {
  public:
+  // A callback-API call: answered through a reactor made here.
   UnaryCall(ServiceContext& sc, Method method, grpc::CallbackServerContext* ctx,
             grpc::ByteBuffer* response);
+  // An async-API call (async_unary.h), answered through `completion`.
+  UnaryCall(ServiceContext& sc, Method method, grpc::ServerContextBase* ctx,
+            UnaryCompletion* completion, grpc::ByteBuffer* response);
 
+  // The callback API's reactor (nullptr for an async call).
   grpc::ServerUnaryReactor* reactor() const { return reactor_; }
-  grpc::CallbackServerContext* context() const { return ctx_; }
+  grpc::ServerContextBase* context() const { return ctx_; }
   ServiceContext& sc() const { return *sc_; }
   // When the call began (its time limits count from here).
   std::chrono::steady_clock::time_point start() const { return start_; }
@@ -96,7 +115,8 @@ class UnaryCall {
  private:
   ServiceContext* sc_;
   Method method_;
-  grpc::CallbackServerContext* ctx_;
+  grpc::ServerContextBase* ctx_;
+  UnaryCompletion* completion_;
   grpc::ServerUnaryReactor* reactor_;
   grpc::ByteBuffer* response_;
   std::chrono::steady_clock::time_point start_;

@@ -163,6 +163,14 @@ const std::vector<Flag>& Flags() {
               &ServerConfig::readers_per_node, 0, 1024),
       BoolFlag("pin-readers", "pin reader threads to their node's CPUs",
                &ServerConfig::pin_readers),
+      IntFlag("unary-threads",
+              "threads serving Ping, QueryFirst and Pull (0: one per CPU, "
+              "at least 2)",
+              &ServerConfig::unary_threads, 0, 1024),
+      StringFlag("grpc-poll-strategy", "NAME",
+                 "gRPC's poller: poll (a point read is read and answered on "
+                 "one thread) or epoll1 (for many thousands of connections)",
+                 &ServerConfig::grpc_poll_strategy),
       BoolFlag("inline-point-reads",
                "run single-entity Pulls on the gRPC thread",
                &ServerConfig::inline_point_reads),
@@ -470,6 +478,11 @@ absl::StatusOr<CommandLine> ParseCommandLine(
           "(--tls-cert and --tls-key), listen on 127.0.0.1 or a unix: "
           "socket, or pass --insecure-listen on a network you trust"));
     }
+  }
+  if (c.grpc_poll_strategy != "poll" && c.grpc_poll_strategy != "epoll1") {
+    return absl::InvalidArgumentError(
+        StrCat("--grpc-poll-strategy takes poll or epoll1, not \"",
+               c.grpc_poll_strategy, "\""));
   }
   if (c.durability != "async" && c.durability != "semi-sync") {
     return absl::InvalidArgumentError(StrCat(

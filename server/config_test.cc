@@ -16,6 +16,8 @@ TEST_CASE("config: defaults, flags, environment, file") {
   CHECK(cl->config.data_dir == "./data");
   CHECK(cl->config.listen == "127.0.0.1:7878");
   CHECK(cl->config.http == "127.0.0.1:7879");
+  CHECK(cl->config.grpc_poll_strategy == "poll");
+  CHECK(cl->config.unary_threads == 0);
 
   cl = ParseCommandLine(
       {"--data-dir", "/d", "--listen=unix:/s", "--block-cache", "64M",
@@ -136,6 +138,10 @@ TEST_CASE("config: errors name the flag") {
   CHECK_FALSE(bad.ok());
   bad = ParseCommandLine({"--log-format", "xml"}, {});
   CHECK_FALSE(bad.ok());
+  bad = ParseCommandLine({"--grpc-poll-strategy", "epollex"}, {});
+  CHECK(bad.status().message().find(
+            "--grpc-poll-strategy takes poll or epoll1, not \"epollex\"") !=
+        std::string::npos);
   bad = ParseCommandLine({"--config", "/no/such/file"}, {});
   CHECK_FALSE(bad.ok());
 

@@ -7,6 +7,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "mentat/server/config.h"
@@ -34,6 +35,9 @@ int main(int argc, char** argv) {
     std::cerr << "mentatd: " << s.message() << "\n";
     return 2;
   }
+  // gRPC reads its poller from the environment when it starts, which is
+  // below (config.h says why poll is the default).
+  setenv("GRPC_POLL_STRATEGY", cl->config.grpc_poll_strategy.c_str(), 1);
   // Signals are handled by the asio signal set below; block them before
   // any thread starts so that only it receives them.
   sigset_t set;

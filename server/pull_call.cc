@@ -116,27 +116,27 @@ constexpr uint64_t kInlinePullScan = 4096;
 
 }  // namespace
 
-Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  UnaryCall call(sc, Method::kPull, ctx, resp);
+void ServePull(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   auto request = std::make_shared<v1::PullRequest>();
   absl::Status s = call.Begin(req, request.get());
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   auto database = sc.registry.Get(request->database());
-  if (!database.ok()) return FinishNow(call, database.status());
+  if (!database.ok()) return call.Finish(database.status());
   if (request->min_basis_tx() != 0) {
     // Read-your-writes: once the basis is there, on a reader.
-    AfterMinBasis(sc, *database, request->min_basis_tx(), SteadyDeadline(ctx),
-                  [call, request, database = *database](absl::Status ready) {
-                    if (!ready.ok()) return call.Finish(ready);
-                    call.sc().readers.Post([call, request, database] {
-                      bool unused = false;
-                      auto response =
-                          RunPull(call, *request, *database, false, &unused);
-                      if (!response.ok()) return call.Finish(response.status());
-                      call.FinishSerialized(*std::move(response));
-                    });
-                  });
-    return call.reactor();
+    AfterMinBasis(
+        sc, *database, request->min_basis_tx(), SteadyDeadline(call.context()),
+        [call, request, database = *database](absl::Status ready) {
+          if (!ready.ok()) return call.Finish(ready);
+          call.sc().readers.Post([call, request, database] {
+            bool unused = false;
+            auto response = RunPull(call, *request, *database, false, &unused);
+            if (!response.ok()) return call.Finish(response.status());
+            call.FinishSerialized(*std::move(response));
+          });
+        });
+    return;
   }
   auto on_reader = [call, request, database = *database] {
     bool unused = false;
@@ -149,7 +149,7 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   // Transactions applied first (with_tx_data) make it no point read.
   if (!sc.config.inline_point_reads || request->with_tx_data_size() > 0) {
     sc.readers.Post(std::move(on_reader));
-    return call.reactor();
+    return;
   }
   bool too_big = false;
   auto response = RunPull(call, *request, **database, true, &too_big);
@@ -160,7 +160,6 @@ Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   } else {
     call.FinishSerialized(*std::move(response));
   }
-  return call.reactor();
 }
 
 Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {

@@ -147,7 +147,8 @@ class QueryFirstCall final : public QueryOutput {
 
 // Admit, parse, find the database.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<Database>> BeginQuery(
-    ServiceContext& sc, Ctx* ctx, const Buf* req, v1::QueryRequest* request) {
+    ServiceContext& sc, const grpc::ServerContextBase* ctx, const Buf* req,
+    v1::QueryRequest* request) {
   absl::Status s = Admit(sc, ctx);
   if (s.ok()) s = ParseRequest(*req, request);
   if (!s.ok()) return s;
@@ -178,28 +179,26 @@ Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req) {
   return reactor;
 }
 
-Unary* HandleQueryFirst(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                        Buf* resp) {
-  UnaryCall call(sc, Method::kQueryFirst, ctx, resp);
+void ServeQueryFirst(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   v1::QueryRequest request;
-  auto database = BeginQuery(sc, ctx, req, &request);
-  if (!database.ok()) return FinishNow(call, database.status());
+  auto database = BeginQuery(sc, call.context(), req, &request);
+  if (!database.ok()) return call.Finish(database.status());
   if (!request.resume_token().empty()) {
-    return FinishNow(call, absl::InvalidArgumentError(
-                               "QueryFirst does not resume: send the "
-                               "resume_token to Query with the same request"));
+    return call.Finish(absl::InvalidArgumentError(
+        "QueryFirst does not resume: send the resume_token to Query with the "
+        "same request"));
   }
   const int64_t min_basis = request.min_basis_tx();
   auto first =
       std::make_shared<QueryFirstCall>(call, std::move(request), *database);
   // Read-your-writes, as Query.
-  AfterMinBasis(sc, *database, min_basis, SteadyDeadline(ctx),
+  AfterMinBasis(sc, *database, min_basis, SteadyDeadline(call.context()),
                 [&sc, call, first](absl::Status ready) {
                   if (ready.ok()) ready = TakeQuerySlot(sc.config, sc.metrics);
                   if (!ready.ok()) return call.Finish(ready);
                   QueryFirstCall::Start(first);
                 });
-  return call.reactor();
 }
 
 // Explain. With `profile` the query runs, so it runs as Query does: it

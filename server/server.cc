@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "async_unary.h"
 #include "basis_wait.h"
 #include "cluster/cluster_member.h"
 #include "cluster/cluster_node.h"
@@ -74,6 +75,8 @@ class ServerImpl {
   std::unique_ptr<GrpcListener> listener;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
       external_acceptor;
+  // Its completion queues outlive the gRPC server (declared before it).
+  std::unique_ptr<AsyncUnaryServer> unary;
   std::unique_ptr<grpc::Server> grpc_server;
   std::unique_ptr<HttpServer> http;
   int port = 0;
@@ -254,11 +257,17 @@ absl::Status ServerImpl::Start() {
   builder.SetMaxSendMessageSize(config.max_message_bytes);
   builder.RegisterService(service.get());
   builder.RegisterService(replication_service.get());
+  unary = std::make_unique<AsyncUnaryServer>(
+      *sc, service.get(), builder,
+      config.unary_threads > 0
+          ? config.unary_threads
+          : std::max(2, static_cast<int>(std::thread::hardware_concurrency())));
   grpc_server = builder.BuildAndStart();
   if (grpc_server == nullptr) {
     return absl::UnavailableError(
         "gRPC could not start its server (its log lines above say why)");
   }
+  unary->Start();
   listener->Start(external_acceptor.get());
   port = listener->port();
 
@@ -489,6 +498,9 @@ void ServerImpl::Shutdown() {
   spdlog::debug("shutdown: readers stopped");
   if (registry != nullptr) registry->CloseAll();
   spdlog::debug("shutdown: databases closed");
+  // Nothing can finish a call now (transactors answered what they had
+  // queued when their databases closed): the async calls' queues drain.
+  if (unary != nullptr) unary->Stop();
   if (http != nullptr) http->Stop();
   spdlog::info("shut down");
   spdlog::default_logger()->flush();

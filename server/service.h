@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "call.h"
 #include "mentat/v1/mentat.grpc.pb.h"
 #include "service_context.h"
 #include "tsan_handoff.h"
@@ -10,28 +11,33 @@
 namespace mentat::server {
 
 // mentat.v1.Mentat with every method taking raw bytes (see call.h for
-// why). Each method hands its work to the transactor or the reader pool
-// and returns at once; the handlers live in *_call.cc, one file per
-// concern.
-using RawMentatService = v1::Mentat::WithRawCallbackMethod_Transact<
-    v1::Mentat::WithRawCallbackMethod_Query<
-        v1::Mentat::WithRawCallbackMethod_Pull<
-            v1::Mentat::WithRawCallbackMethod_PullMany<
-                v1::Mentat::WithRawCallbackMethod_Datoms<
-                    v1::Mentat::WithRawCallbackMethod_TxRange<
-                        v1::Mentat::WithRawCallbackMethod_Subscribe<
-                            v1::Mentat::WithRawCallbackMethod_Schema<
-                                v1::Mentat::WithRawCallbackMethod_Stats<
-                                    v1::Mentat::WithRawCallbackMethod_Explain<v1::Mentat::WithRawCallbackMethod_CreateDatabase<
-                                        v1::Mentat::
-                                            WithRawCallbackMethod_ListDatabases<v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
+// why). Most methods use gRPC's callback API: each hands its work to the
+// transactor or the reader pool and returns at once; the handlers live in
+// *_call.cc, one file per concern. The short unary reads (Ping,
+// QueryFirst, Pull) and Transact are async methods instead, served on threads
+// of our own (async_unary.h).
+template <class Base>
+using CallbackMethods = v1::Mentat::WithRawCallbackMethod_Query<
+    v1::Mentat::WithRawCallbackMethod_PullMany<
+        v1::Mentat::WithRawCallbackMethod_Datoms<
+            v1::Mentat::WithRawCallbackMethod_TxRange<
+                v1::Mentat::WithRawCallbackMethod_Subscribe<
+                    v1::Mentat::WithRawCallbackMethod_Schema<
+                        v1::Mentat::WithRawCallbackMethod_Stats<
+                            v1::Mentat::WithRawCallbackMethod_Explain<
+                                v1::Mentat::WithRawCallbackMethod_CreateDatabase<
+                                    v1::Mentat::
+                                        WithRawCallbackMethod_ListDatabases<
+                                            v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
                                                 v1::Mentat::
-                                                    WithRawCallbackMethod_Import<v1::Mentat::WithRawCallbackMethod_Backup<
+                                                    WithRawCallbackMethod_Import<
                                                         v1::Mentat::
-                                                            WithRawCallbackMethod_Ping<
-                                                                v1::Mentat::WithRawCallbackMethod_QueryFirst<
-                                                                    v1::Mentat::
-                                                                        Service>>>>>>>>>>>>>>>>>;
+                                                            WithRawCallbackMethod_Backup<
+                                                                Base>>>>>>>>>>>>>;
+using AsyncMethods = v1::Mentat::WithRawMethod_Ping<
+    v1::Mentat::WithRawMethod_QueryFirst<v1::Mentat::WithRawMethod_Pull<
+        v1::Mentat::WithRawMethod_Transact<v1::Mentat::Service>>>>;
+using RawMentatService = CallbackMethods<AsyncMethods>;
 
 using Ctx = grpc::CallbackServerContext;
 using Buf = grpc::ByteBuffer;
@@ -42,12 +48,8 @@ using Reader = grpc::ServerReadReactor<grpc::ByteBuffer>;
 // The handlers (defined in transact_call.cc, query_call.cc, pull_call.cc,
 // datoms_call.cc, log_call.cc, admin_call.cc, import_call.cc,
 // backup_call.cc, ping_call.cc).
-Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
-Unary* HandleQueryFirst(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                        Buf* resp);
 Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
-Unary* HandlePull(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Writer* HandleTxRange(ServiceContext& sc, Ctx* ctx, const Buf* req);
@@ -63,25 +65,22 @@ Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
 // import_call.cc and backup_call.cc.
 Reader* HandleImport(ServiceContext& sc, Ctx* ctx, Buf* resp);
 Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
-// ping_call.cc: answers on the calling gRPC thread.
-Unary* HandlePing(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
+// The async methods' handlers (transact_call.cc, query_call.cc,
+// pull_call.cc, ping_call.cc),
+// run on an async_unary.h thread: each finishes `call` exactly once, here
+// or later from a reader.
+void ServeTransact(const UnaryCall& call, const Buf* req);
+void ServeQueryFirst(const UnaryCall& call, const Buf* req);
+void ServePull(const UnaryCall& call, const Buf* req);
+void ServePing(const UnaryCall& call, const Buf* req);
 
 // The service object registered with the gRPC server.
 class MentatService final : public RawMentatService {
  public:
   explicit MentatService(ServiceContext& sc) : sc_(sc) {}
 
-  Unary* Transact(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleTransact(sc_, ctx, req, resp));
-  }
   Writer* Query(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleQuery(sc_, ctx, req));
-  }
-  Unary* QueryFirst(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleQueryFirst(sc_, ctx, req, resp));
-  }
-  Unary* Pull(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandlePull(sc_, ctx, req, resp));
   }
   Unary* PullMany(Ctx* ctx, const Buf* req, Buf* resp) override {
     return HandedToGrpc(HandlePullMany(sc_, ctx, req, resp));
@@ -118,9 +117,6 @@ class MentatService final : public RawMentatService {
   }
   Unary* Backup(Ctx* ctx, const Buf* req, Buf* resp) override {
     return HandedToGrpc(HandleBackup(sc_, ctx, req, resp));
-  }
-  Unary* Ping(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandlePing(sc_, ctx, req, resp));
   }
 
  private:

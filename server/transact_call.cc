@@ -323,21 +323,21 @@ void Run(const std::shared_ptr<TransactState>& st) {
 
 }  // namespace
 
-Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  auto st = std::make_shared<TransactState>(TransactState{
-      UnaryCall(sc, Method::kTransact, ctx, resp), nullptr, {}, {}, false, 0});
+void ServeTransact(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
+  auto st = std::make_shared<TransactState>(
+      TransactState{call, nullptr, {}, {}, false, 0});
   absl::Status s = st->call.Begin(req, &st->request);
   // A dry run writes nothing: a replica answers it from its own value.
   if (s.ok() && !st->request.dry_run()) s = RefuseAtReplica(sc, "Transact");
-  if (!s.ok()) return FinishNow(st->call, s);
+  if (!s.ok()) return st->call.Finish(s);
   if (st->request.request_id().size() > kMaxRequestIdBytes) {
-    return FinishNow(
-        st->call, absl::InvalidArgumentError(
-                      StrCat("request_id may have at most ", kMaxRequestIdBytes,
-                             " bytes, got ", st->request.request_id().size())));
+    return st->call.Finish(absl::InvalidArgumentError(
+        StrCat("request_id may have at most ", kMaxRequestIdBytes,
+               " bytes, got ", st->request.request_id().size())));
   }
   auto database = sc.registry.Get(st->request.database());
-  if (!database.ok()) return FinishNow(st->call, database.status());
+  if (!database.ok()) return st->call.Finish(database.status());
   st->database = *std::move(database);
   if (st->request.request_id().empty() && !st->request.dry_run() &&
       st->request.tx_data().size() <= kInlineParseBytes) {
@@ -345,7 +345,6 @@ Unary* HandleTransact(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
   } else {
     sc.readers.Post([st] { Run(st); });
   }
-  return st->call.reactor();
 }
 
 }  // namespace mentat::server

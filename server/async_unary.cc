@@ -1,0 +1,203 @@
+#include "async_unary.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "call.h"
+#include "tsan_handoff.h"
+
+namespace mentat::server {
+
+namespace {
+
+// Calls of each method a queue keeps asked for: gRPC holds a call that
+// arrives while none is asked for until one is, so this is only how many
+// may start between two turns of the queue's thread.
+constexpr int kAskedPerMethod = 8;
+
+enum class Kind { kPing, kQueryFirst, kPull, kTransact };
+constexpr Kind kKinds[] = {Kind::kPing, Kind::kQueryFirst, Kind::kPull,
+                           Kind::kTransact};
+
+// One async call, from being asked for to gRPC's last event about it.
+// After its request event it holds two references, one for each event
+// still to come (its answer sent, the call done); the last one deletes it.
+class AsyncCall final : public UnaryCompletion {
+ public:
+  enum class Event { kRequest, kFinish, kDone };
+  // What a completion-queue event points at.
+  struct Tag {
+    AsyncCall* call;
+    Event event;
+  };
+
+  // Asks gRPC for the next call of `kind` on `cq`.
+  static void Ask(ServiceContext& sc, RawMentatService* service,
+                  grpc::ServerCompletionQueue* cq, Kind kind) {
+    auto* call = new AsyncCall(sc, service, cq, kind);
+    call->ctx_.AsyncNotifyWhenDone(&call->done_tag_);
+    HandOffRelease(call);
+    auto* tag = &call->request_tag_;
+    switch (kind) {
+      case Kind::kPing:
+        service->RequestPing(&call->ctx_, &call->request_, &call->responder_,
+                             cq, cq, tag);
+        break;
+      case Kind::kQueryFirst:
+        service->RequestQueryFirst(&call->ctx_, &call->request_,
+                                   &call->responder_, cq, cq, tag);
+        break;
+      case Kind::kPull:
+        service->RequestPull(&call->ctx_, &call->request_, &call->responder_,
+                             cq, cq, tag);
+        break;
+      case Kind::kTransact:
+        service->RequestTransact(&call->ctx_, &call->request_,
+                                 &call->responder_, cq, cq, tag);
+        break;
+    }
+  }
+
+  // On the queue's thread.
+  void OnEvent(Event event, bool ok) {
+    HandOffAcquire(this);
+    switch (event) {
+      case Event::kRequest:
+        // Not ok: the server shut down before a call came; the done event
+        // never comes for a call that never started.
+        if (!ok) {
+          delete this;
+          return;
+        }
+        Ask(sc_, service_, cq_, kind_);
+        sc_.active_calls.fetch_add(1, std::memory_order_relaxed);
+        Serve();
+        return;
+      case Event::kFinish:
+        Release();
+        return;
+      case Event::kDone:
+        if (ctx_.IsCancelled())
+          cancelled_.store(true, std::memory_order_release);
+        Release();
+        return;
+    }
+  }
+
+  void Complete(const grpc::Status& status,
+                grpc::ByteBuffer* response) override {
+    // From any thread; the finish event reaches the queue's thread.
+    HandOffRelease(this);
+    if (status.ok()) {
+      responder_.Finish(*response, status, &finish_tag_);
+    } else {
+      responder_.FinishWithError(status, &finish_tag_);
+    }
+  }
+
+  const std::atomic<bool>* cancelled() const override { return &cancelled_; }
+
+ private:
+  AsyncCall(ServiceContext& sc, RawMentatService* service,
+            grpc::ServerCompletionQueue* cq, Kind kind)
+      : sc_(sc), service_(service), cq_(cq), kind_(kind) {}
+
+  void Serve() {
+    switch (kind_) {
+      case Kind::kPing:
+        ServePing(UnaryCall(sc_, Method::kPing, &ctx_, this, &response_),
+                  &request_);
+        return;
+      case Kind::kQueryFirst:
+        ServeQueryFirst(
+            UnaryCall(sc_, Method::kQueryFirst, &ctx_, this, &response_),
+            &request_);
+        return;
+      case Kind::kPull:
+        ServePull(UnaryCall(sc_, Method::kPull, &ctx_, this, &response_),
+                  &request_);
+        return;
+      case Kind::kTransact:
+        ServeTransact(
+            UnaryCall(sc_, Method::kTransact, &ctx_, this, &response_),
+            &request_);
+        return;
+    }
+  }
+
+  void Release() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      sc_.active_calls.fetch_sub(1, std::memory_order_release);
+      delete this;
+    }
+  }
+
+  ServiceContext& sc_;
+  RawMentatService* const service_;
+  grpc::ServerCompletionQueue* const cq_;
+  const Kind kind_;
+  grpc::ServerContext ctx_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+  grpc::ServerAsyncResponseWriter<grpc::ByteBuffer> responder_{&ctx_};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int> refs_{2};
+  Tag request_tag_{this, Event::kRequest};
+  Tag finish_tag_{this, Event::kFinish};
+  Tag done_tag_{this, Event::kDone};
+};
+
+// Handles `cq`'s events until it is shut down and empty.
+void Drain(grpc::ServerCompletionQueue* cq) {
+  void* tag = nullptr;
+  bool ok = false;
+  while (cq->Next(&tag, &ok)) {
+    auto* t = static_cast<AsyncCall::Tag*>(tag);
+    t->call->OnEvent(t->event, ok);
+  }
+}
+
+}  // namespace
+
+AsyncUnaryServer::AsyncUnaryServer(ServiceContext& sc,
+                                   RawMentatService* service,
+                                   grpc::ServerBuilder& builder, int threads)
+    : sc_(sc), service_(service) {
+  for (int i = 0; i < std::max(1, threads); ++i) {
+    queues_.push_back(builder.AddCompletionQueue());
+  }
+}
+
+AsyncUnaryServer::~AsyncUnaryServer() { Stop(); }
+
+void AsyncUnaryServer::Start() {
+  for (auto& queue : queues_) {
+    for (Kind kind : kKinds) {
+      for (int i = 0; i < kAskedPerMethod; ++i) {
+        AsyncCall::Ask(sc_, service_, queue.get(), kind);
+      }
+    }
+  }
+  for (auto& queue : queues_) {
+    threads_.emplace_back([cq = queue.get()] {
+      pthread_setname_np(pthread_self(), "mentat-unary");
+      Drain(cq);
+    });
+  }
+}
+
+void AsyncUnaryServer::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (auto& queue : queues_) queue->Shutdown();
+  if (threads_.empty()) {
+    // Never started (the gRPC server did not build): drain here.
+    for (auto& queue : queues_) Drain(queue.get());
+  }
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+}  // namespace mentat::server
