@@ -568,6 +568,12 @@ absl::Status Runner::Run() {
     absl::Status s = SetUpWrites();
     if (!s.ok()) return s;
     for (int c : options_.write_clients) {
+      // The floor at the writers' concurrency: what a bare RPC reaches
+      // with as many callers (on 2 cores, gRPC's own ceiling).
+      if (c > 1 && Wanted("ping")) {
+        MeasurePoint("ping", "ping", c,
+                     [&](int, std::mt19937_64&) { return Ping(); });
+      }
       MeasurePoint("write", "write", c,
                    [&](int, std::mt19937_64&) { return Write(); });
     }
