@@ -68,6 +68,16 @@ class GroupHold {
   std::shared_ptr<Round> round_;
 };
 
+// Options with `hold` installed, whose statistics count distinct values
+// from AVET past one value per attribute (the path under test) instead of
+// counting each value.
+StoreOptions HeldCountingOptions(GroupHold* hold) {
+  StoreOptions options;
+  options.low_cardinality_limit = 1;
+  hold->Install(&options);
+  return options;
+}
+
 // Distinct values of `attr` among current datoms, counted from AVET.
 int64_t CountDistinct(const Store& store, EntityId attr) {
   DbView view = store.Latest()->View(Basis::Current());
@@ -92,12 +102,8 @@ TEST_CASE(
     "a large group answers each transaction with its own tx, tempids "
     "and datoms, and a failing one fails alone") {
   TempDir dir;
-  StoreOptions options;
-  // Past one distinct value an attribute's statistics stop counting per
-  // value and count distinct values from AVET, the path under test.
-  options.low_cardinality_limit = 1;
   GroupHold hold;
-  hold.Install(&options);
+  const StoreOptions options = HeldCountingOptions(&hold);
   auto store = *Store::Open(dir.path(), options);
   REQUIRE(store
               ->Transact(Tx(Concat({Attr("user/email", "db.type/string", false,
@@ -188,12 +194,8 @@ TEST_CASE(
     "the statistics count :db/txInstant values exactly when other "
     "entities hold instants and transactions give theirs") {
   TempDir dir;
-  StoreOptions options;
-  // Past one distinct value an attribute's statistics stop counting per
-  // value and count distinct values from AVET, the path under test.
-  options.low_cardinality_limit = 1;
   GroupHold hold;
-  hold.Install(&options);
+  const StoreOptions options = HeldCountingOptions(&hold);
   const int64_t now = NowMicros();
   // Within the clock skew a given instant may have (10 s).
   const int64_t x1 = now + 3'000'000, x2 = now + 6'000'000;
