@@ -112,13 +112,18 @@ TEST_CASE("server: a QueryFirst waiting for its basis is answered at stop") {
     pb::QueryResponse answer;
     waited = t.stub().QueryFirst(ctx.get(), q, &answer);
   });
-  // The call has reached the server once it waits.
+  // The call has reached the server once it waits (a condition, polled:
+  // not a sleep).
   int status = 0;
-  for (int i = 0; i < 200000; ++i) {
+  bool waiting = false;
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!waiting && std::chrono::steady_clock::now() < give_up) {
     const std::string m = HttpGet(t.server().http_port(), "/metrics", &status);
-    if (MetricValue(m, "mentat_basis_waits") == 1) break;
-    std::this_thread::yield();
+    waiting = MetricValue(m, "mentat_basis_waits") == 1;
+    if (!waiting) std::this_thread::yield();
   }
+  CHECK(waiting);
   t.server().Shutdown();
   waiter.join();
   CHECK(waited.error_code() == grpc::StatusCode::UNAVAILABLE);

@@ -1,9 +1,36 @@
+#include <memory>
+
 #include "internal/coding.h"
 #include "internal/meta_keys.h"
+#include "internal/store_core.h"
 #include "internal/tx_state.h"
 #include "mentat/base/str_cat.h"
+#include "mentat/storage/keys.h"
 
 namespace mentat::storage::internal {
+
+int64_t ReadTxInstantCeiling(rocksdb::DB* db,
+                             rocksdb::ColumnFamilyHandle* avet) {
+  std::string prefix;
+  AvetKey::EncodePrefix(ids::kDbTxInstant, &prefix);
+  // Past every key of the attribute: a value starts with its type tag,
+  // and no tag is 0xFF.
+  std::string past = prefix;
+  past.append(24, '\xff');
+  std::unique_ptr<rocksdb::Iterator> it(
+      db->NewIterator(TotalOrderReadOptions(), avet));
+  it->SeekForPrev(past);
+  if (!it->status().ok()) return TxState::kUnknownCeiling;
+  if (!it->Valid()) return INT64_MIN;
+  const std::string_view key(it->key().data(), it->key().size());
+  if (!key.starts_with(prefix)) return INT64_MIN;
+  Datom d;
+  if (!DecodeKey(IndexOrder::kAvet, key, &d).ok() ||
+      d.v.type() != ValueType::kInstant) {
+    return TxState::kUnknownCeiling;
+  }
+  return d.v.as_long();
+}
 
 void ApplyStatsDelta(const StatsDelta& delta, int low_cardinality_limit,
                      Statistics* stats, StatsDirty* dirty) {

@@ -185,6 +185,9 @@ absl::StatusOr<ImportReport> Transactor::Import(ImportSource* source,
         importing_ = true;
         absl::StatusOr<ImportReport> report = ImportOnThread(source, options);
         importing_ = false;
+        // Imported instants (and a failed import's ingested files) are
+        // not in the ceiling.
+        state_.tx_instant_ceiling = internal::TxState::kUnknownCeiling;
         // A failed import may have ingested files that no published state
         // holds yet: nothing read before the next commit may be kept. After
         // a successful one the published state holds everything ingested,
@@ -477,6 +480,10 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
       return;
     }
   }
+  if (state_.tx_instant_ceiling == internal::TxState::kUnknownCeiling) {
+    state_.tx_instant_ceiling = internal::ReadTxInstantCeiling(
+        core_->db, core_->cf(internal::CurrentCf(IndexOrder::kAvet)));
+  }
   const internal::TxState group_start = state_;
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
@@ -590,6 +597,8 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     const auto counters = state_.next_counter;
     state_ = group_start;
     state_.next_counter = counters;
+    // Nor may its instants be taken for new ones: read the ceiling again.
+    state_.tx_instant_ceiling = internal::TxState::kUnknownCeiling;
     for (auto& r : results) {
       if (r.ok()) r = commit_status;
     }

@@ -1,6 +1,8 @@
 // The last steps of TxApplier: schema checks, statistics, writing the
 // datoms to the batch, and rebuilding the schema when it changed.
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "internal/coding.h"
 #include "internal/fulltext_index.h"
@@ -263,12 +265,27 @@ absl::Status TxApplier::ComputeStats(StatsDelta* delta) {
     // removes: enough to know whether any remain.
     int64_t before = 0;
     const int64_t cap = net.removed + 1;
-    absl::Status s = group_->Scan(IndexOrder::kAvet, prefix,
-                                  [&](const Datom&) { return ++before < cap; });
+    // Nothing holds an instant past the ceiling (the transaction's own,
+    // almost always): no scan.
+    const bool past_ceiling = net.attr->id == ids::kDbTxInstant &&
+                              net.v.type() == ValueType::kInstant &&
+                              net.v.as_long() > state_->tx_instant_ceiling;
+    absl::Status s =
+        past_ceiling
+            ? absl::OkStatus()
+            : group_->Scan(IndexOrder::kAvet, prefix,
+                           [&](const Datom&) { return ++before < cap; });
     if (!s.ok()) return s;
     const int64_t after = before + net.added - net.removed;
     delta->by_attribute[net.attr->id].distinct +=
         (after > 0 ? 1 : 0) - (before > 0 ? 1 : 0);
+  }
+  for (const PendingDatom& p : datoms_) {
+    if (p.datom.added && p.datom.a == ids::kDbTxInstant &&
+        p.datom.v.type() == ValueType::kInstant) {
+      state_->tx_instant_ceiling =
+          std::max(state_->tx_instant_ceiling, p.datom.v.as_long());
+    }
   }
   return absl::OkStatus();
 }

@@ -48,7 +48,7 @@ double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
 
-absl::Status Runner::CheckPool(const std::string& what) {
+absl::StatusOr<std::string> Runner::PoolMismatch() {
   std::string ids = "[";
   std::map<int64_t, const MixedPool::Member*> by_id;
   for (const MixedPool::Member& m : pool_.members()) {
@@ -60,23 +60,27 @@ absl::Status Runner::CheckPool(const std::string& what) {
       "[?i :issue/priority ?p]]",
       {ids + "]"});
   if (!rows.ok()) return rows.status();
-  std::string failure;
   for (const v1::Row& r : *rows) {
     auto it = by_id.find(r.values(0).long_value());
     if (it == by_id.end()) continue;
     const MixedPool::Member& m = *it->second;
     if (r.values(1).keyword() != kStates[m.state] ||
         r.values(2).long_value() != m.priority) {
-      failure = StrCat("issue ", m.idx, ": (", r.values(1).keyword(), ", ",
-                       r.values(2).long_value(), "), recorded (",
-                       kStates[m.state], ", ", m.priority, ")");
-      break;
+      return StrCat("issue ", m.idx, ": (", r.values(1).keyword(), ", ",
+                    r.values(2).long_value(), "), recorded (", kStates[m.state],
+                    ", ", m.priority, ")");
     }
   }
-  if (failure.empty() && static_cast<size_t>(rows->size()) != by_id.size()) {
-    failure = StrCat(rows->size(), " rows for ", by_id.size(), " members");
+  if (static_cast<size_t>(rows->size()) != by_id.size()) {
+    return StrCat(rows->size(), " rows for ", by_id.size(), " members");
   }
-  Check(what, failure);
+  return std::string();
+}
+
+absl::Status Runner::CheckPool(const std::string& what) {
+  absl::StatusOr<std::string> failure = PoolMismatch();
+  if (!failure.ok()) return failure.status();
+  Check(what, *failure);
   return absl::OkStatus();
 }
 

@@ -118,6 +118,9 @@ class Runner {
   // The pool members' state and priority in the database equal the
   // recorded ones (check `what`).
   [[nodiscard]] absl::Status CheckPool(const std::string& what);
+  // "" when the server's pool issues hold the states and priorities the
+  // pool file records; otherwise the first difference.
+  [[nodiscard]] absl::StatusOr<std::string> PoolMismatch();
   [[nodiscard]] absl::Status WriteEnv();
   int64_t ServerRss();
 

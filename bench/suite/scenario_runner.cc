@@ -509,6 +509,21 @@ absl::Status Runner::Run() {
                             load_.disk_bytes / 1e9 / (n_datoms / 1e6),
                             " GB per million datoms)"));
   }
+  // since's truth counts the writes that earlier mixed runs recorded in
+  // DATA/mixed-<db>.state; a server that lacks them (a copy of the store
+  // taken before them) would fail every since check with no hint why.
+  if ((Wanted("since") || Wanted("mixed")) && pool_.ChangedAfterSince() > 0) {
+    absl::StatusOr<std::string> mismatch = PoolMismatch();
+    if (!mismatch.ok()) return mismatch.status();
+    if (!mismatch->empty()) {
+      return absl::FailedPreconditionError(StrCat(
+          "the database does not hold the writes that earlier mixed runs "
+          "recorded in ",
+          options_.data, "/mixed-", options_.database, ".state (", *mismatch,
+          "): a copy of the store from before them? Load the dataset "
+          "again, or keep that file with the store it describes"));
+    }
+  }
   auto single = [&](const char* scenario, const char* op, Op fn) {
     if (Wanted(scenario)) MeasurePoint(scenario, op, 1, fn);
   };
@@ -553,6 +568,12 @@ absl::Status Runner::Run() {
     absl::Status s = SetUpWrites();
     if (!s.ok()) return s;
     for (int c : options_.write_clients) {
+      // The floor at the writers' concurrency: what a bare RPC reaches
+      // with as many callers (on 2 cores, gRPC's own ceiling).
+      if (c > 1 && Wanted("ping")) {
+        MeasurePoint("ping", "ping", c,
+                     [&](int, std::mt19937_64&) { return Ping(); });
+      }
       MeasurePoint("write", "write", c,
                    [&](int, std::mt19937_64&) { return Write(); });
     }
