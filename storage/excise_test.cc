@@ -29,15 +29,10 @@ using testing::Attr;
 using testing::Concat;
 using testing::E;
 using testing::Kw;
+using testing::MustTransact;
 using testing::Retract;
 using testing::TempDir;
 using testing::Tx;
-
-TxReport Must(Store& store, std::vector<TxOp> ops) {
-  auto r = store.Transact(Tx(std::move(ops))).get();
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return *r;
-}
 
 // p/name (fulltext), p/email (unique identity), p/friend (ref), p/note
 // (no history), p/age (long).
@@ -49,7 +44,7 @@ void Schema(Store& store) {
               Attr("p/age", "db.type/long")});
   ops.push_back(Add(E("attr-p/name"), "db/fulltext", Value::Boolean(true)));
   ops.push_back(Add(E("attr-p/note"), "db/noHistory", Value::Boolean(true)));
-  Must(store, std::move(ops));
+  MustTransact(store, std::move(ops));
 }
 
 TxOp Excise(const char* request, EntityRef target) {
@@ -143,20 +138,21 @@ TEST_CASE("an excised entity leaves nothing in any family, at any basis") {
   StoreOptions options;
   auto store = *Store::Open(dir.path(), options);
   Schema(*store);
-  auto t1 =
-      Must(*store, {Add(E("x"), "p/name", Value::String("Zanzibarite")),
-                    Add(E("x"), "p/email", Value::String("mallory@secret")),
-                    Add(E("x"), "p/note", Value::String("nohistqqq")),
-                    Add(E("x"), "p/age", Value::Long(41)),
-                    Add(E("y"), "p/name", Value::String("Yolanda")),
-                    AddRef(E("y"), "p/friend", E("x"))});
+  auto t1 = MustTransact(
+      *store, {Add(E("x"), "p/name", Value::String("Zanzibarite")),
+               Add(E("x"), "p/email", Value::String("mallory@secret")),
+               Add(E("x"), "p/note", Value::String("nohistqqq")),
+               Add(E("x"), "p/age", Value::Long(41)),
+               Add(E("y"), "p/name", Value::String("Yolanda")),
+               AddRef(E("y"), "p/friend", E("x"))});
   const EntityId x = t1.tempids.at("x"), y = t1.tempids.at("y");
-  auto t2 = Must(*store, {Add(E(x), "p/name", Value::String("Zanzibar Two")),
-                          Add(E(x), "p/note", Value::String("nohistrrr"))});
+  auto t2 =
+      MustTransact(*store, {Add(E(x), "p/name", Value::String("Zanzibar Two")),
+                            Add(E(x), "p/note", Value::String("nohistrrr"))});
   for (const char* s : kSecrets) REQUIRE(AnyEntryHolds(*store, s));
   REQUIRE(Search(*store, "p/name", "zanzibar") == std::vector<EntityId>{x});
 
-  auto ex = Must(*store, {Excise("req", E(x))});
+  auto ex = MustTransact(*store, {Excise("req", E(x))});
   const EntityId request = ex.tempids.at("req");
   // Six datoms: two names (one retracted), the email, two notes (the
   // first left no history, but the log held it), the age.
@@ -226,15 +222,17 @@ TEST_CASE("excising some attributes of an entity, before a transaction") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   Schema(*store);
-  auto t1 = Must(*store, {Add(E("x"), "p/name", Value::String("alphaqx")),
-                          Add(E("x"), "p/age", Value::Long(1))});
+  auto t1 =
+      MustTransact(*store, {Add(E("x"), "p/name", Value::String("alphaqx")),
+                            Add(E("x"), "p/age", Value::Long(1))});
   const EntityId x = t1.tempids.at("x");
-  auto t2 = Must(*store, {Add(E(x), "p/name", Value::String("betaqx")),
-                          Add(E(x), "p/age", Value::Long(2))});
-  auto t3 = Must(*store, {Add(E(x), "p/name", Value::String("gammaqx"))});
+  auto t2 = MustTransact(*store, {Add(E(x), "p/name", Value::String("betaqx")),
+                                  Add(E(x), "p/age", Value::Long(2))});
+  auto t3 =
+      MustTransact(*store, {Add(E(x), "p/name", Value::String("gammaqx"))});
   TxOp attrs = AddRef(E("req"), "db.excise/attrs", Kw("p/name"));
   TxOp before = Add(E("req"), "db.excise/beforeT", Value::Long(t3.tx));
-  auto ex = Must(*store, {Excise("req", E(x)), attrs, before});
+  auto ex = MustTransact(*store, {Excise("req", E(x)), attrs, before});
   // The intervals of "alphaqx" [t1, t2) and "betaqx" [t2, t3) go whole;
   // "gammaqx", asserted at t3, stays, and so does every p/age.
   CHECK(ex.excised_datoms == 2);
@@ -267,12 +265,13 @@ TEST_CASE("excising an attribute removes its values on every entity") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   Schema(*store);
-  auto t1 = Must(*store, {Add(E("x"), "p/age", Value::Long(7001)),
-                          Add(E("y"), "p/age", Value::Long(7002)),
-                          Add(E("y"), "p/name", Value::String("kept"))});
+  auto t1 =
+      MustTransact(*store, {Add(E("x"), "p/age", Value::Long(7001)),
+                            Add(E("y"), "p/age", Value::Long(7002)),
+                            Add(E("y"), "p/name", Value::String("kept"))});
   const EntityId y = t1.tempids.at("y");
-  Must(*store, {Retract(E(y), "p/age", Value::Long(7002))});
-  auto ex = Must(*store, {Excise("req", Kw("p/age"))});
+  MustTransact(*store, {Retract(E(y), "p/age", Value::Long(7002))});
+  auto ex = MustTransact(*store, {Excise("req", Kw("p/age"))});
   CHECK(ex.excised_datoms == 2);
   auto db = store->Latest();
   const EntityId age = db->schema().FindAttribute("p/age")->id;
@@ -284,17 +283,18 @@ TEST_CASE("excising an attribute removes its values on every entity") {
   for (const Datom& d : LogDatoms(*db)) CHECK(d.a != age);
   CHECK(db->stats().Find(age)->datoms == 0);
   // The attribute itself stays, and takes new values.
-  Must(*store, {Add(E(y), "p/age", Value::Long(3))});
+  MustTransact(*store, {Add(E(y), "p/age", Value::Long(3))});
 }
 
 TEST_CASE("excision requests that cannot work are refused, nothing committed") {
   TempDir dir;
   auto store = *Store::Open(dir.path());
   Schema(*store);
-  auto t1 = Must(*store, {Add(E("x"), "p/name", Value::String("n")),
-                          Add(E("x"), "p/email", Value::String("e"))});
+  auto t1 = MustTransact(*store, {Add(E("x"), "p/name", Value::String("n")),
+                                  Add(E("x"), "p/email", Value::String("e"))});
   const EntityId x = t1.tempids.at("x");
-  auto ex = Must(*store, {Excise("req", E(x)),
+  auto ex = MustTransact(*store,
+                         {Excise("req", E(x)),
                           AddRef(E("req"), "db.excise/attrs", Kw("p/email"))});
   const EntityId request = ex.tempids.at("req");
 

@@ -28,14 +28,9 @@ using internal::LogEntryHeader;
 using testing::Add;
 using testing::Attr;
 using testing::E;
+using testing::MustTransact;
 using testing::TempDir;
 using testing::Tx;
-
-TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
-  auto r = store.Transact(Tx(std::move(ops))).get();
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return *r;
-}
 
 std::vector<Datom> SomeDatoms(EntityId tx) {
   return {Datom{tx, ids::kDbTxInstant, Value::Instant(1234), tx, true},

@@ -23,16 +23,11 @@ using testing::Attr;
 using testing::Concat;
 using testing::E;
 using testing::Kw;
+using testing::MustTransact;
 using testing::Retract;
 using testing::RetractEntity;
 using testing::TempDir;
 using testing::Tx;
-
-TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
-  auto r = store.Transact(Tx(std::move(ops))).get();
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return *r;
-}
 
 // The primary's log after `after`, as a Follow stream carries it.
 std::vector<ReplicatedTx> LogAfter(const Store& primary, EntityId after) {

@@ -17,17 +17,12 @@ using testing::Attr;
 using testing::Concat;
 using testing::E;
 using testing::Kw;
+using testing::MustTransact;
 using testing::Retract;
 using testing::RetractEntity;
 using testing::TempDir;
 using testing::Tx;
 using testing::ValuesOf;
-
-TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
-  auto r = store.Transact(Tx(std::move(ops))).get();
-  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
-  return *r;
-}
 
 [[nodiscard]] absl::Status TransactStatus(Store& store, std::vector<TxOp> ops) {
   return store.Transact(Tx(std::move(ops))).get().status();

@@ -3,6 +3,8 @@
 
 // Helpers for storage tests: temporary stores and terse tx ops.
 
+#include <doctest/doctest.h>
+
 #include <atomic>
 #include <filesystem>
 #include <initializer_list>
@@ -90,6 +92,14 @@ inline std::vector<TxOp> Attr(const char* ident, const char* type,
 }
 
 inline TxRequest Tx(std::vector<TxOp> ops) { return TxRequest{std::move(ops)}; }
+
+// Transacts `ops` and returns the report; the test fails here, with the
+// status, if the transaction does.
+inline TxReport MustTransact(Store& store, std::vector<TxOp> ops) {
+  auto r = store.Transact(Tx(std::move(ops))).get();
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  return *r;
+}
 
 // The ops of several lists, in order (a schema's ops, then data's).
 inline std::vector<TxOp> Concat(
