@@ -40,6 +40,15 @@ constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
   return absl::UnavailableError(StrCat(what, ": ", s.ToString()));
 }
 
+// The column families of the store copied to `dir`.
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ListFamilies(
+    const rocksdb::DBOptions& db_options, const std::string& dir) {
+  std::vector<std::string> names;
+  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
+  if (!s.ok()) return FromRocks(s, StrCat("reading the checkpoint in ", dir));
+  return names;
+}
+
 // The basis a store in `dir` opens at: the basis recorded in `meta`, or the
 // last transaction of the log if that is later (a checkpoint taken while a
 // bulk import had ingested a chunk but not yet recorded its basis; Open
@@ -48,13 +57,12 @@ constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
 [[nodiscard]] absl::StatusOr<EntityId> ReadBasis(const std::string& dir) {
   rocksdb::DBOptions db_options;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
-  std::vector<std::string> names;
-  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
-  if (!s.ok()) return FromRocks(s, StrCat("reading the checkpoint in ", dir));
+  auto names = ListFamilies(db_options, dir);
+  if (!names.ok()) return names.status();
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   int meta = -1;
   int log = -1;
-  for (const std::string& name : names) {
+  for (const std::string& name : *names) {
     if (name == internal::CfName(internal::Cf::kMeta)) meta = families.size();
     if (name == internal::CfName(internal::Cf::kLog)) log = families.size();
     families.emplace_back(name, rocksdb::ColumnFamilyOptions());
@@ -65,7 +73,8 @@ constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  s = rocksdb::DB::OpenForReadOnly(db_options, dir, families, &handles, &raw);
+  rocksdb::Status s =
+      rocksdb::DB::OpenForReadOnly(db_options, dir, families, &handles, &raw);
   if (!s.ok()) return FromRocks(s, StrCat("opening the checkpoint in ", dir));
   std::unique_ptr<rocksdb::DB> db(raw);
   auto close = [&] {
@@ -107,16 +116,17 @@ constexpr uint64_t kFlushAboveLogBytes = uint64_t{64} << 20;
 [[nodiscard]] absl::Status RewriteManifest(const std::string& dir) {
   rocksdb::DBOptions db_options;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
-  std::vector<std::string> names;
-  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
-  if (!s.ok()) return FromRocks(s, StrCat("reading the checkpoint in ", dir));
+  auto names = ListFamilies(db_options, dir);
+  if (!names.ok()) return names.status();
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.disable_auto_compactions = true;
-  for (const std::string& name : names) families.emplace_back(name, cf_options);
+  for (const std::string& name : *names)
+    families.emplace_back(name, cf_options);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  s = rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
+  rocksdb::Status s =
+      rocksdb::DB::Open(db_options, dir, families, &handles, &raw);
   if (!s.ok()) return FromRocks(s, StrCat("opening the checkpoint in ", dir));
   std::unique_ptr<rocksdb::DB> db(raw);
   for (auto* h : handles)
