@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "absl/synchronization/mutex.h"
+#include "arena_lease.h"
 
 namespace mentat::client {
 
@@ -264,46 +265,54 @@ void Client::Prepare(grpc::ClientContext* context,
   }
 }
 
-template <typename Response>
-absl::StatusOr<Response> Client::Unary(const CallOptions& call,
-                                       const char* method,
-                                       const google::protobuf::Message& request,
-                                       Route route) {
+absl::Status Client::Unary(const CallOptions& call, const char* method,
+                           const google::protobuf::Message& request,
+                           google::protobuf::Message* response, Route route) {
   size_t count;
   {
     absl::MutexLock lock(&mu_);
     count = nodes_.size();
   }
-  if (count == 1)
-    return UnaryAt<Response>(channel_.get(), call, method, request);
+  if (count == 1) {
+    return UnaryAt(channel_.get(), call, method, request, response);
+  }
   const auto cancelled = [&] {
     return call.canceller != nullptr && call.canceller->cancelled();
   };
   if (route == Route::kWrite) {
     const Node node = PrimaryNode();
-    absl::StatusOr<Response> r =
-        UnaryAt<Response>(node.channel.get(), call, method, request);
-    if (r.ok() || cancelled()) return r;
-    const std::string named = NamedPrimary(r.status());
+    absl::Status s =
+        UnaryAt(node.channel.get(), call, method, request, response);
+    if (s.ok() || cancelled()) return s;
+    const std::string named = NamedPrimary(s);
     if (!named.empty() && named != node.address) {
       // A replica (or a deposed primary) refused before writing: the
       // write goes to the node it names, once.
-      return UnaryAt<Response>(SetPrimary(named), call, method, request);
+      return UnaryAt(SetPrimary(named), call, method, request, response);
     }
-    if (r.status().code() == absl::StatusCode::kUnavailable) {
+    if (s.code() == absl::StatusCode::kUnavailable) {
       PrimaryFailed(node.address);
     }
-    return r;
+    return s;
   }
-  absl::StatusOr<Response> r = absl::UnavailableError("no node answered");
+  absl::Status s = absl::UnavailableError("no node answered");
   for (size_t i = 0; i < count; ++i) {
-    r = UnaryAt<Response>(ReadChannel(), call, method, request);
-    if (r.ok() || r.status().code() != absl::StatusCode::kUnavailable ||
-        cancelled()) {
-      return r;
+    s = UnaryAt(ReadChannel(), call, method, request, response);
+    if (s.ok() || s.code() != absl::StatusCode::kUnavailable || cancelled()) {
+      return s;
     }
   }
-  return r;
+  return s;
+}
+
+template <typename Response>
+absl::StatusOr<Response> Client::UnaryReturning(
+    const CallOptions& call, const char* method,
+    const google::protobuf::Message& request, Route route) {
+  Response response;
+  absl::Status s = Unary(call, method, request, &response, route);
+  if (!s.ok()) return s;
+  return response;
 }
 
 absl::StatusOr<v1::StatsResponse> Client::StatsAt(
@@ -319,14 +328,17 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
   if (channel == nullptr) {
     return absl::NotFoundError("no node " + address + " in this client");
   }
-  return UnaryAt<v1::StatsResponse>(channel, call, "/mentat.v1.Mentat/Stats",
-                                    request);
+  v1::StatsResponse response;
+  absl::Status s =
+      UnaryAt(channel, call, "/mentat.v1.Mentat/Stats", request, &response);
+  if (!s.ok()) return s;
+  return response;
 }
 
-template <typename Response>
-absl::StatusOr<Response> Client::UnaryAt(
-    grpc::Channel* channel, const CallOptions& call, const char* method,
-    const google::protobuf::Message& request) {
+absl::Status Client::UnaryAt(grpc::Channel* channel, const CallOptions& call,
+                             const char* method,
+                             const google::protobuf::Message& request,
+                             google::protobuf::Message* response) {
   grpc::ClientContext context;
   Prepare(&context, call);
   if (call.canceller != nullptr) call.canceller->Attach(&context);
@@ -341,70 +353,74 @@ absl::StatusOr<Response> Client::UnaryAt(
       &context, request, &raw);
   if (call.canceller != nullptr) call.canceller->Detach(&context);
   if (!status.ok()) return FromGrpc(status);
-  Response response;
-  if (!ParseMessage(&raw, &response)) {
+  if (!ParseMessage(&raw, response)) {
     return absl::InternalError(
-        "the " + response.GetTypeName() +
+        "the " + response->GetTypeName() +
         " from the server could not be parsed (a value nested deeper than "
         "protobuf's limit of 100, or a corrupt message)");
   }
-  return response;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::TransactResponse> Client::Transact(
     const v1::TransactRequest& request, const CallOptions& call) {
-  return Unary<v1::TransactResponse>(call, "/mentat.v1.Mentat/Transact",
-                                     request, Route::kWrite);
+  return UnaryReturning<v1::TransactResponse>(
+      call, "/mentat.v1.Mentat/Transact", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::PullResponse> Client::Pull(const v1::PullRequest& request,
                                               const CallOptions& call) {
-  return Unary<v1::PullResponse>(call, "/mentat.v1.Mentat/Pull", request);
+  return UnaryReturning<v1::PullResponse>(call, "/mentat.v1.Mentat/Pull",
+                                          request);
 }
 
 absl::StatusOr<v1::PullManyResponse> Client::PullMany(
     const v1::PullManyRequest& request, const CallOptions& call) {
-  return Unary<v1::PullManyResponse>(call, "/mentat.v1.Mentat/PullMany",
-                                     request);
+  return UnaryReturning<v1::PullManyResponse>(
+      call, "/mentat.v1.Mentat/PullMany", request);
 }
 
 absl::StatusOr<v1::SchemaResponse> Client::Schema(
     const v1::SchemaRequest& request, const CallOptions& call) {
-  return Unary<v1::SchemaResponse>(call, "/mentat.v1.Mentat/Schema", request);
+  return UnaryReturning<v1::SchemaResponse>(call, "/mentat.v1.Mentat/Schema",
+                                            request);
 }
 
 absl::StatusOr<v1::StatsResponse> Client::Stats(const v1::StatsRequest& request,
                                                 const CallOptions& call) {
-  return Unary<v1::StatsResponse>(call, "/mentat.v1.Mentat/Stats", request);
+  return UnaryReturning<v1::StatsResponse>(call, "/mentat.v1.Mentat/Stats",
+                                           request);
 }
 
 absl::StatusOr<v1::ExplainResponse> Client::Explain(
     const v1::ExplainRequest& request, const CallOptions& call) {
-  return Unary<v1::ExplainResponse>(call, "/mentat.v1.Mentat/Explain", request);
+  return UnaryReturning<v1::ExplainResponse>(call, "/mentat.v1.Mentat/Explain",
+                                             request);
 }
 
 absl::StatusOr<v1::CreateDatabaseResponse> Client::CreateDatabase(
     const v1::CreateDatabaseRequest& request, const CallOptions& call) {
-  return Unary<v1::CreateDatabaseResponse>(
+  return UnaryReturning<v1::CreateDatabaseResponse>(
       call, "/mentat.v1.Mentat/CreateDatabase", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::ListDatabasesResponse> Client::ListDatabases(
     const CallOptions& call) {
   v1::ListDatabasesRequest request;
-  return Unary<v1::ListDatabasesResponse>(
+  return UnaryReturning<v1::ListDatabasesResponse>(
       call, "/mentat.v1.Mentat/ListDatabases", request);
 }
 
 absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
     const v1::DeleteDatabaseRequest& request, const CallOptions& call) {
-  return Unary<v1::DeleteDatabaseResponse>(
+  return UnaryReturning<v1::DeleteDatabaseResponse>(
       call, "/mentat.v1.Mentat/DeleteDatabase", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::PingResponse> Client::Ping(const CallOptions& call) {
   v1::PingRequest request;
-  return Unary<v1::PingResponse>(call, "/mentat.v1.Mentat/Ping", request);
+  return UnaryReturning<v1::PingResponse>(call, "/mentat.v1.Mentat/Ping",
+                                          request);
 }
 
 absl::Status Client::Health(const CallOptions& call) {
@@ -441,8 +457,8 @@ absl::Status Client::Health(const CallOptions& call) {
 
 absl::StatusOr<v1::BackupResponse> Client::Backup(
     const v1::BackupRequest& request, const CallOptions& call) {
-  return Unary<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup", request,
-                                   Route::kWrite);
+  return UnaryReturning<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup",
+                                            request, Route::kWrite);
 }
 
 absl::StatusOr<v1::ImportResponse> Client::Import(
@@ -476,7 +492,7 @@ template <typename Request, typename Response, typename Start>
 absl::Status Client::Stream(const Request& original, Start start,
                             const std::function<bool(Response*)>& on_batch,
                             const CallOptions& call, bool resumable,
-                            bool columns_seen) {
+                            ArenaLease* lease, bool columns_seen) {
   constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
   constexpr bool kHasToken =
       kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
@@ -499,11 +515,19 @@ absl::Status Client::Stream(const Request& original, Start start,
     std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader =
         start(&context, *request);
     grpc::ByteBuffer raw;
-    Response message;
+    Response heap_message;
+    Response* message = &heap_message;
     bool stopped = false;
     bool unreadable = false;
     while (reader->Read(&raw)) {
-      if (!ParseMessage(&raw, &message)) {
+      if (lease != nullptr) {
+        // The previous message's callback has returned: its memory is
+        // reused, so a long stream holds one message at a time.
+        lease->Reset();
+        message =
+            google::protobuf::Arena::CreateMessage<Response>(lease->arena());
+      }
+      if (!ParseMessage(&raw, message)) {
         unreadable = true;
         context.TryCancel();
         while (reader->Read(&raw)) {
@@ -511,20 +535,20 @@ absl::Status Client::Stream(const Request& original, Start start,
         break;
       }
       if constexpr (kHasToken) {
-        if (!message.resume_token().empty()) {
+        if (!message->resume_token().empty()) {
           if (request != &resumed) {
             resumed = original;
             request = &resumed;
           }
-          resumed.set_resume_token(message.resume_token());
+          resumed.set_resume_token(message->resume_token());
         }
       }
       if constexpr (kIsQuery) {
         // A resumed stream announces its columns again.
-        if (seen_first) message.clear_columns();
+        if (seen_first) message->clear_columns();
       }
       seen_first = true;
-      if (!on_batch(&message)) {
+      if (!on_batch(message)) {
         stopped = true;
         context.TryCancel();
         while (reader->Read(&raw)) {
@@ -536,7 +560,7 @@ absl::Status Client::Stream(const Request& original, Start start,
     if (call.canceller != nullptr) call.canceller->Detach(&context);
     if (unreadable) {
       return absl::InternalError(
-          "a " + message.GetTypeName() +
+          "a " + Response::descriptor()->full_name() +
           " from the server could not be parsed (a value nested deeper than "
           "protobuf's limit of 100, or a corrupt message); the messages "
           "before it were delivered");
@@ -559,7 +583,7 @@ absl::Status Client::Stream(const Request& original, Start start,
 absl::Status Client::QueryFirstThenStream(
     const v1::QueryRequest& request,
     const std::function<bool(v1::QueryResponse*)>& on_batch,
-    const CallOptions& call) {
+    const CallOptions& call, ArenaLease* lease) {
   const auto start_stream = [&](grpc::ClientContext* ctx,
                                 const v1::QueryRequest& r) {
     return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r);
@@ -567,26 +591,32 @@ absl::Status Client::QueryFirstThenStream(
   // A request that resumes is a stream's business from the start.
   if (!options_.query_first || !request.resume_token().empty() ||
       no_query_first_.load(std::memory_order_relaxed)) {
-    return Stream<v1::QueryRequest, v1::QueryResponse>(request, start_stream,
-                                                       on_batch, call, true);
+    return Stream<v1::QueryRequest, v1::QueryResponse>(
+        request, start_stream, on_batch, call, true, lease);
   }
   const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<v1::QueryResponse> first =
-      Unary<v1::QueryResponse>(call, "/mentat.v1.Mentat/QueryFirst", request);
-  if (!first.ok()) {
-    const absl::StatusCode code = first.status().code();
+  v1::QueryResponse heap_first;
+  v1::QueryResponse* first =
+      lease == nullptr
+          ? &heap_first
+          : google::protobuf::Arena::CreateMessage<v1::QueryResponse>(
+                lease->arena());
+  const absl::Status first_status =
+      Unary(call, "/mentat.v1.Mentat/QueryFirst", request, first);
+  if (!first_status.ok()) {
+    const absl::StatusCode code = first_status.code();
     const bool cancelled =
         call.canceller != nullptr && call.canceller->cancelled();
     if (code == absl::StatusCode::kUnimplemented) {
       no_query_first_.store(true, std::memory_order_relaxed);
     } else if (code != absl::StatusCode::kUnavailable || cancelled ||
                call.resume_attempts <= 0) {
-      return first.status();
+      return first_status;
     }
     // An older server, or a broken connection: the stream (which retries
     // UNAVAILABLE with backoff) answers from the start.
-    return Stream<v1::QueryRequest, v1::QueryResponse>(request, start_stream,
-                                                       on_batch, call, true);
+    return Stream<v1::QueryRequest, v1::QueryResponse>(
+        request, start_stream, on_batch, call, true, lease);
   }
   // The stream that continues runs under what is left of the deadline.
   const auto remaining = [&] {
@@ -603,43 +633,47 @@ absl::Status Client::QueryFirstThenStream(
   if (more && first->resume_token().empty()) {
     // Not a small query: nothing was sent; the stream runs it.
     return Stream<v1::QueryRequest, v1::QueryResponse>(
-        request, start_stream, on_batch, remaining(), true);
+        request, start_stream, on_batch, remaining(), true, lease);
   }
   v1::QueryRequest rest;
   if (more) {
     rest = request;
     rest.set_resume_token(first->resume_token());
   }
-  if (!on_batch(&*first) || !more) return absl::OkStatus();
+  if (!on_batch(first) || !more) return absl::OkStatus();
   return Stream<v1::QueryRequest, v1::QueryResponse>(
-      rest, start_stream, on_batch, remaining(), true, /*columns_seen=*/true);
+      rest, start_stream, on_batch, remaining(), true, lease,
+      /*columns_seen=*/true);
 }
 
 absl::Status Client::Query(
     const v1::QueryRequest& request,
     const std::function<bool(const v1::QueryResponse&)>& on_batch,
     const CallOptions& call) {
+  ArenaLease lease;
   return QueryFirstThenStream(
-      request, [&](v1::QueryResponse* m) { return on_batch(*m); }, call);
+      request, [&](v1::QueryResponse* m) { return on_batch(*m); }, call,
+      &lease);
 }
 
 absl::Status Client::QueryTaking(
     const v1::QueryRequest& request,
     const std::function<bool(v1::QueryResponse*)>& on_batch,
     const CallOptions& call) {
-  return QueryFirstThenStream(request, on_batch, call);
+  return QueryFirstThenStream(request, on_batch, call, /*lease=*/nullptr);
 }
 
 absl::Status Client::Datoms(
     const v1::DatomsRequest& request,
     const std::function<bool(const v1::DatomsResponse&)>& on_batch,
     const CallOptions& call) {
+  ArenaLease lease;
   return Stream<v1::DatomsRequest, v1::DatomsResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
         return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r);
       },
-      [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true);
+      [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true, &lease);
 }
 
 namespace {
@@ -701,7 +735,7 @@ absl::Status Client::TxRange(
         v1::TxRangeResponse whole;
         return !joiner.Join(*message, &whole) || on_batch(whole);
       },
-      call, false);
+      call, false, /*lease=*/nullptr);
 }
 
 absl::Status Client::Subscribe(
@@ -719,7 +753,7 @@ absl::Status Client::Subscribe(
         v1::SubscribeResponse whole;
         return !joiner.Join(*message, &whole) || on_batch(whole);
       },
-      call, false);
+      call, false, /*lease=*/nullptr);
 }
 
 }  // namespace mentat::client
