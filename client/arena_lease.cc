@@ -13,12 +13,13 @@ struct ArenaLease::Slot {
     // A big answer (a stream's batch of a thousand rows) grows the arena
     // in few steps.
     options.start_block_size = kFirstBlockBytes;
-    options.max_block_size = 1024 * 1024;
+    options.max_block_size = kKeepBytes;
     arena = std::make_unique<google::protobuf::Arena>(options);
   }
   // Declared first: the arena must be destroyed before the block it uses.
   std::unique_ptr<char[]> first_block;
   std::unique_ptr<google::protobuf::Arena> arena;
+  v1::QueryResponse* query_response = nullptr;  // on `arena`
 };
 
 namespace {
@@ -42,7 +43,7 @@ ArenaLease::ArenaLease() {
 }
 
 ArenaLease::~ArenaLease() {
-  Reset();
+  Recycle();
   IdleSlots().emplace_back(slot_);
 }
 
@@ -50,6 +51,18 @@ google::protobuf::Arena* ArenaLease::arena() const {
   return slot_->arena.get();
 }
 
-void ArenaLease::Reset() { slot_->arena->Reset(); }
+v1::QueryResponse* ArenaLease::query_response() {
+  if (slot_->query_response == nullptr) {
+    slot_->query_response =
+        google::protobuf::Arena::CreateMessage<v1::QueryResponse>(arena());
+  }
+  return slot_->query_response;
+}
+
+void ArenaLease::Recycle() {
+  if (slot_->arena->SpaceAllocated() <= kKeepBytes) return;
+  slot_->arena->Reset();
+  slot_->query_response = nullptr;
+}
 
 }  // namespace mentat::client

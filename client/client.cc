@@ -521,11 +521,15 @@ absl::Status Client::Stream(const Request& original, Start start,
     bool unreadable = false;
     while (reader->Read(&raw)) {
       if (lease != nullptr) {
-        // The previous message's callback has returned: its memory is
-        // reused, so a long stream holds one message at a time.
-        lease->Reset();
-        message =
-            google::protobuf::Arena::CreateMessage<Response>(lease->arena());
+        // The previous message's callback has returned: its memory may be
+        // reused, so a long stream holds about one message at a time.
+        lease->Recycle();
+        if constexpr (kIsQuery) {
+          message = lease->query_response();
+        } else {
+          message =
+              google::protobuf::Arena::CreateMessage<Response>(lease->arena());
+        }
       }
       if (!ParseMessage(&raw, message)) {
         unreadable = true;
@@ -597,10 +601,7 @@ absl::Status Client::QueryFirstThenStream(
   const auto started = std::chrono::steady_clock::now();
   v1::QueryResponse heap_first;
   v1::QueryResponse* first =
-      lease == nullptr
-          ? &heap_first
-          : google::protobuf::Arena::CreateMessage<v1::QueryResponse>(
-                lease->arena());
+      lease == nullptr ? &heap_first : lease->query_response();
   const absl::Status first_status =
       Unary(call, "/mentat.v1.Mentat/QueryFirst", request, first);
   if (!first_status.ok()) {

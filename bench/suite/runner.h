@@ -81,6 +81,8 @@ class Runner {
 
   // Counts a right answer ("" failure) or a wrong one. Any thread.
   void Check(const std::string& what, const std::string& failure);
+  // Counts `right` right answers of `what` at once. Any thread.
+  void CountRight(const std::string& what, int64_t right);
 
   // Runs a query and shows `on_row` every row of the answer, in the order
   // they come; the basis it read into *basis_tx if set. No row is copied
