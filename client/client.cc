@@ -118,7 +118,9 @@ std::shared_ptr<grpc::Channel> Client::MakeChannel(
 Client::Client(ClientOptions options,
                std::shared_ptr<grpc::ChannelCredentials> credentials,
                std::vector<Node> nodes)
-    : options_(std::move(options)), credentials_(std::move(credentials)) {
+    : options_(std::move(options)),
+      credentials_(std::move(credentials)),
+      single_node_(nodes.size() == 1) {
   for (Node& n : nodes) n.channel = MakeChannel(n.address);
   channel_ = nodes.front().channel;
   stub_ = v1::Mentat::NewStub(channel_);
@@ -139,6 +141,7 @@ std::string Client::primary() const {
 }
 
 grpc::Channel* Client::ReadChannel() {
+  if (single_node_) return channel_.get();
   absl::MutexLock lock(&mu_);
   if (nodes_.size() == 1) return nodes_.front().channel.get();
   return nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
@@ -268,6 +271,9 @@ void Client::Prepare(grpc::ClientContext* context,
 absl::Status Client::Unary(const CallOptions& call, const char* method,
                            const google::protobuf::Message& request,
                            google::protobuf::Message* response, Route route) {
+  if (single_node_) {
+    return UnaryAt(channel_.get(), call, method, request, response);
+  }
   size_t count;
   {
     absl::MutexLock lock(&mu_);

@@ -272,6 +272,10 @@ class Client {
   // The first node's channel (single-node calls: Health, the connection
   // checks on one address).
   std::shared_ptr<grpc::Channel> channel_;
+  // Given one address: every call goes to channel_ (no node is ever
+  // added: only a write refused by one of several nodes names another),
+  // so calls skip mu_, which every client thread would otherwise share.
+  const bool single_node_;
   mutable absl::Mutex mu_;
   // Never shrinks, so channels handed out stay valid for the client's life.
   std::vector<Node> nodes_ ABSL_GUARDED_BY(mu_);
