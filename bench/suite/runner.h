@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -115,8 +116,12 @@ class Runner {
   // message for a failed call, else "".
   std::string SinceRows(int64_t* rows, int64_t* basis_tx);
   // since(t_since) checked against the truth plus the pool members the
-  // mixed writer changed (no writer running).
+  // mixed writer changed (no writer running): exactly the entity ids of
+  // the issues whose state changed after t_since.
   std::string Since();
+  // The entity ids of the issues the dataset's history changes after
+  // t_since (the final quarter), sorted; computed once. Any thread.
+  const std::vector<int64_t>& SinceHistoryIds();
   std::string Inputs(std::mt19937_64& rng);
   // fulltext: kFulltextSearch, checked against the titles' count;
   // fulltext_few: a search for one issue's index, which finds that issue.
@@ -148,6 +153,8 @@ class Runner {
   const LoadRecord load_;
   MixedPool pool_;  // changed only by Mixed, with no other scenario running
   std::vector<int64_t> probes_;
+  std::once_flag since_history_once_;
+  std::vector<int64_t> since_history_ids_;
   int64_t fulltext_truth_ = -1;  // issues kFulltextSearch finds
   std::vector<Point> points_;
   // Operations MeasurePoint has warmed up (--warmup-s), by scenario/op.

@@ -363,13 +363,70 @@ std::string Runner::SinceRows(int64_t* rows, int64_t* basis_tx) {
   return "";
 }
 
+const std::vector<int64_t>& Runner::SinceHistoryIds() {
+  std::call_once(since_history_once_, [&] {
+    // The history's changes in issue order (as the generator writes them);
+    // those from position `before` on come after t_since.
+    const int64_t before =
+        HistoryChangesBeforeSince(CountHistoryChanges(meta_.scale));
+    int64_t position = 0;
+    for (int64_t idx = 0; idx < meta_.scale.issues; ++idx) {
+      int state;
+      if (!HistoryChange(meta_.scale, idx, &state)) continue;
+      if (position++ >= before) {
+        since_history_ids_.push_back(load_.issue_ids[static_cast<size_t>(idx)]);
+      }
+    }
+    std::sort(since_history_ids_.begin(), since_history_ids_.end());
+  });
+  return since_history_ids_;
+}
+
 std::string Runner::Since() {
-  int64_t rows = 0, basis_tx = 0;
-  std::string failure = SinceRows(&rows, &basis_tx);
-  if (!failure.empty()) return failure;
+  v1::Basis basis;
+  basis.set_kind(v1::Basis::SINCE);
+  basis.set_tx(load_.t_since);
+  const std::vector<int64_t>& history = SinceHistoryIds();
+  std::vector<int64_t> got;
+  got.reserve(history.size());
+  absl::Status s = Query(
+      kSince, {},
+      [&](const v1::Row& r) {
+        if (r.values_size() != 1) {
+          got.push_back(-1);
+          return;
+        }
+        const v1::Value& v = r.values(0);
+        got.push_back(v.kind_case() == v1::Value::kRef ? v.ref()
+                                                       : v.long_value());
+      },
+      &basis);
+  if (!s.ok()) return s.ToString();
   const int64_t want = truth_.changed_after_since + pool_.ChangedAfterSince();
-  if (rows != want) {
-    return StrCat("since: ", rows, " issues, expected ", want);
+  if (static_cast<int64_t>(got.size()) != want) {
+    return StrCat("since: ", got.size(), " issues, expected ", want);
+  }
+  // The issues themselves: the history's, and the pool members the mixed
+  // writer changed (never one of the history's), each once.
+  std::vector<int64_t> pool_ids;
+  for (const MixedPool::Member& m : pool_.members()) {
+    if (m.changed_after_since) pool_ids.push_back(m.id);
+  }
+  std::sort(pool_ids.begin(), pool_ids.end());
+  if (!std::is_sorted(got.begin(), got.end())) {
+    std::sort(got.begin(), got.end());
+  }
+  size_t h = 0, p = 0;
+  for (const int64_t id : got) {
+    const bool from_history = h < history.size() && (p == pool_ids.size() ||
+                                                     history[h] < pool_ids[p]);
+    const int64_t expected = from_history          ? history[h++]
+                             : p < pool_ids.size() ? pool_ids[p++]
+                                                   : -1;
+    if (id != expected) {
+      return StrCat("since: issue ", id, " where ", expected,
+                    " was expected (sorted by entity id)");
+    }
   }
   return "";
 }
