@@ -127,7 +127,6 @@ class ResponseSink : public query::RowSink {
   // A message also ends at about target_bytes_ (message_size.h).
   const size_t target_bytes_;
   const size_t max_row_bytes_;
-  size_t pending_bytes_ = 0;
   v1::ResumeToken token_;
   int64_t skip_ = 0;
   uint64_t expected_digest_ = 0;
@@ -233,7 +232,15 @@ absl::Status ResponseSink::OnValueRow(const storage::Value* const* cells,
     limit_reached_ = true;
     return absl::CancelledError("limit reached");
   }
-  return Added(pending_.AddValueRow(cells, width));
+  // Added's checks, inline: this runs once per row of most answers.
+  const size_t row_bytes = pending_.AddValueRow(cells, width);
+  if (row_bytes > max_row_bytes_) return Added(row_bytes);  // its error
+  ++sent_;
+  if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
+      pending_.rows_bytes().size() >= target_bytes_) {
+    return Flush(/*final=*/false);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ResponseSink::Added(size_t row_bytes) {
@@ -245,9 +252,8 @@ absl::Status ResponseSink::Added(size_t row_bytes) {
         " bytes with --max-message-bytes); find fewer large values per row"));
   }
   ++sent_;
-  pending_bytes_ += row_bytes;
   if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
-      pending_bytes_ >= target_bytes_) {
+      pending_.rows_bytes().size() >= target_bytes_) {
     return Flush(/*final=*/false);
   }
   return absl::OkStatus();
@@ -285,7 +291,6 @@ absl::Status ResponseSink::Flush(bool final) {
   grpc::ByteBuffer buffer;
   const bool more = first_only && !final;
   pending_.Render(basis_tx_, token, sent_, more, &buffer);
-  pending_bytes_ = 0;
   // A deleted database ends its queries (NOT_FOUND), as the proto says.
   absl::Status s = run_->CheckLive();
   if (s.ok()) s = output_->Send(std::move(buffer), final || first_only);

@@ -374,12 +374,35 @@ void QueryResponseEncoder::AddColumn(std::string_view name) {
   AppendBytesField(kColumns, name, &columns_);
 }
 
+namespace {
+
+// The body of a Row of `values` (sizes into `*tree`, in WriteRow's order).
+size_t SizeRow(const std::vector<EdnValue>& values, SizeTree* tree) {
+  size_t body = 0;
+  for (const EdnValue& v : values) body += LenFieldSize(1, SizeInto(v, tree));
+  return body;
+}
+
+// The rows field of a Row of `values`, whose body SizeRow gave.
+char* WriteRow(const std::vector<EdnValue>& values, size_t body,
+               const SizeTree& tree, char* p) {
+  p = WriteLenHeader(kRows, body, p);
+  const size_t* s = tree.data();
+  for (const EdnValue& v : values) {
+    p = WriteLenHeader(1, *s, p);
+    p = WriteTree(v, s, p);
+  }
+  return p;
+}
+
+}  // namespace
+
 size_t QueryResponseEncoder::AddRow(const std::vector<EdnValue>& values) {
-  rows_.resize(rows_used_);  // a shrink: nothing is written
-  EncodeRow(values, &rows_);
-  const size_t n = rows_.size() - rows_used_;
-  rows_used_ = rows_.size();
-  row_ends_.push_back(rows_used_);
+  ScratchTree tree;
+  const size_t body = SizeRow(values, tree.get());
+  const size_t n = LenFieldSize(kRows, body);
+  WriteRow(values, body, *tree.get(), ExtendRows(n));
+  ++rows_count_;
   return n;
 }
 
@@ -509,23 +532,82 @@ class CellSizes {
 
 }  // namespace
 
-char* QueryResponseEncoder::ExtendRows(size_t n) {
-  // The string only grows (doubling, zero-filled then), and rows_used_
-  // says how much of it holds rows: a row costs no resize of its own.
-  if (rows_used_ + n > rows_.size()) {
-    rows_.resize(std::max(rows_.size() * 2, rows_used_ + n + 256));
+namespace {
+
+// Bytes past a row that ExtendRows keeps writable: WriteSmallVarint stores
+// 8 at once.
+constexpr size_t kRowSlack = 8;
+
+// `v` (below 2^56: at most 8 bytes) as a varint of `len` bytes, with one
+// 8-byte store: its 7-bit groups spread over the bytes, the continuation
+// bits on all but the last. About half the instructions of WriteVarint's
+// byte loop for an entity id (6 to 8 bytes); needs 8 writable bytes.
+char* WriteSmallVarint(uint64_t v, size_t len, char* p) {
+  uint64_t spread = v & 0x7F;
+  for (int i = 1; i < 8; ++i) {
+    spread |= (v << i) & (uint64_t{0x7F} << (8 * i));
   }
-  char* p = rows_.data() + rows_used_;
+  spread |= uint64_t{0x0080808080808080} >> (8 * (8 - len));
+  std::memcpy(p, &spread, 8);  // little-endian, as the wire wants
+  return p + len;
+}
+
+}  // namespace
+
+char* QueryResponseEncoder::ExtendRows(size_t n) {
+  // The buffer only grows (doubling, uninitialized), and rows_used_ says
+  // how much of it holds rows: a row costs no resize of its own.
+  if (rows_used_ + n + kRowSlack > rows_capacity_) {
+    const size_t capacity =
+        std::max(rows_capacity_ * 2, rows_used_ + n + kRowSlack + 256);
+    auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+    if (rows_used_ > 0) std::memcpy(grown.get(), rows_.get(), rows_used_);
+    rows_ = std::move(grown);
+    rows_capacity_ = capacity;
+  }
+  char* p = rows_.get() + rows_used_;
   rows_used_ += n;
   return p;
 }
 
 size_t QueryResponseEncoder::AddValueRow(const storage::Value* const* cells,
                                          size_t width) {
+  ++rows_count_;
+  if (width == 1) {
+    // The common one-column answer (`:find ?e`, a since or history list):
+    // its three lengths straight from the cell's size, no CellSizes.
+    const storage::Value& v = *cells[0];
+    const storage::ValueType type = v.type();
+    const bool integer = type == storage::ValueType::kRef ||
+                         type == storage::ValueType::kLong ||
+                         type == storage::ValueType::kInstant;
+    const uint64_t id = integer ? static_cast<uint64_t>(v.as_long()) : 0;
+    if (integer && id < (uint64_t{1} << 56)) {
+      // An entity id (or a small long, an instant): every length is one
+      // byte.
+      const size_t len = VarintSize(id);
+      const size_t n = 5 + len;
+      char* p = ExtendRows(n);
+      p[0] = static_cast<char>((kRows << 3) | kLen);
+      p[1] = static_cast<char>(n - 2);  // the Row's length
+      p[2] = static_cast<char>((1 << 3) | kLen);
+      p[3] = static_cast<char>(n - 4);  // the Value's length
+      p[4] = static_cast<char>(
+          ((type == storage::ValueType::kInstant ? kInstant : kLong) << 3) |
+          kVarint);
+      WriteSmallVarint(id, len, p + 5);
+      return n;
+    }
+    const size_t cell = StorageValueWireSize(v);
+    const size_t body = LenFieldSize(1, cell);
+    const size_t n = LenFieldSize(kRows, body);
+    char* p = WriteLenHeader(kRows, body, ExtendRows(n));
+    WriteStorageValueWire(v, WriteLenHeader(1, cell, p));
+    return n;
+  }
   const CellSizes sizes(cells, width);
   const size_t n = sizes.field();
   sizes.Write(cells, width, ExtendRows(n));
-  row_ends_.push_back(rows_used_);
   return n;
 }
 
@@ -540,23 +622,28 @@ void QueryResponseEncoder::EncodeValueRow(const storage::Value* const* cells,
 void QueryResponseEncoder::EncodeRow(const std::vector<EdnValue>& values,
                                      std::string* out) {
   ScratchTree tree;
-  size_t body = 0;
-  for (const EdnValue& v : values) {
-    body += LenFieldSize(1, SizeInto(v, tree.get()));
-  }
+  const size_t body = SizeRow(values, tree.get());
   const size_t start = out->size();
   out->resize(start + LenFieldSize(kRows, body));
-  char* p = WriteLenHeader(kRows, body, out->data() + start);
-  const size_t* s = tree.get()->data();
-  for (const EdnValue& v : values) {
-    p = WriteLenHeader(1, *s, p);
-    p = WriteTree(v, s, p);
-  }
+  WriteRow(values, body, *tree.get(), out->data() + start);
 }
 
 std::string_view QueryResponseEncoder::row(int i) const {
-  const size_t begin = i == 0 ? 0 : row_ends_[static_cast<size_t>(i) - 1];
-  return rows_bytes().substr(begin, row_ends_[static_cast<size_t>(i)] - begin);
+  // Each row is a rows field: its one-byte tag, its length, its body.
+  const std::string_view all = rows_bytes();
+  size_t begin = 0;
+  for (int r = 0;; ++r) {
+    size_t at = begin + 1;
+    uint64_t len = 0;
+    for (int shift = 0;; shift += 7) {
+      const auto byte = static_cast<uint8_t>(all[at++]);
+      len |= static_cast<uint64_t>(byte & 0x7F) << shift;
+      if (byte < 0x80) break;
+    }
+    const size_t end = at + len;
+    if (r == i) return all.substr(begin, end - begin);
+    begin = end;
+  }
 }
 
 void QueryResponseEncoder::Render(int64_t basis_tx,
@@ -588,14 +675,14 @@ void QueryResponseEncoder::Render(int64_t basis_tx,
   char* p = reinterpret_cast<char*>(GRPC_SLICE_START_PTR(slice));
   std::memcpy(p, head.data(), head.size());
   p += head.size();
-  std::memcpy(p, rows_.data(), rows_used_);
+  if (rows_used_ > 0) std::memcpy(p, rows_.get(), rows_used_);
   p += rows_used_;
   std::memcpy(p, tail.data(), tail.size());
   grpc::Slice owned(slice, grpc::Slice::STEAL_REF);
   *out = grpc::ByteBuffer(&owned, 1);
   columns_.clear();
-  rows_used_ = 0;  // rows_ keeps its size, to be written over
-  row_ends_.clear();
+  rows_used_ = 0;  // rows_ keeps its capacity, to be written over
+  rows_count_ = 0;
 }
 
 }  // namespace mentat::server

@@ -10,6 +10,7 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,13 +56,14 @@ class QueryResponseEncoder {
   static void EncodeValueRow(const storage::Value* const* cells, size_t width,
                              std::string* out);
 
-  int rows() const { return static_cast<int>(row_ends_.size()); }
+  int rows() const { return rows_count_; }
   bool empty() const { return rows() == 0 && columns_.empty(); }
-  // The encoded bytes of row `i` (its Row message).
+  // The encoded bytes of row `i` (its Row message). Walks the rows before
+  // it (for tests: a row's end is not kept per row).
   std::string_view row(int i) const;
   // Every row's encoded bytes, back to back (to fingerprint).
   std::string_view rows_bytes() const {
-    return std::string_view(rows_.data(), rows_used_);
+    return std::string_view(rows_.get(), rows_used_);
   }
 
   // The message with the rows and columns so far and these fields, into
@@ -75,9 +77,13 @@ class QueryResponseEncoder {
   // Room for n more bytes of rows, at the end of those so far.
   char* ExtendRows(size_t n);
 
-  std::string rows_;  // the encoded rows fields, in its first rows_used_
+  // The encoded rows fields, in the first rows_used_ of rows_capacity_
+  // bytes; grown by doubling, never zero-filled (every byte handed out by
+  // ExtendRows is written before it is read).
+  std::unique_ptr<char[]> rows_;
+  size_t rows_capacity_ = 0;
   size_t rows_used_ = 0;
-  std::vector<size_t> row_ends_;
+  int rows_count_ = 0;
   int find_kind_ = 0;
 };
 

@@ -65,8 +65,12 @@ absl::Status ResultEmitter::PlainRow(const Value* row) {
   if (takes_values_) {
     // No EDN value per cell, no batch: the sink encodes the row now (about
     // a sixth of a served q2's instructions went to the EDN values).
-    for (size_t c = 0; c < width_; ++c) columns_[c] = &row[find_slots_[c]];
     ++emitted_;
+    if (width_ == 1) {
+      const Value* cell = &row[find_slots_[0]];
+      return sink_->OnValueRow(&cell, 1);
+    }
+    for (size_t c = 0; c < width_; ++c) columns_[c] = &row[find_slots_[c]];
     return sink_->OnValueRow(columns_.data(), width_);
   }
   Row& out = pending_.emplace_back();
