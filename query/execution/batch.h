@@ -1,6 +1,7 @@
 #ifndef MENTAT_QUERY_EXECUTION_BATCH_H_
 #define MENTAT_QUERY_EXECUTION_BATCH_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -36,8 +37,7 @@ class Batch {
 
   // A new row at the end; its values are whatever the storage held.
   storage::Value* Append() {
-    const size_t need = (size_ + 1) * static_cast<size_t>(width_);
-    if (cells_.size() < need) cells_.resize(need);
+    if (size_ == rows_held_) Grow();
     return row(size_++);
   }
   // A new row holding a copy of `src` (width values).
@@ -70,9 +70,20 @@ class Batch {
   }
 
  private:
+  // Room for more rows: doubling up to the capacity (a batch that fills
+  // once sized itself a row at a time, a resize per row), then past it
+  // one doubling at a time for the operators that overfill.
+  void Grow() {
+    size_t rows = std::max<size_t>(16, rows_held_ * 2);
+    if (rows_held_ < capacity_) rows = std::min(rows, capacity_);
+    rows_held_ = std::max(rows, size_ + 1);
+    cells_.resize(rows_held_ * static_cast<size_t>(width_));
+  }
+
   int width_;
   size_t capacity_;
   size_t size_ = 0;
+  size_t rows_held_ = 0;  // the rows cells_ has room for
   std::vector<storage::Value> cells_;
 };
 

@@ -124,6 +124,9 @@ absl::Status PatternOp::Init() {
     if (t.binds()) bind_out_.push_back(static_cast<Pos>(i));
     if (t.check) check_pos_.push_back(static_cast<Pos>(i));
   }
+  if (bind_out_.size() == 1 && bind_out_[0] == kE) {
+    entity_only_slot_ = t_[kE].slot;
+  }
   absl::Status s = filters_.Init(step_.filters);
   if (!s.ok()) return s;
   cursor_ = ctx_->view().NewCursor(index_);
@@ -321,7 +324,11 @@ bool PatternOp::BelowLower(const Datom& d, const Value* row) const {
 absl::Status PatternOp::Output(const Datom& d, const Value* row) {
   if (!Matches(d, row, false)) return absl::OkStatus();
   Value* o = out_.AppendCopy(row, live_);
-  Bind(d, o);
+  if (entity_only_slot_ >= 0) {
+    o[entity_only_slot_].AssignInt(storage::ValueType::kRef, d.e);
+  } else {
+    Bind(d, o);
+  }
   bool ok = true;
   for (const Pos i : check_pos_) {
     if (!FieldEq(d, i, o[t_[i].slot])) {

@@ -96,6 +96,9 @@ class PatternOp : public Operator {
   // by the step (Bind), compared with an earlier position of the same
   // variable (Output).
   std::vector<Pos> match_pos_, build_match_pos_, bind_out_, check_pos_;
+  // The slot of the entity when it is all the pattern binds (`[?e :a _]`,
+  // the common scan): Output assigns it inline; -1 otherwise.
+  int32_t entity_only_slot_ = -1;
   Pos order_[3];
   // The index read: the plan's, or AEVT for EAVT probes of an attribute
   // with a column (Init).
