@@ -74,7 +74,7 @@ class Batch {
   // once sized itself a row at a time, a resize per row), then past it
   // one doubling at a time for the operators that overfill.
   void Grow() {
-    size_t rows = std::max<size_t>(16, rows_held_ * 2);
+    size_t rows = std::max<size_t>(1, rows_held_ * 2);
     if (rows_held_ < capacity_) rows = std::min(rows, capacity_);
     rows_held_ = std::max(rows, size_ + 1);
     cells_.resize(rows_held_ * static_cast<size_t>(width_));
