@@ -6,37 +6,12 @@
 
 #include <algorithm>
 #include <fstream>
-#include <optional>
 #include <sstream>
-#include <thread>
-#include <type_traits>
 
 #include "absl/synchronization/mutex.h"
+#include "response_parser.h"
 
 namespace mentat::client {
-
-namespace {
-
-// Streams receive raw messages and parse them here. gRPC's typed reader
-// ends a stream at a message that does not parse (one nested deeper than
-// protobuf's limit of 100, say) as if the stream were complete, and the
-// server's OK then made a truncated result look whole.
-std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> StartStream(
-    grpc::Channel* channel, const char* method, grpc::ClientContext* context,
-    const google::protobuf::Message& request) {
-  const grpc::internal::RpcMethod rpc(
-      method, grpc::internal::RpcMethod::SERVER_STREAMING);
-  return std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>>(
-      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
-          channel, rpc, context, request));
-}
-
-bool ParseMessage(grpc::ByteBuffer* buffer, google::protobuf::Message* out) {
-  grpc::ProtoBufferReader reader(buffer);
-  return out->ParseFromZeroCopyStream(&reader);
-}
-
-}  // namespace
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
@@ -117,7 +92,9 @@ std::shared_ptr<grpc::Channel> Client::MakeChannel(
 Client::Client(ClientOptions options,
                std::shared_ptr<grpc::ChannelCredentials> credentials,
                std::vector<Node> nodes)
-    : options_(std::move(options)), credentials_(std::move(credentials)) {
+    : options_(std::move(options)),
+      credentials_(std::move(credentials)),
+      single_node_(nodes.size() == 1) {
   for (Node& n : nodes) n.channel = MakeChannel(n.address);
   channel_ = nodes.front().channel;
   stub_ = v1::Mentat::NewStub(channel_);
@@ -138,6 +115,7 @@ std::string Client::primary() const {
 }
 
 grpc::Channel* Client::ReadChannel() {
+  if (single_node_) return channel_.get();
   absl::MutexLock lock(&mu_);
   if (nodes_.size() == 1) return nodes_.front().channel.get();
   return nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
@@ -264,46 +242,57 @@ void Client::Prepare(grpc::ClientContext* context,
   }
 }
 
-template <typename Response>
-absl::StatusOr<Response> Client::Unary(const CallOptions& call,
-                                       const char* method,
-                                       const google::protobuf::Message& request,
-                                       Route route) {
+absl::Status Client::Unary(const CallOptions& call, const char* method,
+                           const google::protobuf::Message& request,
+                           google::protobuf::Message* response, Route route) {
+  if (single_node_) {
+    return UnaryAt(channel_.get(), call, method, request, response);
+  }
   size_t count;
   {
     absl::MutexLock lock(&mu_);
     count = nodes_.size();
   }
-  if (count == 1)
-    return UnaryAt<Response>(channel_.get(), call, method, request);
+  if (count == 1) {
+    return UnaryAt(channel_.get(), call, method, request, response);
+  }
   const auto cancelled = [&] {
     return call.canceller != nullptr && call.canceller->cancelled();
   };
   if (route == Route::kWrite) {
     const Node node = PrimaryNode();
-    absl::StatusOr<Response> r =
-        UnaryAt<Response>(node.channel.get(), call, method, request);
-    if (r.ok() || cancelled()) return r;
-    const std::string named = NamedPrimary(r.status());
+    absl::Status s =
+        UnaryAt(node.channel.get(), call, method, request, response);
+    if (s.ok() || cancelled()) return s;
+    const std::string named = NamedPrimary(s);
     if (!named.empty() && named != node.address) {
       // A replica (or a deposed primary) refused before writing: the
       // write goes to the node it names, once.
-      return UnaryAt<Response>(SetPrimary(named), call, method, request);
+      return UnaryAt(SetPrimary(named), call, method, request, response);
     }
-    if (r.status().code() == absl::StatusCode::kUnavailable) {
+    if (s.code() == absl::StatusCode::kUnavailable) {
       PrimaryFailed(node.address);
     }
-    return r;
+    return s;
   }
-  absl::StatusOr<Response> r = absl::UnavailableError("no node answered");
+  absl::Status s = absl::UnavailableError("no node answered");
   for (size_t i = 0; i < count; ++i) {
-    r = UnaryAt<Response>(ReadChannel(), call, method, request);
-    if (r.ok() || r.status().code() != absl::StatusCode::kUnavailable ||
-        cancelled()) {
-      return r;
+    s = UnaryAt(ReadChannel(), call, method, request, response);
+    if (s.ok() || s.code() != absl::StatusCode::kUnavailable || cancelled()) {
+      return s;
     }
   }
-  return r;
+  return s;
+}
+
+template <typename Response>
+absl::StatusOr<Response> Client::UnaryReturning(
+    const CallOptions& call, const char* method,
+    const google::protobuf::Message& request, Route route) {
+  Response response;
+  absl::Status s = Unary(call, method, request, &response, route);
+  if (!s.ok()) return s;
+  return response;
 }
 
 absl::StatusOr<v1::StatsResponse> Client::StatsAt(
@@ -319,14 +308,17 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
   if (channel == nullptr) {
     return absl::NotFoundError("no node " + address + " in this client");
   }
-  return UnaryAt<v1::StatsResponse>(channel, call, "/mentat.v1.Mentat/Stats",
-                                    request);
+  v1::StatsResponse response;
+  absl::Status s =
+      UnaryAt(channel, call, "/mentat.v1.Mentat/Stats", request, &response);
+  if (!s.ok()) return s;
+  return response;
 }
 
-template <typename Response>
-absl::StatusOr<Response> Client::UnaryAt(
-    grpc::Channel* channel, const CallOptions& call, const char* method,
-    const google::protobuf::Message& request) {
+absl::Status Client::UnaryAt(grpc::Channel* channel, const CallOptions& call,
+                             const char* method,
+                             const google::protobuf::Message& request,
+                             google::protobuf::Message* response) {
   grpc::ClientContext context;
   Prepare(&context, call);
   if (call.canceller != nullptr) call.canceller->Attach(&context);
@@ -341,70 +333,74 @@ absl::StatusOr<Response> Client::UnaryAt(
       &context, request, &raw);
   if (call.canceller != nullptr) call.canceller->Detach(&context);
   if (!status.ok()) return FromGrpc(status);
-  Response response;
-  if (!ParseMessage(&raw, &response)) {
+  if (!ParseResponse(&raw, response)) {
     return absl::InternalError(
-        "the " + response.GetTypeName() +
+        "the " + response->GetTypeName() +
         " from the server could not be parsed (a value nested deeper than "
         "protobuf's limit of 100, or a corrupt message)");
   }
-  return response;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::TransactResponse> Client::Transact(
     const v1::TransactRequest& request, const CallOptions& call) {
-  return Unary<v1::TransactResponse>(call, "/mentat.v1.Mentat/Transact",
-                                     request, Route::kWrite);
+  return UnaryReturning<v1::TransactResponse>(
+      call, "/mentat.v1.Mentat/Transact", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::PullResponse> Client::Pull(const v1::PullRequest& request,
                                               const CallOptions& call) {
-  return Unary<v1::PullResponse>(call, "/mentat.v1.Mentat/Pull", request);
+  return UnaryReturning<v1::PullResponse>(call, "/mentat.v1.Mentat/Pull",
+                                          request);
 }
 
 absl::StatusOr<v1::PullManyResponse> Client::PullMany(
     const v1::PullManyRequest& request, const CallOptions& call) {
-  return Unary<v1::PullManyResponse>(call, "/mentat.v1.Mentat/PullMany",
-                                     request);
+  return UnaryReturning<v1::PullManyResponse>(
+      call, "/mentat.v1.Mentat/PullMany", request);
 }
 
 absl::StatusOr<v1::SchemaResponse> Client::Schema(
     const v1::SchemaRequest& request, const CallOptions& call) {
-  return Unary<v1::SchemaResponse>(call, "/mentat.v1.Mentat/Schema", request);
+  return UnaryReturning<v1::SchemaResponse>(call, "/mentat.v1.Mentat/Schema",
+                                            request);
 }
 
 absl::StatusOr<v1::StatsResponse> Client::Stats(const v1::StatsRequest& request,
                                                 const CallOptions& call) {
-  return Unary<v1::StatsResponse>(call, "/mentat.v1.Mentat/Stats", request);
+  return UnaryReturning<v1::StatsResponse>(call, "/mentat.v1.Mentat/Stats",
+                                           request);
 }
 
 absl::StatusOr<v1::ExplainResponse> Client::Explain(
     const v1::ExplainRequest& request, const CallOptions& call) {
-  return Unary<v1::ExplainResponse>(call, "/mentat.v1.Mentat/Explain", request);
+  return UnaryReturning<v1::ExplainResponse>(call, "/mentat.v1.Mentat/Explain",
+                                             request);
 }
 
 absl::StatusOr<v1::CreateDatabaseResponse> Client::CreateDatabase(
     const v1::CreateDatabaseRequest& request, const CallOptions& call) {
-  return Unary<v1::CreateDatabaseResponse>(
+  return UnaryReturning<v1::CreateDatabaseResponse>(
       call, "/mentat.v1.Mentat/CreateDatabase", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::ListDatabasesResponse> Client::ListDatabases(
     const CallOptions& call) {
   v1::ListDatabasesRequest request;
-  return Unary<v1::ListDatabasesResponse>(
+  return UnaryReturning<v1::ListDatabasesResponse>(
       call, "/mentat.v1.Mentat/ListDatabases", request);
 }
 
 absl::StatusOr<v1::DeleteDatabaseResponse> Client::DeleteDatabase(
     const v1::DeleteDatabaseRequest& request, const CallOptions& call) {
-  return Unary<v1::DeleteDatabaseResponse>(
+  return UnaryReturning<v1::DeleteDatabaseResponse>(
       call, "/mentat.v1.Mentat/DeleteDatabase", request, Route::kWrite);
 }
 
 absl::StatusOr<v1::PingResponse> Client::Ping(const CallOptions& call) {
   v1::PingRequest request;
-  return Unary<v1::PingResponse>(call, "/mentat.v1.Mentat/Ping", request);
+  return UnaryReturning<v1::PingResponse>(call, "/mentat.v1.Mentat/Ping",
+                                          request);
 }
 
 absl::Status Client::Health(const CallOptions& call) {
@@ -441,8 +437,8 @@ absl::Status Client::Health(const CallOptions& call) {
 
 absl::StatusOr<v1::BackupResponse> Client::Backup(
     const v1::BackupRequest& request, const CallOptions& call) {
-  return Unary<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup", request,
-                                   Route::kWrite);
+  return UnaryReturning<v1::BackupResponse>(call, "/mentat.v1.Mentat/Backup",
+                                            request, Route::kWrite);
 }
 
 absl::StatusOr<v1::ImportResponse> Client::Import(
@@ -470,256 +466,6 @@ absl::StatusOr<v1::ImportResponse> Client::Import(
   grpc::Status status = writer->Finish();
   if (!status.ok()) return FromGrpc(status);
   return response;
-}
-
-template <typename Request, typename Response, typename Start>
-absl::Status Client::Stream(const Request& original, Start start,
-                            const std::function<bool(Response*)>& on_batch,
-                            const CallOptions& call, bool resumable,
-                            bool columns_seen) {
-  constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
-  constexpr bool kHasToken =
-      kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
-  // One deadline for the whole stream, however often it resumes.
-  const auto deadline = std::chrono::system_clock::now() + call.timeout;
-  int attempts_left = resumable ? call.resume_attempts : 0;
-  std::chrono::milliseconds backoff(100);
-  bool seen_first = columns_seen;
-  // The request as sent: the caller's, until a resume token comes (a small
-  // result has none), then a copy that carries it.
-  const Request* request = &original;
-  Request resumed;
-  for (;;) {
-    grpc::ClientContext context;
-    CallOptions attempt = call;
-    attempt.timeout = std::chrono::milliseconds(0);
-    Prepare(&context, attempt);
-    if (call.timeout.count() > 0) context.set_deadline(deadline);
-    if (call.canceller != nullptr) call.canceller->Attach(&context);
-    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader =
-        start(&context, *request);
-    grpc::ByteBuffer raw;
-    Response message;
-    bool stopped = false;
-    bool unreadable = false;
-    while (reader->Read(&raw)) {
-      if (!ParseMessage(&raw, &message)) {
-        unreadable = true;
-        context.TryCancel();
-        while (reader->Read(&raw)) {
-        }
-        break;
-      }
-      if constexpr (kHasToken) {
-        if (!message.resume_token().empty()) {
-          if (request != &resumed) {
-            resumed = original;
-            request = &resumed;
-          }
-          resumed.set_resume_token(message.resume_token());
-        }
-      }
-      if constexpr (kIsQuery) {
-        // A resumed stream announces its columns again.
-        if (seen_first) message.clear_columns();
-      }
-      seen_first = true;
-      if (!on_batch(&message)) {
-        stopped = true;
-        context.TryCancel();
-        while (reader->Read(&raw)) {
-        }
-        break;
-      }
-    }
-    const grpc::Status status = reader->Finish();
-    if (call.canceller != nullptr) call.canceller->Detach(&context);
-    if (unreadable) {
-      return absl::InternalError(
-          "a " + message.GetTypeName() +
-          " from the server could not be parsed (a value nested deeper than "
-          "protobuf's limit of 100, or a corrupt message); the messages "
-          "before it were delivered");
-    }
-    if (stopped || status.ok()) return absl::OkStatus();
-    const bool cancelled =
-        call.canceller != nullptr && call.canceller->cancelled();
-    if (status.error_code() == grpc::StatusCode::UNAVAILABLE && !cancelled &&
-        attempts_left > 0) {
-      --attempts_left;
-      if (call.resumes != nullptr) ++*call.resumes;
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
-      continue;
-    }
-    return FromGrpc(status);
-  }
-}
-
-absl::Status Client::QueryFirstThenStream(
-    const v1::QueryRequest& request,
-    const std::function<bool(v1::QueryResponse*)>& on_batch,
-    const CallOptions& call) {
-  const auto start_stream = [&](grpc::ClientContext* ctx,
-                                const v1::QueryRequest& r) {
-    return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r);
-  };
-  // A request that resumes is a stream's business from the start.
-  if (!options_.query_first || !request.resume_token().empty() ||
-      no_query_first_.load(std::memory_order_relaxed)) {
-    return Stream<v1::QueryRequest, v1::QueryResponse>(request, start_stream,
-                                                       on_batch, call, true);
-  }
-  const auto started = std::chrono::steady_clock::now();
-  absl::StatusOr<v1::QueryResponse> first =
-      Unary<v1::QueryResponse>(call, "/mentat.v1.Mentat/QueryFirst", request);
-  if (!first.ok()) {
-    const absl::StatusCode code = first.status().code();
-    const bool cancelled =
-        call.canceller != nullptr && call.canceller->cancelled();
-    if (code == absl::StatusCode::kUnimplemented) {
-      no_query_first_.store(true, std::memory_order_relaxed);
-    } else if (code != absl::StatusCode::kUnavailable || cancelled ||
-               call.resume_attempts <= 0) {
-      return first.status();
-    }
-    // An older server, or a broken connection: the stream (which retries
-    // UNAVAILABLE with backoff) answers from the start.
-    return Stream<v1::QueryRequest, v1::QueryResponse>(request, start_stream,
-                                                       on_batch, call, true);
-  }
-  // The stream that continues runs under what is left of the deadline.
-  const auto remaining = [&] {
-    CallOptions rest = call;
-    if (call.timeout.count() > 0) {
-      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::steady_clock::now() - started);
-      rest.timeout =
-          std::max(call.timeout - spent, std::chrono::milliseconds(1));
-    }
-    return rest;
-  };
-  const bool more = first->more();
-  if (more && first->resume_token().empty()) {
-    // Not a small query: nothing was sent; the stream runs it.
-    return Stream<v1::QueryRequest, v1::QueryResponse>(
-        request, start_stream, on_batch, remaining(), true);
-  }
-  v1::QueryRequest rest;
-  if (more) {
-    rest = request;
-    rest.set_resume_token(first->resume_token());
-  }
-  if (!on_batch(&*first) || !more) return absl::OkStatus();
-  return Stream<v1::QueryRequest, v1::QueryResponse>(
-      rest, start_stream, on_batch, remaining(), true, /*columns_seen=*/true);
-}
-
-absl::Status Client::Query(
-    const v1::QueryRequest& request,
-    const std::function<bool(const v1::QueryResponse&)>& on_batch,
-    const CallOptions& call) {
-  return QueryFirstThenStream(
-      request, [&](v1::QueryResponse* m) { return on_batch(*m); }, call);
-}
-
-absl::Status Client::QueryTaking(
-    const v1::QueryRequest& request,
-    const std::function<bool(v1::QueryResponse*)>& on_batch,
-    const CallOptions& call) {
-  return QueryFirstThenStream(request, on_batch, call);
-}
-
-absl::Status Client::Datoms(
-    const v1::DatomsRequest& request,
-    const std::function<bool(const v1::DatomsResponse&)>& on_batch,
-    const CallOptions& call) {
-  return Stream<v1::DatomsRequest, v1::DatomsResponse>(
-      request,
-      [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r);
-      },
-      [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true);
-}
-
-namespace {
-
-// Joins the parts of transactions the server split across messages
-// (Transaction.continued), so that callers see each transaction whole: a
-// message passes on every transaction it completes, and a part waits for
-// the rest.
-template <typename Response>
-class TransactionJoiner {
- public:
-  // Fills *out with `in`'s whole transactions (the parts held back from
-  // earlier messages joined in); false when it completes none.
-  bool Join(const Response& in, Response* out) {
-    *out = in;
-    out->clear_transactions();
-    for (const v1::Transaction& t : in.transactions()) {
-      if (partial_.has_value() && partial_->tx() != t.tx()) {
-        // The rest never came (not a server of this repository): pass the
-        // part on as it is.
-        *out->add_transactions() = *std::move(partial_);
-        partial_.reset();
-      }
-      if (!partial_.has_value()) {
-        if (!t.continued()) {
-          *out->add_transactions() = t;
-          continue;
-        }
-        partial_.emplace();
-        partial_->set_tx(t.tx());
-        partial_->set_tx_instant_micros(t.tx_instant_micros());
-      }
-      for (const v1::Datom& d : t.datoms()) *partial_->add_datoms() = d;
-      if (!t.continued()) {
-        *out->add_transactions() = *std::move(partial_);
-        partial_.reset();
-      }
-    }
-    return out->transactions_size() > 0;
-  }
-
- private:
-  std::optional<v1::Transaction> partial_;
-};
-
-}  // namespace
-
-absl::Status Client::TxRange(
-    const v1::TxRangeRequest& request,
-    const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
-    const CallOptions& call) {
-  return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
-      request,
-      [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/TxRange", ctx, r);
-      },
-      [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
-          v1::TxRangeResponse* message) mutable {
-        v1::TxRangeResponse whole;
-        return !joiner.Join(*message, &whole) || on_batch(whole);
-      },
-      call, false);
-}
-
-absl::Status Client::Subscribe(
-    const v1::SubscribeRequest& request,
-    const std::function<bool(const v1::SubscribeResponse&)>& on_batch,
-    const CallOptions& call) {
-  return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
-      request,
-      [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Subscribe", ctx,
-                           r);
-      },
-      [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
-          v1::SubscribeResponse* message) mutable {
-        v1::SubscribeResponse whole;
-        return !joiner.Join(*message, &whole) || on_batch(whole);
-      },
-      call, false);
 }
 
 }  // namespace mentat::client

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -248,6 +249,105 @@ TEST_CASE("client: query streams, errors, cancellation and resume") {
     REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
     CHECK(seen.size() == kRows);
     CHECK(resumes >= 1);
+  }
+}
+
+TEST_CASE("client: who owns a query's messages") {
+  Client* client = Shared().client.get();
+  // One message each (QueryFirst answers them whole).
+  const auto values_query = [](int from, int count) {
+    v1::QueryRequest q;
+    q.set_query("[:find ?v :in $ [?v ...] :where [_ :n/v ?v]]");
+    std::string values = "[";
+    for (int i = from; i < from + count; ++i) values += std::to_string(i) + " ";
+    q.add_inputs()->set_edn(values + "]");
+    return q;
+  };
+  const auto sorted_longs =
+      [](const google::protobuf::RepeatedPtrField<v1::Row>& rows) {
+        std::vector<int64_t> out;
+        for (const v1::Row& row : rows)
+          out.push_back(row.values(0).long_value());
+        std::sort(out.begin(), out.end());
+        return out;
+      };
+  std::vector<int64_t> first_ten(10), ten_more(10);
+  for (int i = 0; i < 10; ++i) {
+    first_ten[static_cast<size_t>(i)] = i;
+    ten_more[static_cast<size_t>(i)] = 100 + i;
+  }
+
+  SUBCASE("a call made inside a callback leaves the outer message whole") {
+    std::vector<int64_t> outer_before, outer_after, inner;
+    absl::Status s =
+        client->Query(values_query(0, 10), [&](const v1::QueryResponse& m) {
+          // Query's messages are parsed onto an arena, not the heap.
+          CHECK(m.GetArena() != nullptr);
+          outer_before = sorted_longs(m.rows());
+          absl::Status nested = client->Query(values_query(100, 10),
+                                              [&](const v1::QueryResponse& n) {
+                                                inner = sorted_longs(n.rows());
+                                                return true;
+                                              });
+          CHECK(nested.ok());
+          outer_after = sorted_longs(m.rows());
+          return true;
+        });
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    CHECK(outer_before == first_ten);
+    CHECK(outer_after == first_ten);
+    CHECK(inner == ten_more);
+  }
+
+  SUBCASE("rows taken by QueryTaking stay the caller's across later calls") {
+    google::protobuf::RepeatedPtrField<v1::Row> taken;
+    absl::Status s =
+        client->QueryTaking(values_query(0, 10), [&](v1::QueryResponse* m) {
+          // On the heap: the swap below moves the rows, it copies none.
+          CHECK(m->GetArena() == nullptr);
+          taken.Swap(m->mutable_rows());
+          return true;
+        });
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    // Later calls on this thread reuse the arena; the taken rows are not
+    // on it.
+    for (int round = 0; round < 3; ++round) {
+      std::vector<int64_t> seen;
+      s = client->Query(values_query(100, 10), [&](const v1::QueryResponse& m) {
+        seen = sorted_longs(m.rows());
+        return true;
+      });
+      REQUIRE(s.ok());
+      CHECK(seen == ten_more);
+      google::protobuf::RepeatedPtrField<v1::Row> again;
+      s = client->QueryTaking(values_query(100, 10), [&](v1::QueryResponse* m) {
+        again.Swap(m->mutable_rows());
+        return true;
+      });
+      REQUIRE(s.ok());
+      CHECK(sorted_longs(again) == ten_more);
+    }
+    CHECK(sorted_longs(taken) == first_ten);
+  }
+
+  SUBCASE("a stream's messages each hold their own rows") {
+    // Every message of a many-message answer is parsed into memory the
+    // previous one used: what each callback sees is its own batch.
+    v1::QueryRequest query = values_query(0, 250);
+    query.set_batch_rows(20);
+    std::set<int64_t> seen;
+    int batches = 0;
+    absl::Status s = client->Query(query, [&](const v1::QueryResponse& m) {
+      ++batches;
+      CHECK(m.rows_size() <= 20);
+      for (const v1::Row& row : m.rows()) {
+        CHECK(seen.insert(row.values(0).long_value()).second);
+      }
+      return true;
+    });
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    CHECK(seen.size() == 250);
+    CHECK(batches >= 250 / 20);
   }
 }
 

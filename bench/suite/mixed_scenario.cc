@@ -55,24 +55,28 @@ absl::StatusOr<std::string> Runner::PoolMismatch() {
     ids += StrCat(m.id, " ");
     by_id[m.id] = &m;
   }
-  auto rows = Query(
+  size_t rows = 0;
+  std::string first_difference;
+  absl::Status s = Query(
       "[:find ?i ?s ?p :in $ [?i ...] :where [?i :issue/state ?s] "
       "[?i :issue/priority ?p]]",
-      {ids + "]"});
-  if (!rows.ok()) return rows.status();
-  for (const v1::Row& r : *rows) {
-    auto it = by_id.find(r.values(0).long_value());
-    if (it == by_id.end()) continue;
-    const MixedPool::Member& m = *it->second;
-    if (r.values(1).keyword() != kStates[m.state] ||
-        r.values(2).long_value() != m.priority) {
-      return StrCat("issue ", m.idx, ": (", r.values(1).keyword(), ", ",
-                    r.values(2).long_value(), "), recorded (", kStates[m.state],
-                    ", ", m.priority, ")");
-    }
-  }
-  if (static_cast<size_t>(rows->size()) != by_id.size()) {
-    return StrCat(rows->size(), " rows for ", by_id.size(), " members");
+      {ids + "]"}, [&](const v1::Row& r) {
+        ++rows;
+        auto it = by_id.find(r.values(0).long_value());
+        if (it == by_id.end() || !first_difference.empty()) return;
+        const MixedPool::Member& m = *it->second;
+        if (r.values(1).keyword() != kStates[m.state] ||
+            r.values(2).long_value() != m.priority) {
+          first_difference =
+              StrCat("issue ", m.idx, ": (", r.values(1).keyword(), ", ",
+                     r.values(2).long_value(), "), recorded (",
+                     kStates[m.state], ", ", m.priority, ")");
+        }
+      });
+  if (!s.ok()) return s;
+  if (!first_difference.empty()) return first_difference;
+  if (rows != by_id.size()) {
+    return StrCat(rows, " rows for ", by_id.size(), " members");
   }
   return std::string();
 }

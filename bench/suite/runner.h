@@ -11,11 +11,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -39,8 +42,9 @@ struct Point {
 // An operation: runs one call, checks it; returns "" when right, else why
 // not. `worker` and `rng` belong to the calling thread.
 using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
-// A query's rows, taken from its messages.
-using Rows = google::protobuf::RepeatedPtrField<v1::Row>;
+// Sees one row of a query's answer. The row lives on the client's arena
+// (see client::Client::Query): it is valid only during the call.
+using RowVisitor = absl::FunctionRef<void(const v1::Row&)>;
 
 struct Sample {
   std::vector<double> ms;
@@ -78,16 +82,28 @@ class Runner {
 
   // Counts a right answer ("" failure) or a wrong one. Any thread.
   void Check(const std::string& what, const std::string& failure);
+  // Counts `right` right answers of `what` at once. Any thread.
+  void CountRight(const std::string& what, int64_t right);
 
-  // Runs a query; the rows, and the basis it read into *basis_tx if set.
-  [[nodiscard]] absl::StatusOr<Rows> Query(
-      const std::string& q, const std::vector<std::string>& inputs,
-      const v1::Basis* basis = nullptr, int64_t* basis_tx = nullptr);
+  // Runs a query and shows `on_row` every row of the answer, in the order
+  // they come; the basis it read into *basis_tx if set. No row is copied
+  // or kept: checks compare as the rows go by.
+  [[nodiscard]] absl::Status Query(const std::string& q,
+                                   const std::vector<std::string>& inputs,
+                                   RowVisitor on_row,
+                                   const v1::Basis* basis = nullptr,
+                                   int64_t* basis_tx = nullptr);
 
   static std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-  static int64_t IssueIndex(const std::string& title) {
-    return title.size() > 6 ? std::stoll(title.substr(6)) : -1;
-  }
+  // The index in an issue's title ("Issue 42: crash" -> 42), or -1 for a
+  // title not of that form.
+  static int64_t IssueIndex(std::string_view title);
+  // Whether `text` is exactly `prefix` followed by `n` in decimal
+  // (UserName(n) is "User " and n), without building the string.
+  static bool IsNumbered(std::string_view text, std::string_view prefix,
+                         int64_t n);
+  // The index of `keyword` in kStates, or -1.
+  static int StateIndex(std::string_view keyword);
 
   // The operations; each returns "" when the answer is right.
   std::string Ping();
@@ -100,8 +116,12 @@ class Runner {
   // message for a failed call, else "".
   std::string SinceRows(int64_t* rows, int64_t* basis_tx);
   // since(t_since) checked against the truth plus the pool members the
-  // mixed writer changed (no writer running).
+  // mixed writer changed (no writer running): exactly the entity ids of
+  // the issues whose state changed after t_since.
   std::string Since();
+  // The entity ids of the issues the dataset's history changes after
+  // t_since (the final quarter), sorted; computed once. Any thread.
+  const std::vector<int64_t>& SinceHistoryIds();
   std::string Inputs(std::mt19937_64& rng);
   // fulltext: kFulltextSearch, checked against the titles' count;
   // fulltext_few: a search for one issue's index, which finds that issue.
@@ -133,6 +153,8 @@ class Runner {
   const LoadRecord load_;
   MixedPool pool_;  // changed only by Mixed, with no other scenario running
   std::vector<int64_t> probes_;
+  std::once_flag since_history_once_;
+  std::vector<int64_t> since_history_ids_;
   int64_t fulltext_truth_ = -1;  // issues kFulltextSearch finds
   std::vector<Point> points_;
   // Operations MeasurePoint has warmed up (--warmup-s), by scenario/op.

@@ -17,6 +17,8 @@
 
 namespace mentat::client {
 
+class ArenaLease;  // arena_lease.h, private to the client
+
 // How to reach a mentatd.
 struct ClientOptions {
   // "host:port", or "unix:/path/to.sock"; or a cluster's nodes separated
@@ -165,20 +167,31 @@ class Client {
   // CallOptions::resume_attempts), so `on_batch` sees every row once; the
   // columns and find kind come only in the first message it sees. OK when
   // the answer ended or `on_batch` returned false.
+  //
+  // Ownership: each message is parsed onto a protobuf arena that the
+  // calling thread lends this call (no heap object per Row and Value). The
+  // message and everything reached from it (rows, values, strings) are
+  // valid until `on_batch` returns; then they are destroyed, and the
+  // arena's memory is reused by the next message and by later calls on
+  // the thread. Copy what must outlive the callback, or use QueryTaking.
+  // `on_batch` may make calls of its own (they get another arena).
   [[nodiscard]] absl::Status Query(
       const v1::QueryRequest& request,
       const std::function<bool(const v1::QueryResponse&)>& on_batch,
       const CallOptions& call = {});
 
   // As Query, but `on_batch` gets the message itself and may take its
-  // contents (Swap the rows out): the client does not read it again. For
-  // callers that keep the rows, without a copy of each.
+  // contents (Swap the rows out): the client does not read it again. The
+  // message is on the heap (no arena), so its rows move into any heap
+  // RepeatedPtrField without a copy of each, and what was taken is the
+  // caller's for as long as it likes. For callers that keep the rows.
   [[nodiscard]] absl::Status QueryTaking(
       const v1::QueryRequest& request,
       const std::function<bool(v1::QueryResponse*)>& on_batch,
       const CallOptions& call = {});
 
-  // Raw index access, resumable like Query.
+  // Raw index access, resumable like Query. Each message lives on an arena
+  // as Query's do: valid until `on_batch` returns.
   [[nodiscard]] absl::Status Datoms(
       const v1::DatomsRequest& request,
       const std::function<bool(const v1::DatomsResponse&)>& on_batch,
@@ -209,15 +222,22 @@ class Client {
          std::shared_ptr<grpc::ChannelCredentials> credentials,
          std::vector<Node> nodes);
   void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
-  // A unary call of `method` ("/mentat.v1.Mentat/Pull") at one channel.
-  template <typename Response>
-  [[nodiscard]] absl::StatusOr<Response> UnaryAt(
-      grpc::Channel* channel, const CallOptions& call, const char* method,
-      const google::protobuf::Message& request);
+  // A unary call of `method` ("/mentat.v1.Mentat/Pull") at one channel;
+  // the answer is parsed into *response (on the heap or on its arena).
+  [[nodiscard]] absl::Status UnaryAt(grpc::Channel* channel,
+                                     const CallOptions& call,
+                                     const char* method,
+                                     const google::protobuf::Message& request,
+                                     google::protobuf::Message* response);
   // The same, routed: a read to the nodes in turn, a write to the primary
   // (following a refusal that names it).
+  [[nodiscard]] absl::Status Unary(const CallOptions& call, const char* method,
+                                   const google::protobuf::Message& request,
+                                   google::protobuf::Message* response,
+                                   Route route = Route::kRead);
+  // Unary, answered with a heap message of its own.
   template <typename Response>
-  [[nodiscard]] absl::StatusOr<Response> Unary(
+  [[nodiscard]] absl::StatusOr<Response> UnaryReturning(
       const CallOptions& call, const char* method,
       const google::protobuf::Message& request, Route route = Route::kRead);
   // The channel of the next node for a read (round robin).
@@ -231,25 +251,31 @@ class Client {
   // primary: the next write tries the next node.
   void PrimaryFailed(const std::string& address);
   std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) const;
-  // `columns_seen`: the caller has had the columns already (a Query that
-  // continues a QueryFirst reply), so every message's are dropped.
+  // `lease`: each message is parsed onto its arena, which is reset before
+  // the next (null: one heap message, reused). `columns_seen`: the caller
+  // has had the columns already (a Query that continues a QueryFirst
+  // reply), so every message's are dropped.
   template <typename Request, typename Response, typename Start>
   [[nodiscard]] absl::Status Stream(
       const Request& request, Start start,
       const std::function<bool(Response*)>& on_batch, const CallOptions& call,
-      bool resumable, bool columns_seen = false);
-  // Query and QueryTaking: QueryFirst, continued with Query when its reply
-  // says more.
+      bool resumable, ArenaLease* lease, bool columns_seen = false);
+  // Query (with `lease`) and QueryTaking (without): QueryFirst, continued
+  // with Query when its reply says more.
   [[nodiscard]] absl::Status QueryFirstThenStream(
       const v1::QueryRequest& request,
       const std::function<bool(v1::QueryResponse*)>& on_batch,
-      const CallOptions& call);
+      const CallOptions& call, ArenaLease* lease);
 
   ClientOptions options_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
   // The first node's channel (single-node calls: Health, the connection
   // checks on one address).
   std::shared_ptr<grpc::Channel> channel_;
+  // Given one address: every call goes to channel_ (no node is ever
+  // added: only a write refused by one of several nodes names another),
+  // so calls skip mu_, which every client thread would otherwise share.
+  const bool single_node_;
   mutable absl::Mutex mu_;
   // Never shrinks, so channels handed out stay valid for the client's life.
   std::vector<Node> nodes_ ABSL_GUARDED_BY(mu_);

@@ -1,0 +1,304 @@
+// Client's streaming calls: Query (QueryFirst, continued as a stream),
+// Datoms, TxRange and Subscribe, over raw messages the client parses.
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+#include <type_traits>
+
+#include "arena_lease.h"
+#include "mentat/client/client.h"
+#include "response_parser.h"
+
+namespace mentat::client {
+
+namespace {
+
+// Streams receive raw messages and parse them here. gRPC's typed reader
+// ends a stream at a message that does not parse (one nested deeper than
+// protobuf's limit of 100, say) as if the stream were complete, and the
+// server's OK then made a truncated result look whole.
+std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> StartStream(
+    grpc::Channel* channel, const char* method, grpc::ClientContext* context,
+    const google::protobuf::Message& request) {
+  const grpc::internal::RpcMethod rpc(
+      method, grpc::internal::RpcMethod::SERVER_STREAMING);
+  return std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>>(
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+          channel, rpc, context, request));
+}
+
+}  // namespace
+
+template <typename Request, typename Response, typename Start>
+absl::Status Client::Stream(const Request& original, Start start,
+                            const std::function<bool(Response*)>& on_batch,
+                            const CallOptions& call, bool resumable,
+                            ArenaLease* lease, bool columns_seen) {
+  constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
+  constexpr bool kHasToken =
+      kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
+  // One deadline for the whole stream, however often it resumes.
+  const auto deadline = std::chrono::system_clock::now() + call.timeout;
+  int attempts_left = resumable ? call.resume_attempts : 0;
+  std::chrono::milliseconds backoff(100);
+  bool seen_first = columns_seen;
+  // The request as sent: the caller's, until a resume token comes (a small
+  // result has none), then a copy that carries it.
+  const Request* request = &original;
+  Request resumed;
+  for (;;) {
+    grpc::ClientContext context;
+    CallOptions attempt = call;
+    attempt.timeout = std::chrono::milliseconds(0);
+    Prepare(&context, attempt);
+    if (call.timeout.count() > 0) context.set_deadline(deadline);
+    if (call.canceller != nullptr) call.canceller->Attach(&context);
+    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader =
+        start(&context, *request);
+    grpc::ByteBuffer raw;
+    Response heap_message;
+    Response* message = &heap_message;
+    bool stopped = false;
+    bool unreadable = false;
+    while (reader->Read(&raw)) {
+      if (lease != nullptr) {
+        // The previous message's callback has returned: its memory may be
+        // reused, so a long stream holds about one message at a time.
+        lease->Recycle();
+        if constexpr (kIsQuery) {
+          message = lease->query_response();
+        } else {
+          message =
+              google::protobuf::Arena::CreateMessage<Response>(lease->arena());
+        }
+      }
+      if (!ParseResponse(&raw, message)) {
+        unreadable = true;
+        context.TryCancel();
+        while (reader->Read(&raw)) {
+        }
+        break;
+      }
+      if constexpr (kHasToken) {
+        if (!message->resume_token().empty()) {
+          if (request != &resumed) {
+            resumed = original;
+            request = &resumed;
+          }
+          resumed.set_resume_token(message->resume_token());
+        }
+      }
+      if constexpr (kIsQuery) {
+        // A resumed stream announces its columns again.
+        if (seen_first) message->clear_columns();
+      }
+      seen_first = true;
+      if (!on_batch(message)) {
+        stopped = true;
+        context.TryCancel();
+        while (reader->Read(&raw)) {
+        }
+        break;
+      }
+    }
+    const grpc::Status status = reader->Finish();
+    if (call.canceller != nullptr) call.canceller->Detach(&context);
+    if (unreadable) {
+      return absl::InternalError(
+          "a " + Response::descriptor()->full_name() +
+          " from the server could not be parsed (a value nested deeper than "
+          "protobuf's limit of 100, or a corrupt message); the messages "
+          "before it were delivered");
+    }
+    if (stopped || status.ok()) return absl::OkStatus();
+    const bool cancelled =
+        call.canceller != nullptr && call.canceller->cancelled();
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE && !cancelled &&
+        attempts_left > 0) {
+      --attempts_left;
+      if (call.resumes != nullptr) ++*call.resumes;
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+      continue;
+    }
+    return FromGrpc(status);
+  }
+}
+
+absl::Status Client::QueryFirstThenStream(
+    const v1::QueryRequest& request,
+    const std::function<bool(v1::QueryResponse*)>& on_batch,
+    const CallOptions& call, ArenaLease* lease) {
+  const auto start_stream = [&](grpc::ClientContext* ctx,
+                                const v1::QueryRequest& r) {
+    return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r);
+  };
+  // A request that resumes is a stream's business from the start.
+  if (!options_.query_first || !request.resume_token().empty() ||
+      no_query_first_.load(std::memory_order_relaxed)) {
+    return Stream<v1::QueryRequest, v1::QueryResponse>(
+        request, start_stream, on_batch, call, true, lease);
+  }
+  const auto started = std::chrono::steady_clock::now();
+  v1::QueryResponse heap_first;
+  v1::QueryResponse* first =
+      lease == nullptr ? &heap_first : lease->query_response();
+  const absl::Status first_status =
+      Unary(call, "/mentat.v1.Mentat/QueryFirst", request, first);
+  if (!first_status.ok()) {
+    const absl::StatusCode code = first_status.code();
+    const bool cancelled =
+        call.canceller != nullptr && call.canceller->cancelled();
+    if (code == absl::StatusCode::kUnimplemented) {
+      no_query_first_.store(true, std::memory_order_relaxed);
+    } else if (code != absl::StatusCode::kUnavailable || cancelled ||
+               call.resume_attempts <= 0) {
+      return first_status;
+    }
+    // An older server, or a broken connection: the stream (which retries
+    // UNAVAILABLE with backoff) answers from the start.
+    return Stream<v1::QueryRequest, v1::QueryResponse>(
+        request, start_stream, on_batch, call, true, lease);
+  }
+  // The stream that continues runs under what is left of the deadline.
+  const auto remaining = [&] {
+    CallOptions rest = call;
+    if (call.timeout.count() > 0) {
+      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started);
+      rest.timeout =
+          std::max(call.timeout - spent, std::chrono::milliseconds(1));
+    }
+    return rest;
+  };
+  const bool more = first->more();
+  if (more && first->resume_token().empty()) {
+    // Not a small query: nothing was sent; the stream runs it.
+    return Stream<v1::QueryRequest, v1::QueryResponse>(
+        request, start_stream, on_batch, remaining(), true, lease);
+  }
+  v1::QueryRequest rest;
+  if (more) {
+    rest = request;
+    rest.set_resume_token(first->resume_token());
+  }
+  if (!on_batch(first) || !more) return absl::OkStatus();
+  return Stream<v1::QueryRequest, v1::QueryResponse>(
+      rest, start_stream, on_batch, remaining(), true, lease,
+      /*columns_seen=*/true);
+}
+
+absl::Status Client::Query(
+    const v1::QueryRequest& request,
+    const std::function<bool(const v1::QueryResponse&)>& on_batch,
+    const CallOptions& call) {
+  ArenaLease lease;
+  return QueryFirstThenStream(
+      request, [&](v1::QueryResponse* m) { return on_batch(*m); }, call,
+      &lease);
+}
+
+absl::Status Client::QueryTaking(
+    const v1::QueryRequest& request,
+    const std::function<bool(v1::QueryResponse*)>& on_batch,
+    const CallOptions& call) {
+  return QueryFirstThenStream(request, on_batch, call, /*lease=*/nullptr);
+}
+
+absl::Status Client::Datoms(
+    const v1::DatomsRequest& request,
+    const std::function<bool(const v1::DatomsResponse&)>& on_batch,
+    const CallOptions& call) {
+  ArenaLease lease;
+  return Stream<v1::DatomsRequest, v1::DatomsResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r);
+      },
+      [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true, &lease);
+}
+
+namespace {
+
+// Joins the parts of transactions the server split across messages
+// (Transaction.continued), so that callers see each transaction whole: a
+// message passes on every transaction it completes, and a part waits for
+// the rest.
+template <typename Response>
+class TransactionJoiner {
+ public:
+  // Fills *out with `in`'s whole transactions (the parts held back from
+  // earlier messages joined in); false when it completes none.
+  bool Join(const Response& in, Response* out) {
+    *out = in;
+    out->clear_transactions();
+    for (const v1::Transaction& t : in.transactions()) {
+      if (partial_.has_value() && partial_->tx() != t.tx()) {
+        // The rest never came (not a server of this repository): pass the
+        // part on as it is.
+        *out->add_transactions() = *std::move(partial_);
+        partial_.reset();
+      }
+      if (!partial_.has_value()) {
+        if (!t.continued()) {
+          *out->add_transactions() = t;
+          continue;
+        }
+        partial_.emplace();
+        partial_->set_tx(t.tx());
+        partial_->set_tx_instant_micros(t.tx_instant_micros());
+      }
+      for (const v1::Datom& d : t.datoms()) *partial_->add_datoms() = d;
+      if (!t.continued()) {
+        *out->add_transactions() = *std::move(partial_);
+        partial_.reset();
+      }
+    }
+    return out->transactions_size() > 0;
+  }
+
+ private:
+  std::optional<v1::Transaction> partial_;
+};
+
+}  // namespace
+
+absl::Status Client::TxRange(
+    const v1::TxRangeRequest& request,
+    const std::function<bool(const v1::TxRangeResponse&)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/TxRange", ctx, r);
+      },
+      [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
+          v1::TxRangeResponse* message) mutable {
+        v1::TxRangeResponse whole;
+        return !joiner.Join(*message, &whole) || on_batch(whole);
+      },
+      call, false, /*lease=*/nullptr);
+}
+
+absl::Status Client::Subscribe(
+    const v1::SubscribeRequest& request,
+    const std::function<bool(const v1::SubscribeResponse&)>& on_batch,
+    const CallOptions& call) {
+  return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
+      request,
+      [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Subscribe", ctx,
+                           r);
+      },
+      [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
+          v1::SubscribeResponse* message) mutable {
+        v1::SubscribeResponse whole;
+        return !joiner.Join(*message, &whole) || on_batch(whole);
+      },
+      call, false, /*lease=*/nullptr);
+}
+
+}  // namespace mentat::client
