@@ -23,6 +23,19 @@ using testing::ValuesOf;
 
 constexpr uint64_t kStep = uint64_t{1} << 20;
 
+StoreOptions PresizedOptions() {
+  StoreOptions options;
+  options.log_presize_bytes = kStep;
+  return options;
+}
+
+std::unique_ptr<Store> MustOpen(const std::string& dir,
+                                const StoreOptions& options) {
+  auto store = Store::Open(dir, options);
+  REQUIRE_MESSAGE(store.ok(), store.status().ToString());
+  return std::move(*store);
+}
+
 // The write-ahead log files of the store in `dir`, by name.
 std::vector<fs::path> LogFiles(const std::string& dir) {
   std::vector<fs::path> logs;
@@ -69,13 +82,10 @@ TEST_CASE("a write-ahead log is named by digits and .log") {
 
 TEST_CASE("the log is longer than its records while open, cut at close") {
   TempDir dir;
-  StoreOptions options;
-  options.log_presize_bytes = kStep;
   std::vector<EntityId> users;
   {
-    auto store = Store::Open(dir.path(), options);
-    REQUIRE_MESSAGE(store.ok(), store.status().ToString());
-    users = WriteUsers(**store, 50);
+    std::unique_ptr<Store> store = MustOpen(dir.path(), PresizedOptions());
+    users = WriteUsers(*store, 50);
     std::vector<fs::path> logs = LogFiles(dir.path());
     REQUIRE(!logs.empty());
     // The live log (the newest) is made a step at a time.
@@ -90,20 +100,14 @@ TEST_CASE("the log is longer than its records while open, cut at close") {
   const uint64_t closed_size = fs::file_size(logs.back());
   CHECK(closed_size > 0);
   CHECK(closed_size < kStep);
-  auto store = Store::Open(dir.path(), options);
-  REQUIRE_MESSAGE(store.ok(), store.status().ToString());
-  CheckUsers(**store, users);
+  CheckUsers(*MustOpen(dir.path(), PresizedOptions()), users);
 }
 
 TEST_CASE("a log left with zeros after its records (a crash) reopens whole") {
   TempDir dir;
   TempDir copy;
-  StoreOptions options;
-  options.log_presize_bytes = kStep;
-  std::vector<EntityId> users;
-  auto store = Store::Open(dir.path(), options);
-  REQUIRE_MESSAGE(store.ok(), store.status().ToString());
-  users = WriteUsers(**store, 30);
+  std::unique_ptr<Store> store = MustOpen(dir.path(), PresizedOptions());
+  const std::vector<EntityId> users = WriteUsers(*store, 30);
   // A copy of the open store is what a crash leaves: the live log still
   // has its zeros after the last (fsynced) record.
   fs::copy(dir.path(), copy.path(), fs::copy_options::recursive);
@@ -112,32 +116,27 @@ TEST_CASE("a log left with zeros after its records (a crash) reopens whole") {
   REQUIRE(!logs.empty());
   CHECK(fs::file_size(logs.back()) % kStep == 0);
 
-  auto reopened = Store::Open(copy.path(), options);
-  REQUIRE_MESSAGE(reopened.ok(), reopened.status().ToString());
-  CheckUsers(**reopened, users);
+  std::unique_ptr<Store> reopened = MustOpen(copy.path(), PresizedOptions());
+  CheckUsers(*reopened, users);
   // And it goes on: a commit after the recovery is read back after
   // another reopen.
   TxReport more = MustTransact(
-      **reopened, {Add(E("u"), "user/name", Value::String("after"))});
-  reopened->reset();
-  auto again = Store::Open(copy.path(), options);
-  REQUIRE_MESSAGE(again.ok(), again.status().ToString());
-  CheckUsers(**again, users);
-  std::vector<Value> names =
-      ValuesOf((*again)->Latest()->View(Basis::Current()), more.tempids.at("u"),
-               "user/name");
+      *reopened, {Add(E("u"), "user/name", Value::String("after"))});
+  reopened.reset();
+  std::unique_ptr<Store> again = MustOpen(copy.path(), PresizedOptions());
+  CheckUsers(*again, users);
+  std::vector<Value> names = ValuesOf(again->Latest()->View(Basis::Current()),
+                                      more.tempids.at("u"), "user/name");
   REQUIRE(names.size() == 1);
   CHECK(names[0] == Value::String("after"));
 }
 
 TEST_CASE("without sync_commits the log is not made longer") {
   TempDir dir;
-  StoreOptions options;
-  options.log_presize_bytes = kStep;
+  StoreOptions options = PresizedOptions();
   options.sync_commits = false;
-  auto store = Store::Open(dir.path(), options);
-  REQUIRE_MESSAGE(store.ok(), store.status().ToString());
-  WriteUsers(**store, 10);
+  std::unique_ptr<Store> store = MustOpen(dir.path(), options);
+  WriteUsers(*store, 10);
   std::vector<fs::path> logs = LogFiles(dir.path());
   REQUIRE(!logs.empty());
   // Several records unsynced at once could leave a hole that recovery
