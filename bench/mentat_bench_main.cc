@@ -17,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -46,7 +47,8 @@ constexpr char kHelp[] =
     "  mentat-bench run --data DIR --out OUT (--address A | --mentatd BIN\n"
     "                   --server-data D) [--scenarios a,b,...]\n"
     "                   [--clients 1,8,32] [--write-clients 1,16,64]\n"
-    "                   [--reps 3] [--min-s 10] [--warmup-s 0]\n"
+    "                   [--reps 3] [--min-s 10] [--min-samples 30]\n"
+    "                   [--warmup-s 0]\n"
     "                   [--duration-s 60]\n"
     "                   [--sustained-clients 128] [--mixed-rates 1000,5000]\n"
     "                   [--mixed-queries q3,since] [--mixed-writers N]\n"
@@ -267,6 +269,7 @@ int Main(int argc, char** argv) {
     o.mixed_writers = std::stoi(f.Get("mixed-writers", "0"));
     o.reps = std::stoi(f.Get("reps", "3"));
     o.min_s = std::stod(f.Get("min-s", "10"));
+    o.min_samples = std::max(1, std::stoi(f.Get("min-samples", "30")));
     o.warmup_s = std::stod(f.Get("warmup-s", "0"));
     o.server = target->server.get();
     o.server_description = target->description;

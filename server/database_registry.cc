@@ -144,9 +144,16 @@ absl::Status DatabaseRegistry::OpenAll(bool create_default) {
 
 absl::StatusOr<std::shared_ptr<Database>> DatabaseRegistry::OpenLocked(
     const std::string& name, bool create) {
+  const auto start = std::chrono::steady_clock::now();
   auto db = Database::Open(name, (fs::path(data_dir_) / name).string(),
                            options_, create);
   if (!db.ok()) return db.status();
+  // The open's own cost, apart from the process's start (issue 20's
+  // goal: under 100 ms at 300M datoms).
+  spdlog::info("database {} opened in {:.1f} ms", name,
+               std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - start)
+                   .count());
   std::weak_ptr<Pending> pending = pending_;
   (*db)->set_on_destroyed([pending, name, data_dir = data_dir_](bool deleted) {
     if (deleted) {

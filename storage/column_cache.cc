@@ -507,6 +507,21 @@ std::vector<std::shared_ptr<const AttributeColumn>> ColumnCache::StaleImages()
   return out;
 }
 
+std::vector<ColumnCache::CurrentImage> ColumnCache::CurrentImages() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<CurrentImage> out;
+  for (const auto& [key, slot] : slots_) {
+    // Held since its image (a dropped column's commits are not seen), and
+    // every commit that wrote the attribute made a newer version.
+    if (!slot.versions.empty() && slot.image_as_of != 0 &&
+        slot.versions.back()->as_of == slot.image_as_of) {
+      const AttributeColumn& c = *slot.versions.back();
+      out.push_back({c.order, c.attribute, slot.image_as_of});
+    }
+  }
+  return out;
+}
+
 CacheCounters ColumnCache::counters() const {
   absl::MutexLock lock(&mu_);
   CacheCounters c;

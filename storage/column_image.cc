@@ -286,6 +286,37 @@ absl::Status WriteColumnImage(const std::string& store_path, IndexOrder order,
   return s;
 }
 
+absl::Status AdvanceColumnImage(const std::string& store_path, IndexOrder order,
+                                EntityId attribute, EntityId from,
+                                EntityId to) {
+  const std::string path = ColumnImagePath(store_path, order, attribute);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return Errno("opening", path);
+  Header h;
+  absl::Status s;
+  if (::pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
+    s = absl::DataLossError(StrCat("column image ", path, ": too short"));
+  } else if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 ||
+             h.header_crc != HeaderCrc(h)) {
+    s = absl::DataLossError(StrCat("column image ", path, ": bad header"));
+  } else if (h.order != static_cast<uint32_t>(order) ||
+             h.attribute != static_cast<uint64_t>(attribute) ||
+             h.as_of != static_cast<uint64_t>(from)) {
+    s = absl::FailedPreconditionError(
+        StrCat("column image ", path, " is not as of ", from));
+  } else {
+    h.as_of = static_cast<uint64_t>(to);
+    h.header_crc = HeaderCrc(h);
+    if (::pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
+      s = Errno("writing", path);
+    } else if (::fsync(fd) != 0) {
+      s = Errno("syncing", path);
+    }
+  }
+  ::close(fd);
+  return s;
+}
+
 absl::StatusOr<ColumnImage> MapColumnImage(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Errno("opening", path);

@@ -1,5 +1,6 @@
 #include "internal/column_worker.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "internal/coding.h"
@@ -223,8 +224,12 @@ void ColumnWorker::LoadImages(StoreCore* core, EntityId basis,
   }
 }
 
-void ColumnWorker::SaveImages(StoreCore* core) {
+void ColumnWorker::SaveImages(StoreCore* core, EntityId basis) {
   ColumnCache* cache = core->column_cache.get();
+  // A column's newest version holds the attribute as of every basis from
+  // its last change on: its image is written (or moved) as of `basis`, so
+  // that the next opening replays only what comes after the close.
+  const std::vector<ColumnCache::CurrentImage> current = cache->CurrentImages();
   for (const auto& column : cache->StaleImages()) {
     std::shared_ptr<const KeyRun> keys = column->base;
     if (!column->delta.empty()) {
@@ -233,10 +238,18 @@ void ColumnWorker::SaveImages(StoreCore* core) {
                              folded.get());
       keys = std::move(folded);
     }
-    if (WriteColumnImage(core->path, column->order, column->attribute,
-                         column->as_of, *keys)
+    const EntityId as_of = std::max(column->as_of, basis);
+    if (WriteColumnImage(core->path, column->order, column->attribute, as_of,
+                         *keys)
             .ok()) {
-      cache->SetImage(column->order, column->attribute, column->as_of);
+      cache->SetImage(column->order, column->attribute, as_of);
+    }
+  }
+  for (const ColumnCache::CurrentImage& image : current) {
+    // Errors leave the image as it was: still exact, only further behind.
+    if (image.as_of < basis) {
+      (void)AdvanceColumnImage(core->path, image.order, image.attribute,
+                               image.as_of, basis);
     }
   }
 }

@@ -25,9 +25,40 @@ absl::Status ImportDistinct::Group(
   });
   bool before = false;
   bool after = puts;
-  // Most groups of an import are new to the DB: the filter knows it
-  // without a read.
-  if (!groups_->on() || groups_->MayHold(ImportIndex::GroupHash(group))) {
+  bool known = false;
+  if (groups_->on()) {
+    const uint64_t hash = ImportIndex::GroupHash(group);
+    // Most groups of an import are new to the DB: the filter knows it
+    // without a read. A group the import wrote first is in the summary,
+    // which knows whether the DB holds a key of it; without it every
+    // chunk sought each repeated value (an assignee, a label) through all
+    // the earlier chunks' L0 files, 39% of the server's CPU in the second
+    // half of the 100M-datom import.
+    if (!groups_->MayHold(hash)) {
+      known = true;
+    } else if (const ImportedGroups::Summary* summary =
+                   groups_->Find(group, hash)) {
+      before = summary->has_first;
+      if (!before || after) {
+        known = true;
+      } else {
+        // Only deletions: the first key survives unless deleted; others
+        // may follow it only if the summary says so.
+        std::string first(group);
+        PutFixed64BE(summary->first_e, &first);
+        const bool first_deleted =
+            std::any_of(writes, writes + n,
+                        [&](const auto& w) { return w.first == first; });
+        if (!first_deleted) {
+          after = true;
+          known = true;
+        } else if (!summary->more) {
+          known = true;
+        }
+      }
+    }
+  }
+  if (!known) {
     if (!it_) {
       it_.reset(core_->db->NewIterator(TotalOrderReadOptions(),
                                        core_->cf(Cf::kAvet)));

@@ -492,7 +492,10 @@ void Store::Close() {
     // queries: they are finished (and imaged) rather than dropped.
     core_->column_cache->WaitImportBuilds();
     core_->column_worker->Stop();
-    if (options_.column_images) internal::ColumnWorker::SaveImages(core_.get());
+    if (options_.column_images) {
+      internal::ColumnWorker::SaveImages(
+          core_.get(), transactor_ ? transactor_->Latest()->basis_tx() : 0);
+    }
   }
 }
 

@@ -133,7 +133,8 @@ Sample Runner::Measure(const std::string& what, int clients, double seconds,
   std::atomic<int64_t> errors{0};
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration<double>(seconds);
-  const size_t min_each = static_cast<size_t>(std::max(1, 30 / clients));
+  const size_t min_each =
+      static_cast<size_t>(std::max(1, options_.min_samples / clients));
   auto work = [&](int w) {
     std::mt19937_64 rng(static_cast<uint64_t>(w) * 7919 + 17);
     auto& mine = per[static_cast<size_t>(w)];
@@ -621,7 +622,8 @@ absl::Status Runner::WriteEnv() {
               : "pinned to CPUs " + options_.client_cpus)
       << "\n"
       << "reps: " << options_.reps
-      << ", min seconds per point: " << options_.min_s << "\n";
+      << ", min seconds per point: " << options_.min_s
+      << ", min samples per point: " << options_.min_samples << "\n";
   for (const std::string& n : notes_) env << "note: " << n << "\n";
   return env ? absl::OkStatus()
              : absl::UnavailableError("cannot write env.txt");

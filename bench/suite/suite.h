@@ -53,6 +53,9 @@ struct RunOptions {
   double duration_s = 60;  // sustained
   int reps = 3;
   double min_s = 10;
+  // Samples each point takes at least, over all its clients (a q4 of 20 s
+  // at scale l would otherwise hold one point for 10 minutes).
+  int min_samples = 30;
   // Seconds each operation runs unmeasured before its first point (0: the
   // 3 warm-up calls per client only).
   double warmup_s = 0;

@@ -202,6 +202,14 @@ class ColumnCache {
   // The newest version of every column whose image is older (the store
   // closing writes them).
   std::vector<std::shared_ptr<const AttributeColumn>> StaleImages() const;
+  // The columns held with an image that no commit since changed (the
+  // store closing moves their images' basis forward), with that basis.
+  struct CurrentImage {
+    IndexOrder order;
+    EntityId attribute;
+    EntityId as_of;
+  };
+  std::vector<CurrentImage> CurrentImages() const;
 
   // hits: seeks answered from a column; misses: columns built; bytes and
   // entries: the newest versions; folds: deltas folded.

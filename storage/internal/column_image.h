@@ -66,6 +66,20 @@ std::vector<std::string> ListColumnImages(const std::string& store_path);
                                             EntityId attribute, EntityId as_of,
                                             const KeyRun& keys);
 
+// Moves the basis in the header of the image of (order, attribute) from
+// `from` to `to`, for a column that no commit between the two wrote: its
+// keys are then as of `to` too, and the next opening replays the log
+// from there rather than from `from` (every opening would otherwise read
+// the whole log since the image, growing with every write to other
+// attributes). A torn write leaves a header whose checksum fails, and the
+// image is built again like any malformed one. FailedPrecondition if the
+// image is not that column's as of `from`, DataLoss if malformed,
+// Unavailable on an I/O error.
+[[nodiscard]] absl::Status AdvanceColumnImage(const std::string& store_path,
+                                              IndexOrder order,
+                                              EntityId attribute, EntityId from,
+                                              EntityId to);
+
 // Maps the image at `path`, checking its header and key offsets (not the
 // arrays' checksum: see ColumnImage). DataLoss if it is not a well-formed
 // image, Unavailable on an I/O error.

@@ -47,10 +47,11 @@ class ColumnWorker {
   // attribute, or too far behind the log) is removed, and its column
   // queued for a build instead.
   static void LoadImages(StoreCore* core, EntityId basis, const Schema& schema);
-  // The store closing, after Stop: writes the image of every column
-  // changed since its image was written. Errors are ignored (an image is
-  // a hint).
-  static void SaveImages(StoreCore* core);
+  // The store closing, after Stop and the last commit (of basis `basis`):
+  // writes the image of every column changed since its image was written,
+  // and moves the others' images up to `basis`. Errors are ignored (an
+  // image is a hint).
+  static void SaveImages(StoreCore* core, EntityId basis);
 
  private:
   void Run();

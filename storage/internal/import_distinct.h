@@ -23,8 +23,10 @@ namespace mentat::storage::internal {
 // per new (attribute, value) as an ordinary commit does. A group (a, v)
 // counts +1 if the DB held no key of it before the chunk and holds one
 // after, -1 the other way round. The filter of ImportedGroups says for
-// most groups that the DB holds nothing; the others are read from the DB
-// (one seek each, more only for groups the chunk deletes keys of).
+// most groups that the DB holds nothing, and its summary answers for the
+// groups earlier chunks created (values repeated across chunks); the
+// others are read from the DB (one seek each, more only for groups the
+// chunk deletes keys of).
 //
 // The result is exact as long as the DB is the state before the chunk
 // (the chunks before it ingested, this one not yet) and the attributes
