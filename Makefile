@@ -80,7 +80,7 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_
 TSAN_REPORTS = $(CURDIR)/build-tsan/tsan-reports
 TSAN_ENV = TSAN_OPTIONS=suppressions=$(SAN_DIR)/tsan.supp:second_deadlock_stack=1:print_suppressions=0:ignore_noninstrumented_modules=1:history_size=4:log_path=$(TSAN_REPORTS)/tsan
 
-.PHONY: check-asan check-tsan check-sanitizers check-threads fuzz
+.PHONY: build-asan check-asan check-tsan check-sanitizers check-threads fuzz
 
 # clang's -Wthread-safety over every .cc (tools/thread_safety_check.sh):
 # the ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotations, which
@@ -90,10 +90,13 @@ check-threads: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target mentat_proto
 	JOBS=$(JOBS) bash tools/thread_safety_check.sh $(BUILD_DIR)
 
-check-asan: deps
+# The ASan build alone (CI builds it while the Release tests run).
+build-asan: deps
 	cmake -S . -B build-asan $(SAN_CMAKE) -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$(ASAN_OPT) \
 	  -DMENTAT_SANITIZE=address
 	cmake --build build-asan -j $(JOBS) --target $(SAN_TARGETS)
+
+check-asan: build-asan
 	cd build-asan && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) -R '$(SAN_TESTS)'
 
 check-tsan: deps

@@ -5,6 +5,7 @@
 //   storage-bench import --scale s --dir DIR   the same through Store::Import
 //   storage-bench writes --dir DIR --seconds 5 single-datom durable writes
 //                                              at 1, 16 and 64 submitters
+//                 [--log-presize BYTES]        (0: log files not presized)
 //   storage-bench excise --dir DIR             on a store `load` made: one
 //                                              user's excision (the commit,
 //                                              which reads the whole log)
@@ -45,6 +46,8 @@ struct Args {
   std::string dir = "bench-store";
   double seconds = 5;
   int inflight = 2;
+  // writes: StoreOptions::log_presize_bytes; -1 for its default.
+  int64_t log_presize = -1;
 };
 
 bool ParseArgs(int argc, char** argv, Args* args) {
@@ -60,6 +63,8 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->seconds = std::atof(argv[i + 1]);
     } else if (flag == "--inflight") {
       args->inflight = std::atoi(argv[i + 1]);
+    } else if (flag == "--log-presize") {
+      args->log_presize = std::atoll(argv[i + 1]);
     } else {
       return false;
     }
@@ -133,7 +138,11 @@ int Load(const Args& args) {
 
 int Writes(const Args& args) {
   std::filesystem::remove_all(args.dir);
-  auto opened = Store::Open(args.dir);
+  storage::StoreOptions options;
+  if (args.log_presize >= 0) {
+    options.log_presize_bytes = static_cast<uint64_t>(args.log_presize);
+  }
+  auto opened = Store::Open(args.dir, options);
   if (!Check(opened.status(), "open")) return 1;
   std::unique_ptr<Store> store = std::move(*opened);
   if (!Check(store->Transact(TxRequest{SchemaOps()}).get().status(),
@@ -234,7 +243,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: storage-bench load|import|writes|excise [--scale "
                  "xs|s|m] [--dir DIR] "
-                 "[--seconds N] [--inflight N]\n");
+                 "[--seconds N] [--inflight N] [--log-presize BYTES]\n");
     return 2;
   }
   if (args.command == "load" || args.command == "import") {

@@ -9,6 +9,7 @@
 #include "internal/info_log.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
+#include "internal/presized_log.h"
 #include "internal/rocks_status.h"
 #include "internal/store_core.h"
 #include "internal/transactor.h"
@@ -353,7 +354,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
       options.env != nullptr ? options.env : rocksdb::Env::Default(),
       path + "/LOG", db_options.info_log_level);
   db_options.db_write_buffer_size = options.memtable_budget_bytes;
-  if (options.env != nullptr) db_options.env = options.env;
+  if (options.env != nullptr) {
+    db_options.env = options.env;
+  } else if (options.sync_commits && options.log_presize_bytes > 0) {
+    core->log_env = internal::NewPresizedLogEnv(options.log_presize_bytes);
+    db_options.env = core->log_env.get();
+  }
   // RocksDB stops writes after a failed write, flush or WAL sync and
   // recovers by itself where it can: from a full disk through its
   // SstFileManager (one is made for every DB), which polls the free space

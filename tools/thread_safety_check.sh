@@ -13,6 +13,8 @@
 #   JOBS=N  parallel clang processes (default 2)
 #   ALL=1   every .cc, whether or not it touches a lock
 #   ONLY=RE only the files whose path matches the regular expression RE
+#   COMPILE_COMMANDS=FILE  read the compile commands from FILE instead of
+#           BUILD_DIR's (a copy, while a configure may rewrite the original)
 #
 # Exit status 0 when every file passes; else the files that failed and
 # their diagnostics. Prints the wall time it took.
@@ -37,7 +39,8 @@ import concurrent.futures, json, os, re, shlex, subprocess, sys
 build_dir, clang, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 source_dir = os.getcwd()
 build_abs = os.path.realpath(build_dir)
-entries = json.load(open(os.path.join(build_dir, "compile_commands.json")))
+entries = json.load(open(os.environ.get("COMPILE_COMMANDS") or
+                         os.path.join(build_dir, "compile_commands.json")))
 
 
 def pch_headers(hxx):

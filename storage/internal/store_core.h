@@ -115,6 +115,9 @@ struct StoreCore {
 
   StoreOptions options;
   std::string path;
+  // The Env of `db` when the store made its own (presized log files,
+  // internal/presized_log.h); destroyed after `db` closes.
+  std::unique_ptr<rocksdb::Env> log_env;
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::shared_ptr<rocksdb::Statistics> statistics;

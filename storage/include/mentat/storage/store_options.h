@@ -23,6 +23,13 @@ struct StoreOptions {
   // off trades durability of the last commits on power loss for speed.
   // Default: true.
   bool sync_commits = true;
+  // With sync_commits and the default `env`: each write-ahead log file is
+  // made this many bytes longer at a time, ahead of its writes (read back
+  // as zeros, cut back when the file closes), so that a commit's fsync
+  // writes its data and not also the file's new size
+  // (internal/presized_log.h). 0 turns it off. At least 64 KiB.
+  // Default: 4 MiB.
+  uint64_t log_presize_bytes = uint64_t{4} << 20;
   // RocksDB block cache shared by every column family. Default: 512 MiB.
   size_t block_cache_bytes = size_t{512} << 20;
   // Most bytes the memtables of all column families hold together; past
