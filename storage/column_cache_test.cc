@@ -537,31 +537,52 @@ TEST_CASE("a bulk import builds its big attributes' columns before any read") {
   CHECK(columns->column_cache_counters().hits > 0);
 }
 
-TEST_CASE("a reopened store has its columns at once, from their images") {
-  TempDir plain_dir, column_dir, copy_dir;
-  auto plain = *Store::Open(plain_dir.path(), NoColumns());
-  auto columns = *Store::Open(column_dir.path(), EagerColumns());
-  std::vector<EntityId> entities;
-  auto both = [&](const std::vector<TxOp>& ops) {
+// A store without columns and one with eager columns given the same
+// transactions, so that the second's scans can be checked against the
+// first's. Commit requires both to commit the same transaction, and keeps
+// its id and the entity the tempid "x" named.
+struct TwinStores {
+  TwinStores(const TempDir& plain_dir, const TempDir& column_dir)
+      : plain(*Store::Open(plain_dir.path(), NoColumns())),
+        columns(*Store::Open(column_dir.path(), EagerColumns())) {}
+  void Commit(const std::vector<TxOp>& ops) {
     auto a = plain->Transact(Tx(ops)).get();
     auto b = columns->Transact(Tx(ops)).get();
     REQUIRE(a.ok());
     REQUIRE(b.ok());
     REQUIRE(a->tx == b->tx);
+    last_tx = a->tx;
     if (a->tempids.count("x") != 0) entities.push_back(a->tempids.at("x"));
-  };
-  both(SchemaOps());
-  for (int i = 0; i < 50; ++i) {
-    both({Add(E("x"), "c/one", Value::Long(i % 7)),
-          Add(E("x"), "c/many", Value::Long(i % 3))});
   }
-  const Schema& schema = columns->Latest()->schema();
-  const EntityId one = schema.FindAttribute("c/one")->id;
-  const EntityId many = schema.FindAttribute("c/many")->id;
-  // Built (and imaged) as of now.
-  for (const EntityId attr : {one, many}) ScanLatest(*columns, attr, 0);
-  columns->WaitForColumns();
-  CHECK(columns->column_cache_counters().entries == 4);
+  // The schema and 50 entities with c/one and c/many, then the columns of
+  // both attributes built (and imaged) as of the last commit; their ids.
+  std::pair<EntityId, EntityId> SeedColumns() {
+    Commit(SchemaOps());
+    for (int i = 0; i < 50; ++i) {
+      Commit({Add(E("x"), "c/one", Value::Long(i % 7)),
+              Add(E("x"), "c/many", Value::Long(i % 3))});
+    }
+    const Schema& schema = columns->Latest()->schema();
+    const EntityId one = schema.FindAttribute("c/one")->id;
+    const EntityId many = schema.FindAttribute("c/many")->id;
+    for (const EntityId attr : {one, many}) ScanLatest(*columns, attr, 0);
+    columns->WaitForColumns();
+    REQUIRE(columns->column_cache_counters().entries == 4);
+    return {one, many};
+  }
+
+  std::unique_ptr<Store> plain;
+  std::unique_ptr<Store> columns;
+  std::vector<EntityId> entities;
+  EntityId last_tx = 0;
+};
+
+TEST_CASE("a reopened store has its columns at once, from their images") {
+  TempDir plain_dir, column_dir, copy_dir;
+  TwinStores twins(plain_dir, column_dir);
+  auto& [plain, columns, entities, last_tx] = twins;
+  auto both = [&](const std::vector<TxOp>& ops) { twins.Commit(ops); };
+  const auto [one, many] = twins.SeedColumns();
   // Commits after the images, then a copy of the store as it is now: its
   // images are behind its log.
   for (int i = 0; i < 30; ++i) {
@@ -614,30 +635,10 @@ TEST_CASE("a reopened store has its columns at once, from their images") {
 
 TEST_CASE("closing moves an unchanged column's image up to the basis") {
   TempDir plain_dir, column_dir;
-  auto plain = *Store::Open(plain_dir.path(), NoColumns());
-  auto columns = *Store::Open(column_dir.path(), EagerColumns());
-  std::vector<EntityId> entities;
-  EntityId last_tx = 0;
-  auto both = [&](const std::vector<TxOp>& ops) {
-    auto a = plain->Transact(Tx(ops)).get();
-    auto b = columns->Transact(Tx(ops)).get();
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    REQUIRE(a->tx == b->tx);
-    last_tx = b->tx;
-    if (a->tempids.count("x") != 0) entities.push_back(a->tempids.at("x"));
-  };
-  both(SchemaOps());
-  for (int i = 0; i < 50; ++i) {
-    both({Add(E("x"), "c/one", Value::Long(i % 7)),
-          Add(E("x"), "c/many", Value::Long(i % 3))});
-  }
-  const Schema& schema = columns->Latest()->schema();
-  const EntityId one = schema.FindAttribute("c/one")->id;
-  const EntityId many = schema.FindAttribute("c/many")->id;
-  for (const EntityId attr : {one, many}) ScanLatest(*columns, attr, 0);
-  columns->WaitForColumns();
-  REQUIRE(columns->column_cache_counters().entries == 4);
+  TwinStores twins(plain_dir, column_dir);
+  auto& [plain, columns, entities, last_tx] = twins;
+  auto both = [&](const std::vector<TxOp>& ops) { twins.Commit(ops); };
+  const auto [one, many] = twins.SeedColumns();
   const EntityId imaged_at = last_tx;
   auto image_as_of = [&](IndexOrder order, EntityId attr) {
     auto image = internal::MapColumnImage(
