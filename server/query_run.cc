@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "basis.h"
 #include "fingerprint.h"
 #include "mentat/base/excerpt.h"
@@ -115,6 +116,9 @@ class ResponseSink : public query::RowSink {
   [[nodiscard]] absl::Status Skipped();
   // After a row was encoded into pending_ (`row_bytes` of it).
   [[nodiscard]] absl::Status Added(size_t row_bytes);
+  // A row over max_row_bytes_: RESOURCE_EXHAUSTED naming it.
+  [[nodiscard]] ABSL_ATTRIBUTE_NOINLINE absl::Status RowTooLarge(
+      size_t row_bytes) const;
 
   QueryRun* const run_;
   QueryOutput* const output_;
@@ -232,9 +236,14 @@ absl::Status ResponseSink::OnValueRow(const storage::Value* const* cells,
     limit_reached_ = true;
     return absl::CancelledError("limit reached");
   }
-  // Added's checks, inline: this runs once per row of most answers.
-  const size_t row_bytes = pending_.AddValueRow(cells, width);
-  if (row_bytes > max_row_bytes_) return Added(row_bytes);  // its error
+  return Added(pending_.AddValueRow(cells, width));
+}
+
+// Once per row of most answers: inline, with the rare refusal out of line.
+inline absl::Status ResponseSink::Added(size_t row_bytes) {
+  if (row_bytes > max_row_bytes_) [[unlikely]] {
+    return RowTooLarge(row_bytes);
+  }
   ++sent_;
   if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
       pending_.rows_bytes().size() >= target_bytes_) {
@@ -243,20 +252,12 @@ absl::Status ResponseSink::OnValueRow(const storage::Value* const* cells,
   return absl::OkStatus();
 }
 
-absl::Status ResponseSink::Added(size_t row_bytes) {
-  if (row_bytes > max_row_bytes_) {
-    return absl::ResourceExhaustedError(StrCat(
-        "row ", sent_ + 1, " of the result holds about ", row_bytes,
-        " bytes, more than the largest message the server sends (",
-        max_row_bytes_,
-        " bytes with --max-message-bytes); find fewer large values per row"));
-  }
-  ++sent_;
-  if (static_cast<size_t>(pending_.rows()) >= batch_rows_ ||
-      pending_.rows_bytes().size() >= target_bytes_) {
-    return Flush(/*final=*/false);
-  }
-  return absl::OkStatus();
+absl::Status ResponseSink::RowTooLarge(size_t row_bytes) const {
+  return absl::ResourceExhaustedError(StrCat(
+      "row ", sent_ + 1, " of the result holds about ", row_bytes,
+      " bytes, more than the largest message the server sends (",
+      max_row_bytes_,
+      " bytes with --max-message-bytes); find fewer large values per row"));
 }
 
 absl::Status ResponseSink::Flush(bool final) {
