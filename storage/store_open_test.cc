@@ -1,0 +1,180 @@
+// Opening a store with table files RocksDB has not opened yet
+// (StoreOptions::max_open_table_files): the open reads few of them, and
+// every read still finds every datom, in the files opened later too.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mentat/storage/store.h"
+#include "rocksdb/statistics.h"
+#include "test_support.h"
+
+namespace mentat::storage {
+namespace {
+
+using testing::Add;
+using testing::AddRef;
+using testing::Attr;
+using testing::Concat;
+using testing::E;
+using testing::MustTransact;
+using testing::TempDir;
+using testing::ValuesOf;
+
+// Reads through RocksDB only: no cache answers in its place.
+StoreOptions Uncached() {
+  StoreOptions o;
+  o.entity_cache_bytes = 0;
+  o.value_cache_bytes = 0;
+  o.column_cache_bytes = 0;
+  return o;
+}
+
+int SstFiles(const std::string& dir) {
+  int n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() == ".sst") ++n;
+  }
+  return n;
+}
+
+// A store whose every family has three table files (three flushes, under
+// RocksDB's trigger of four for a compaction): schema, current and
+// history keys, refs, fulltext postings, the log and meta.
+struct Written {
+  std::map<std::string, EntityId> ids;  // name -> entity
+  std::map<std::string, int64_t> size;  // name -> current size
+  EntityId first_tx = 0;                // the first data transaction
+};
+
+Written WriteInThreeFlushes(const std::string& dir) {
+  Written w;
+  auto store = *Store::Open(dir, Uncached());
+  MustTransact(
+      *store,
+      Concat({Attr("o/name", "db.type/string", false, "db.unique/identity"),
+              Attr("o/size", "db.type/long"),
+              Attr("o/parent", "db.type/ref"),
+              {Add(E("attr-o/name"), "db/fulltext", Value::Boolean(true))}}));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<TxOp> ops;
+    for (int i = 0; i < 50; ++i) {
+      const std::string name = "n-" + std::to_string(round * 50 + i);
+      const std::string tempid = "t" + std::to_string(i);
+      ops.push_back(Add(E(tempid.c_str()), "o/name", Value::String(name)));
+      ops.push_back(Add(E(tempid.c_str()), "o/size", Value::Long(i)));
+      if (round > 0) {
+        ops.push_back(AddRef(E(tempid.c_str()), "o/parent",
+                             E(w.ids["n-" + std::to_string(i)])));
+      }
+      w.size[name] = i;
+    }
+    // A change of every earlier entity: history keys in this flush too.
+    for (auto& [name, size] : w.size) {
+      if (w.ids.count(name) == 0) continue;
+      size += 1000;
+      ops.push_back(Add(E(w.ids[name]), "o/size", Value::Long(size)));
+    }
+    const TxReport report = MustTransact(*store, ops);
+    if (round == 0) w.first_tx = report.tx;
+    for (int i = 0; i < 50; ++i) {
+      w.ids["n-" + std::to_string(round * 50 + i)] =
+          report.tempids.at("t" + std::to_string(i));
+    }
+    REQUIRE(store->Flush().ok());
+  }
+  return w;
+}
+
+// Every entity's size through EAVT, its id through AVET, its past size
+// through history: each as written.
+void CheckReads(const Store& store, const Written& w) {
+  std::shared_ptr<const Db> db = store.Latest();
+  const DbView now = db->View(Basis::Current());
+  const EntityId name_attr = db->schema().FindAttribute("o/name")->id;
+  for (const auto& [name, e] : w.ids) {
+    const std::vector<Value> size = ValuesOf(now, e, "o/size");
+    REQUIRE(size.size() == 1);
+    CHECK(size[0] == Value::Long(w.size.at(name)));
+    auto found = now.LookupUnique(name_attr, Value::String(name));
+    REQUIRE(found.ok());
+    CHECK(*found == std::optional<EntityId>(e));
+  }
+  // As of the first data transaction, its entities had their first sizes
+  // and were found by name (current and history families); none was
+  // anyone's parent yet, as each is of two later ones now (VAET).
+  const DbView then = db->View(Basis::AsOf(w.first_tx));
+  const EntityId parent_attr = db->schema().FindAttribute("o/parent")->id;
+  for (int i = 0; i < 50; ++i) {
+    const std::string name = "n-" + std::to_string(i);
+    const EntityId e = w.ids.at(name);
+    const std::vector<Value> size = ValuesOf(then, e, "o/size");
+    REQUIRE(size.size() == 1);
+    CHECK(size[0] == Value::Long(i));
+    auto found = then.LookupUnique(name_attr, Value::String(name));
+    REQUIRE(found.ok());
+    CHECK(*found == std::optional<EntityId>(e));
+    std::string prefix;
+    VaetKey::EncodePrefix(e, parent_attr, &prefix);
+    auto children = now.Datoms(IndexOrder::kVaet, prefix);
+    REQUIRE(children.ok());
+    CHECK(children->size() == 2);
+    auto before = then.Datoms(IndexOrder::kVaet, prefix);
+    REQUIRE(before.ok());
+    CHECK(before->empty());
+  }
+}
+
+TEST_CASE("a store opens few of its table files and reads all of them") {
+  TempDir dir;
+  const Written w = WriteInThreeFlushes(dir.path());
+  const int files = SstFiles(dir.path());
+  REQUIRE(files >= 24);
+
+  SUBCASE("by default, the open leaves most files to the reads") {
+    auto store = *Store::Open(dir.path(), Uncached());
+    const uint64_t at_open = store->RocksDbTicker(rocksdb::NO_FILE_OPENS);
+    CHECK(at_open < static_cast<uint64_t>(files));
+    CheckReads(*store, w);
+    CHECK(store->RocksDbTicker(rocksdb::NO_FILE_OPENS) > at_open);
+    // Once opened, a file stays open: reading again opens none.
+    const uint64_t after_reads = store->RocksDbTicker(rocksdb::NO_FILE_OPENS);
+    CheckReads(*store, w);
+    CHECK(store->RocksDbTicker(rocksdb::NO_FILE_OPENS) == after_reads);
+  }
+  SUBCASE("with -1, the open opens every file") {
+    StoreOptions o = Uncached();
+    o.max_open_table_files = -1;
+    auto store = *Store::Open(dir.path(), o);
+    const uint64_t at_open = store->RocksDbTicker(rocksdb::NO_FILE_OPENS);
+    CHECK(at_open >= static_cast<uint64_t>(files));
+    CheckReads(*store, w);
+    CHECK(store->RocksDbTicker(rocksdb::NO_FILE_OPENS) == at_open);
+  }
+  SUBCASE("with fewer open files allowed than the store has") {
+    // RocksDB's least, 20, keeps 10 table files open: the others are
+    // closed as reads go on, and opened again when read again.
+    StoreOptions o = Uncached();
+    o.max_open_table_files = 20;
+    auto store = *Store::Open(dir.path(), o);
+    CheckReads(*store, w);
+    const uint64_t after_reads = store->RocksDbTicker(rocksdb::NO_FILE_OPENS);
+    CheckReads(*store, w);
+    CHECK(store->RocksDbTicker(rocksdb::NO_FILE_OPENS) > after_reads);
+  }
+  // Writes after such an open land beside the unopened files and are
+  // read with them.
+  auto store = *Store::Open(dir.path(), Uncached());
+  Written more = w;
+  const EntityId e = w.ids.at("n-7");
+  MustTransact(*store, {Add(E(e), "o/size", Value::Long(-7))});
+  more.size["n-7"] = -7;
+  CheckReads(*store, more);
+}
+
+}  // namespace
+}  // namespace mentat::storage
