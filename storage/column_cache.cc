@@ -47,7 +47,7 @@ bool ColumnCache::CheckImage(uint64_t slot_key) {
       idle_cv_.Wait(&mu_);  // the column thread (or a reader) checks it
     }
   }
-  const bool intact = ColumnImageChecksum(*base) == expected;
+  const bool intact = ColumnImageIntact(*base, expected);
   absl::MutexLock lock(&mu_);
   Slot& slot = slots_[slot_key];
   slot.checking = false;

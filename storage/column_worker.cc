@@ -132,7 +132,7 @@ void ColumnWorker::Verify(ColumnCache::Job job) {
   uint32_t checksum = 0;
   std::shared_ptr<const KeyRun> base = cache_->BeginVerify(job, &checksum);
   if (base == nullptr) return;
-  const bool intact = ColumnImageChecksum(*base) == checksum;
+  const bool intact = ColumnImageIntact(*base, checksum);
   if (!intact) {
     // The column is read from RocksDB again (and rebuilt); the file goes
     // so that the next opening does not map it either.

@@ -46,6 +46,13 @@ struct ColumnImage {
 // image of the run carries it.
 uint32_t ColumnImageChecksum(const KeyRun& keys);
 
+// True if the arrays of `keys` (mapped from an image) are as written:
+// their ColumnImageChecksum is `checksum`, and every key's offsets hold
+// (in order, within the keys, long enough for its attribute and entity),
+// which MapColumnImage checks only for the first and last key. No other
+// key of a mapped image may be read before this holds.
+bool ColumnImageIntact(const KeyRun& keys, uint32_t checksum);
+
 // CRC32C (Castagnoli) of `n` bytes continuing `crc` (0 to start):
 // Crc32cExtend(Crc32cExtend(0, a), b) is the CRC32C of a then b. With
 // the CPU's crc32 instruction where it has one.
@@ -80,8 +87,10 @@ std::vector<std::string> ListColumnImages(const std::string& store_path);
                                               EntityId attribute, EntityId from,
                                               EntityId to);
 
-// Maps the image at `path`, checking its header and key offsets (not the
-// arrays' checksum: see ColumnImage). DataLoss if it is not a well-formed
+// Maps the image at `path`, checking its header and the offsets of its
+// first and last key (not the arrays: see ColumnImage and
+// ColumnImageIntact), so that it reads a few pages of the file whatever
+// its size. DataLoss if it is not a well-formed
 // image, Unavailable on an I/O error.
 [[nodiscard]] absl::StatusOr<ColumnImage> MapColumnImage(
     const std::string& path);
