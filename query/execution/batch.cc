@@ -1,5 +1,7 @@
 #include "execution/batch.h"
 
+#include <algorithm>
+
 namespace mentat::query::execution {
 
 namespace {
@@ -44,12 +46,16 @@ void Batch::GiveBackCells() {
       spares.cells + cells_.size() > kMaxSpareCells) {
     return;  // cells_ is freed with the batch
   }
-  for (storage::Value& v : cells_) {
-    if (v.text_capacity() > kMaxSpareText) v.ReleaseText();
+  Touched();
+  const size_t touched = std::min(
+      cells_.size(), touched_rows_ * static_cast<size_t>(std::max(width_, 0)));
+  for (size_t i = 0; i < touched; ++i) {
+    if (cells_[i].text_capacity() > kMaxSpareText) cells_[i].ReleaseText();
   }
   spares.cells += cells_.size();
   spares.vectors.push_back(std::move(cells_));
   cells_.clear();
+  touched_rows_ = 0;
 }
 
 }  // namespace mentat::query::execution

@@ -44,6 +44,7 @@ class Batch {
       capacity_ = other.capacity_;
       size_ = std::exchange(other.size_, 0);
       rows_held_ = std::exchange(other.rows_held_, 0);
+      touched_rows_ = std::exchange(other.touched_rows_, 0);
       cells_ = std::move(other.cells_);
       other.cells_.clear();
     }
@@ -87,10 +88,17 @@ class Batch {
     return dst;
   }
   // Drops the last row (a row appended, then rejected by a filter).
-  void PopBack() { --size_; }
-  void Clear() { size_ = 0; }
+  void PopBack() {
+    Touched();
+    --size_;
+  }
+  void Clear() {
+    Touched();
+    size_ = 0;
+  }
   // Keeps rows [0, n).
   void Truncate(size_t n) {
+    Touched();
     if (n < size_) size_ = n;
   }
   // Moves row `from` onto row `to` (to < from), for in-place compaction.
@@ -128,6 +136,11 @@ class Batch {
   size_t capacity_ = 1;
   size_t size_ = 0;
   size_t rows_held_ = 0;  // the rows cells_ has room for
+  // The most rows held at once so far: only their values can have been
+  // written since the cells were taken (the rest were bounded when they
+  // were kept), so GiveBackCells bounds only these.
+  size_t touched_rows_ = 0;
+  void Touched() { touched_rows_ = std::max(touched_rows_, size_); }
   std::vector<storage::Value> cells_;
 };
 

@@ -67,6 +67,25 @@ TEST_CASE("batch: spares keep no large text and no more than the limit") {
     // The buffer was freed before the value was kept.
     CHECK(next.Append()->text_capacity() <= Batch::kMaxSpareText);
   }
+  SUBCASE("rows cleared, truncated or popped before count") {
+    Batch::ReleaseThreadSpares();
+    {
+      Batch b(1, 16);
+      for (int i = 0; i < 6; ++i) b.Append();
+      b.row(5)->AssignText(ValueType::kString,
+                           Text(Batch::kMaxSpareText + 1, 'c'));
+      b.row(2)->AssignText(ValueType::kString,
+                           Text(Batch::kMaxSpareText + 1, 'p'));
+      b.Truncate(3);
+      b.PopBack();
+      b.Clear();
+      b.Append();
+    }
+    Batch next(1, 16);
+    for (int i = 0; i < 6; ++i) {
+      CHECK(next.Append()->text_capacity() <= Batch::kMaxSpareText);
+    }
+  }
   Batch::ReleaseThreadSpares();
   {
     // More values than a thread keeps: freed with the batch.
