@@ -30,6 +30,25 @@ std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> StartStream(
           channel, rpc, context, request));
 }
 
+// Parses a raw stream message into *message: onto the lease's arena when
+// there is one (the previous message's callback has returned, so its
+// memory may be reused and a long stream holds about one message at a
+// time), else into the heap message *message points at.
+template <typename Response>
+bool ParseMessage(grpc::ByteBuffer* raw, ArenaLease* lease,
+                  Response** message) {
+  if (lease != nullptr) {
+    lease->Recycle();
+    if constexpr (std::is_same_v<Response, v1::QueryResponse>) {
+      *message = lease->query_response();
+    } else {
+      *message =
+          google::protobuf::Arena::CreateMessage<Response>(lease->arena());
+    }
+  }
+  return ParseResponse(raw, *message);
+}
+
 }  // namespace
 
 template <typename Request, typename Response, typename Start>
@@ -37,7 +56,9 @@ absl::Status Client::Stream(const Request& original, Start start,
                             const std::function<bool(Response*)>& on_batch,
                             const CallOptions& call, bool resumable,
                             ArenaLease* lease, bool columns_seen) {
-  constexpr bool kIsQuery = std::is_same_v<Response, v1::QueryResponse>;
+  constexpr bool kIsBatch = std::is_same_v<Response, QueryBatch>;
+  constexpr bool kIsQuery =
+      kIsBatch || std::is_same_v<Response, v1::QueryResponse>;
   constexpr bool kHasToken =
       kIsQuery || std::is_same_v<Response, v1::DatomsResponse>;
   // One deadline for the whole stream, however often it resumes.
@@ -63,19 +84,20 @@ absl::Status Client::Stream(const Request& original, Start start,
     Response* message = &heap_message;
     bool stopped = false;
     bool unreadable = false;
+    // QueryBatch: the message's bytes (one slice of gRPC's, or a copy).
+    grpc::Slice slice;
+    std::string scratch;
+    std::string why_unreadable;
     while (reader->Read(&raw)) {
-      if (lease != nullptr) {
-        // The previous message's callback has returned: its memory may be
-        // reused, so a long stream holds about one message at a time.
-        lease->Recycle();
-        if constexpr (kIsQuery) {
-          message = lease->query_response();
-        } else {
-          message =
-              google::protobuf::Arena::CreateMessage<Response>(lease->arena());
-        }
+      bool parsed;
+      if constexpr (kIsBatch) {
+        absl::Status s = DecodeResponse(raw, &slice, &scratch, message);
+        parsed = s.ok();
+        if (!parsed) why_unreadable = std::string(s.message());
+      } else {
+        parsed = ParseMessage(&raw, lease, &message);
       }
-      if (!ParseResponse(&raw, message)) {
+      if (!parsed) {
         unreadable = true;
         context.TryCancel();
         while (reader->Read(&raw)) {
@@ -88,7 +110,8 @@ absl::Status Client::Stream(const Request& original, Start start,
             resumed = original;
             request = &resumed;
           }
-          resumed.set_resume_token(message->resume_token());
+          resumed.set_resume_token(message->resume_token().data(),
+                                   message->resume_token().size());
         }
       }
       if constexpr (kIsQuery) {
@@ -107,11 +130,16 @@ absl::Status Client::Stream(const Request& original, Start start,
     const grpc::Status status = reader->Finish();
     if (call.canceller != nullptr) call.canceller->Detach(&context);
     if (unreadable) {
-      return absl::InternalError(
-          "a " + Response::descriptor()->full_name() +
-          " from the server could not be parsed (a value nested deeper than "
-          "protobuf's limit of 100, or a corrupt message); the messages "
-          "before it were delivered");
+      if constexpr (kIsBatch) {
+        return absl::InternalError(why_unreadable +
+                                   "; the messages before it were delivered");
+      } else {
+        return absl::InternalError(
+            "a " + Response::descriptor()->full_name() +
+            " from the server could not be parsed (a value nested deeper "
+            "than protobuf's limit of 100, or a corrupt message); the "
+            "messages before it were delivered");
+      }
     }
     if (stopped || status.ok()) return absl::OkStatus();
     const bool cancelled =
@@ -128,10 +156,11 @@ absl::Status Client::Stream(const Request& original, Start start,
   }
 }
 
+template <typename Response>
 absl::Status Client::QueryFirstThenStream(
     const v1::QueryRequest& request,
-    const std::function<bool(v1::QueryResponse*)>& on_batch,
-    const CallOptions& call, ArenaLease* lease) {
+    const std::function<bool(Response*)>& on_batch, const CallOptions& call,
+    ArenaLease* lease) {
   const auto start_stream = [&](grpc::ClientContext* ctx,
                                 const v1::QueryRequest& r) {
     return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r);
@@ -139,15 +168,29 @@ absl::Status Client::QueryFirstThenStream(
   // A request that resumes is a stream's business from the start.
   if (!options_.query_first || !request.resume_token().empty() ||
       no_query_first_.load(std::memory_order_relaxed)) {
-    return Stream<v1::QueryRequest, v1::QueryResponse>(
-        request, start_stream, on_batch, call, true, lease);
+    return Stream<v1::QueryRequest, Response>(request, start_stream, on_batch,
+                                              call, true, lease);
   }
   const auto started = std::chrono::steady_clock::now();
-  v1::QueryResponse heap_first;
-  v1::QueryResponse* first =
-      lease == nullptr ? &heap_first : lease->query_response();
-  const absl::Status first_status =
-      Unary(call, "/mentat.v1.Mentat/QueryFirst", request, first);
+  Response heap_first;
+  Response* first = &heap_first;
+  // QueryBatch: the reply's bytes, which the batch reads in place.
+  grpc::ByteBuffer raw_first;
+  grpc::Slice slice;
+  std::string scratch;
+  absl::Status first_status;
+  if constexpr (std::is_same_v<Response, QueryBatch>) {
+    first_status =
+        Unary(call, "/mentat.v1.Mentat/QueryFirst", request,
+              [&](grpc::ByteBuffer* raw) {
+                raw_first = std::move(*raw);
+                return DecodeResponse(raw_first, &slice, &scratch, first);
+              });
+  } else {
+    if (lease != nullptr) first = lease->query_response();
+    first_status = Unary(call, "/mentat.v1.Mentat/QueryFirst", request,
+                         static_cast<google::protobuf::Message*>(first));
+  }
   if (!first_status.ok()) {
     const absl::StatusCode code = first_status.code();
     const bool cancelled =
@@ -160,8 +203,8 @@ absl::Status Client::QueryFirstThenStream(
     }
     // An older server, or a broken connection: the stream (which retries
     // UNAVAILABLE with backoff) answers from the start.
-    return Stream<v1::QueryRequest, v1::QueryResponse>(
-        request, start_stream, on_batch, call, true, lease);
+    return Stream<v1::QueryRequest, Response>(request, start_stream, on_batch,
+                                              call, true, lease);
   }
   // The stream that continues runs under what is left of the deadline.
   const auto remaining = [&] {
@@ -177,18 +220,19 @@ absl::Status Client::QueryFirstThenStream(
   const bool more = first->more();
   if (more && first->resume_token().empty()) {
     // Not a small query: nothing was sent; the stream runs it.
-    return Stream<v1::QueryRequest, v1::QueryResponse>(
-        request, start_stream, on_batch, remaining(), true, lease);
+    return Stream<v1::QueryRequest, Response>(request, start_stream, on_batch,
+                                              remaining(), true, lease);
   }
   v1::QueryRequest rest;
   if (more) {
     rest = request;
-    rest.set_resume_token(first->resume_token());
+    rest.set_resume_token(first->resume_token().data(),
+                          first->resume_token().size());
   }
   if (!on_batch(first) || !more) return absl::OkStatus();
-  return Stream<v1::QueryRequest, v1::QueryResponse>(
-      rest, start_stream, on_batch, remaining(), true, lease,
-      /*columns_seen=*/true);
+  return Stream<v1::QueryRequest, Response>(rest, start_stream, on_batch,
+                                            remaining(), true, lease,
+                                            /*columns_seen=*/true);
 }
 
 absl::Status Client::Query(
@@ -196,16 +240,26 @@ absl::Status Client::Query(
     const std::function<bool(const v1::QueryResponse&)>& on_batch,
     const CallOptions& call) {
   ArenaLease lease;
-  return QueryFirstThenStream(
+  return QueryFirstThenStream<v1::QueryResponse>(
       request, [&](v1::QueryResponse* m) { return on_batch(*m); }, call,
       &lease);
+}
+
+absl::Status Client::QueryBatches(
+    const v1::QueryRequest& request,
+    const std::function<bool(const QueryBatch&)>& on_batch,
+    const CallOptions& call) {
+  return QueryFirstThenStream<QueryBatch>(
+      request, [&](QueryBatch* b) { return on_batch(*b); }, call,
+      /*lease=*/nullptr);
 }
 
 absl::Status Client::QueryTaking(
     const v1::QueryRequest& request,
     const std::function<bool(v1::QueryResponse*)>& on_batch,
     const CallOptions& call) {
-  return QueryFirstThenStream(request, on_batch, call, /*lease=*/nullptr);
+  return QueryFirstThenStream<v1::QueryResponse>(request, on_batch, call,
+                                                 /*lease=*/nullptr);
 }
 
 absl::Status Client::Datoms(
