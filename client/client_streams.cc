@@ -4,9 +4,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "arena_lease.h"
 #include "mentat/client/client.h"
@@ -29,6 +32,42 @@ std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> StartStream(
       grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
           channel, rpc, context, request));
 }
+
+// A QueryBatch lent to one QueryBatches call from a pool the calling
+// thread keeps, so that its arrays keep their capacity from call to call
+// (growing them anew took a fifth of a 1,600-row answer's decoding). A
+// batch that grew past kKeepBytes is freed instead of kept. A call made
+// inside another's callback gets a batch of its own.
+class BatchLease {
+ public:
+  static constexpr size_t kKeepBytes = 1 << 20;
+
+  BatchLease() {
+    std::vector<std::unique_ptr<QueryBatch>>& pool = Pool();
+    if (pool.empty()) {
+      batch_ = std::make_unique<QueryBatch>();
+    } else {
+      batch_ = std::move(pool.back());
+      pool.pop_back();
+    }
+  }
+  ~BatchLease() {
+    if (batch_->memory_bytes() <= kKeepBytes) {
+      Pool().push_back(std::move(batch_));
+    }
+  }
+  BatchLease(const BatchLease&) = delete;
+  BatchLease& operator=(const BatchLease&) = delete;
+
+  QueryBatch* get() const { return batch_.get(); }
+
+ private:
+  static std::vector<std::unique_ptr<QueryBatch>>& Pool() {
+    thread_local std::vector<std::unique_ptr<QueryBatch>> pool;
+    return pool;
+  }
+  std::unique_ptr<QueryBatch> batch_;
+};
 
 // Parses a raw stream message into *message: onto the lease's arena when
 // there is one (the previous message's callback has returned, so its
@@ -82,6 +121,8 @@ absl::Status Client::Stream(const Request& original, Start start,
     grpc::ByteBuffer raw;
     Response heap_message;
     Response* message = &heap_message;
+    std::optional<BatchLease> batch_lease;
+    if constexpr (kIsBatch) message = batch_lease.emplace().get();
     bool stopped = false;
     bool unreadable = false;
     // QueryBatch: the message's bytes (one slice of gRPC's, or a copy).
@@ -174,12 +215,14 @@ absl::Status Client::QueryFirstThenStream(
   const auto started = std::chrono::steady_clock::now();
   Response heap_first;
   Response* first = &heap_first;
+  std::optional<BatchLease> batch_lease;
   // QueryBatch: the reply's bytes, which the batch reads in place.
   grpc::ByteBuffer raw_first;
   grpc::Slice slice;
   std::string scratch;
   absl::Status first_status;
   if constexpr (std::is_same_v<Response, QueryBatch>) {
+    first = batch_lease.emplace().get();
     first_status =
         Unary(call, "/mentat.v1.Mentat/QueryFirst", request,
               [&](grpc::ByteBuffer* raw) {

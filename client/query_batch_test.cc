@@ -301,6 +301,26 @@ TEST_CASE("QueryBatch: what protobuf accepts beyond what mentatd writes") {
     CheckAgainstProtobuf(m);
   }
 
+  SUBCASE("a collection a later field replaces is still checked") {
+    // As protobuf parses it on the way: a tagged value whose body is cut,
+    // then a list, is not a value.
+    std::string tagged;
+    LenField(1, "my/tag", &tagged);
+    Tag(2, 2, &tagged);
+    Varint(12, &tagged);  // a value's length, with no value after it
+    std::string list;
+    LenField(1, value, &list);
+    std::string v;
+    LenField(18, tagged, &v);
+    LenField(15, list, &v);
+    std::string row, m;
+    LenField(1, v, &row);
+    LenField(4, row, &m);
+    CheckAgainstProtobuf(m);
+    QueryBatch b;
+    CHECK_FALSE(b.Decode(m).ok());
+  }
+
   SUBCASE("a collection given twice in one value is refused, not half read") {
     std::string list;
     LenField(1, value, &list);

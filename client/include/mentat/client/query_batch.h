@@ -251,10 +251,10 @@ class QueryBatch {
   int64_t rows_so_far() const { return rows_so_far_; }
   bool more() const { return more_; }
 
-  int rows_size() const { return static_cast<int>(row_ends_.size()); }
+  int rows_size() const { return rows_; }
   WireRow row(int i) const {
-    const uint32_t begin = i == 0 ? 0 : row_ends_[i - 1];
-    return WireRow(values_.data() + begin, row_ends_[i] - begin);
+    const uint32_t begin = i == 0 ? 0 : row_ends_.data()[i - 1];
+    return WireRow(values_.data() + begin, row_ends_.data()[i] - begin);
   }
 
   class RowIterator {
@@ -290,11 +290,37 @@ class QueryBatch {
   // The batch as a heap message (a copy of everything in it).
   v1::QueryResponse ToMessage() const;
 
+  // The bytes its arrays hold (kept across Decodes).
+  size_t memory_bytes() const {
+    return values_.capacity() * sizeof(WireValue) +
+           row_ends_.capacity() * sizeof(uint32_t) +
+           columns_.capacity() * sizeof(std::string_view);
+  }
+
  private:
   friend class Client;  // drops the columns of a resumed stream's messages
   friend class WireDecoder;
   void Clear();
   void clear_columns() { columns_.clear(); }
+  // The next value of the row being read, default-initialized (the
+  // arrays grow by doubling and are never shrunk: a batch reused for
+  // answers of one size allocates nothing).
+  WireValue* AddValue() {
+    if (values_used_ == values_room_) {
+      values_.resize(values_room_ * 2 + 16);
+      values_room_ = values_.size();
+    }
+    WireValue* v = values_.data() + values_used_++;
+    *v = WireValue();
+    return v;
+  }
+  void EndRow() {
+    if (rows_ == rows_room_) {
+      row_ends_.resize(rows_room_ * 2 + 16);
+      rows_room_ = row_ends_.size();
+    }
+    row_ends_.data()[rows_++] = static_cast<uint32_t>(values_used_);
+  }
 
   std::vector<std::string_view> columns_;
   v1::FindKind find_kind_ = v1::FIND_KIND_UNSPECIFIED;
@@ -302,8 +328,14 @@ class QueryBatch {
   std::string_view resume_token_;
   int64_t rows_so_far_ = 0;
   bool more_ = false;
-  std::vector<WireValue> values_;   // every row's, back to back
-  std::vector<uint32_t> row_ends_;  // per row: the index past its last value
+  // Every row's values, back to back, in the first values_used_.
+  std::vector<WireValue> values_;
+  size_t values_used_ = 0;
+  size_t values_room_ = 0;  // values_.size(), kept to spare a division
+  // Per row, in the first rows_: the index past its last value.
+  std::vector<uint32_t> row_ends_;
+  int rows_ = 0;
+  int rows_room_ = 0;
 };
 
 }  // namespace mentat::client
