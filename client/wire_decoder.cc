@@ -44,7 +44,7 @@ const char* Varint32Slow(const char* p, const char* end, uint32_t* out) {
 
 // No overlong forms, no surrogates, nothing past U+10FFFF. ASCII, most of
 // what mentatd sends, goes 8 bytes at a time.
-bool ValidUtf8(const char* begin, const char* stop) {
+bool ValidUtf8Slow(const char* begin, const char* stop) {
   const auto* p = reinterpret_cast<const unsigned char*>(begin);
   const auto* end = reinterpret_cast<const unsigned char*>(stop);
   while (end - p >= 8) {
@@ -349,9 +349,7 @@ inline bool WireDecoder::OneScalar(const char* p, const char* end,
   const uint32_t field = tag >> 3;  // under 16: the tag is one byte
   if ((tag & 7) == kVarint && (kIntegers >> field & 1) != 0) {
     uint64_t x;
-    if (readable_ - (p + 1) < 8 || wire::VarintIn8(p + 1, &x) != end - p - 1) {
-      return false;
-    }
+    if (wire::Varint(p + 1, end, readable_, &x) != end) return false;
     v->kind_ = static_cast<uint8_t>(field);
     v->number_ = static_cast<int64_t>(x);
     return true;
@@ -470,8 +468,17 @@ bool WireDecoder::Batch(const char* p, const char* end, QueryBatch* b) {
 
 bool WireDecoder::NextLenField(const char** next, const char* end,
                                uint32_t* field, std::string_view* body) {
-  WireDecoder d(nullptr, end);
   const char* p = *next;
+  // The usual field: a one-byte tag and a one-byte length.
+  if (end - p >= 2 && (p[0] & 0x87) == kLen &&
+      static_cast<signed char>(p[1]) >= 0 &&
+      static_cast<unsigned char>(p[1]) <= end - p - 2) {
+    *field = static_cast<unsigned char>(p[0]) >> 3;
+    *body = std::string_view(p + 2, static_cast<unsigned char>(p[1]));
+    *next = p + 2 + body->size();
+    return *field != 0;
+  }
+  WireDecoder d(nullptr, end);
   while (p != nullptr && p < end) {
     uint32_t type;
     if ((p = d.Tag(p, end, field, &type)) == nullptr) break;
@@ -488,9 +495,11 @@ bool WireDecoder::NextLenField(const char** next, const char* end,
 
 void WireDecoder::ShallowValue(std::string_view body, WireValue* v) {
   // Checked when the batch was decoded: this cannot fail.
-  (void)WireDecoder(nullptr, body.data() + body.size())
-      .ValueFields(body.data(), body.data() + body.size(), wire::kDepthLimit,
-                   /*check=*/false, v);
+  WireDecoder d(nullptr, body.data() + body.size());
+  *v = WireValue();
+  if (d.OneScalar(body.data(), body.data() + body.size(), v)) return;
+  (void)d.ValueFields(body.data(), body.data() + body.size(),
+                      wire::kDepthLimit, /*check=*/false, v);
 }
 
 }  // namespace mentat::client

@@ -72,7 +72,16 @@ inline const char* Varint32(const char* p, const char* end, uint32_t* out) {
 
 // Whether [p, end) is UTF-8 as protobuf's parser requires of `string`
 // fields.
-bool ValidUtf8(const char* p, const char* end);
+bool ValidUtf8Slow(const char* p, const char* end);
+inline bool ValidUtf8(const char* p, const char* end) {
+  // Short ASCII strings (keywords, names) without a call.
+  if (end - p <= 16) {
+    const char* q = p;
+    while (q < end && static_cast<signed char>(*q) >= 0) ++q;
+    if (q == end) return true;
+  }
+  return ValidUtf8Slow(p, end);
+}
 
 }  // namespace wire
 
