@@ -338,8 +338,9 @@ bool WireDecoder::Tagged(std::string_view body, int depth) {
   return true;
 }
 
-inline bool WireDecoder::OneScalar(const char* p, const char* end,
-                                   WireValue* v) {
+// Inlined: a call per value costs as much as reading it.
+__attribute__((always_inline)) inline bool WireDecoder::OneScalar(
+    const char* p, const char* end, WireValue* v) {
   using Kind = WireValue::Kind;
   constexpr uint32_t kIntegers =
       1u << Kind::kLongValue | 1u << Kind::kRef | 1u << Kind::kInstantMicros;
@@ -349,7 +350,11 @@ inline bool WireDecoder::OneScalar(const char* p, const char* end,
   const uint32_t field = tag >> 3;  // under 16: the tag is one byte
   if ((tag & 7) == kVarint && (kIntegers >> field & 1) != 0) {
     uint64_t x;
-    if (wire::Varint(p + 1, end, readable_, &x) != end) return false;
+    // Entity ids take 7 bytes: read 8 at once where they may be loaded.
+    const char* q = readable_ - (p + 1) >= 8
+                        ? p + 1 + wire::VarintIn8(p + 1, &x)
+                        : wire::Varint(p + 1, end, readable_, &x);
+    if (q != end) return false;
     v->kind_ = static_cast<uint8_t>(field);
     v->number_ = static_cast<int64_t>(x);
     return true;
@@ -498,8 +503,8 @@ void WireDecoder::ShallowValue(std::string_view body, WireValue* v) {
   WireDecoder d(nullptr, body.data() + body.size());
   *v = WireValue();
   if (d.OneScalar(body.data(), body.data() + body.size(), v)) return;
-  (void)d.ValueFields(body.data(), body.data() + body.size(),
-                      wire::kDepthLimit, /*check=*/false, v);
+  (void)d.ValueFields(body.data(), body.data() + body.size(), wire::kDepthLimit,
+                      /*check=*/false, v);
 }
 
 }  // namespace mentat::client
