@@ -397,6 +397,25 @@ TEST_CASE("QueryBatch: bytes that are not a QueryResponse") {
     }
   }
 
+  SUBCASE("a byte that is not UTF-8 anywhere in strings of 1 to 24 bytes") {
+    for (size_t size = 1; size <= 24; ++size) {
+      for (size_t at = 0; at < size; ++at) {
+        CAPTURE(size);
+        CAPTURE(at);
+        for (const std::string& odd :
+             {std::string("\xff"), std::string("\xc3\xa9")}) {
+          std::string text(size, 'a');
+          text.replace(at, 1, odd);
+          std::string value, row, m;
+          LenField(6, text, &value);  // a keyword
+          LenField(1, value, &row);
+          LenField(4, row, &m);
+          CheckAgainstProtobuf(m);
+        }
+      }
+    }
+  }
+
   SUBCASE("values nested up to protobuf's limit and past it") {
     for (int levels = 90; levels <= 102; ++levels) {
       CAPTURE(levels);
