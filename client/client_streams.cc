@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -212,6 +213,27 @@ absl::Status Client::QueryFirstThenStream(
     return Stream<v1::QueryRequest, Response>(request, start_stream, on_batch,
                                               call, true, lease);
   }
+  const uint64_t key = std::max<uint64_t>(
+      1, std::hash<std::string_view>()(request.query()) ^
+             std::hash<std::string_view>()(request.database()) * 31 ^
+             static_cast<uint64_t>(request.basis().kind()) << 56);
+  std::atomic<uint64_t>& slot =
+      streamed_queries_[key % streamed_queries_.size()];
+  if (slot.load(std::memory_order_relaxed) == key) {
+    int messages = 0;
+    absl::Status s = Stream<v1::QueryRequest, Response>(
+        request, start_stream,
+        [&](Response* m) {
+          ++messages;
+          return on_batch(m);
+        },
+        call, true, lease);
+    if (s.ok() && messages <= 1) {
+      uint64_t expected = key;
+      slot.compare_exchange_strong(expected, 0, std::memory_order_relaxed);
+    }
+    return s;
+  }
   const auto started = std::chrono::steady_clock::now();
   Response heap_first;
   Response* first = &heap_first;
@@ -262,7 +284,9 @@ absl::Status Client::QueryFirstThenStream(
   };
   const bool more = first->more();
   if (more && first->resume_token().empty()) {
-    // Not a small query: nothing was sent; the stream runs it.
+    // Not a small query: nothing was sent; the stream runs it (and runs
+    // it at once next time).
+    slot.store(key, std::memory_order_relaxed);
     return Stream<v1::QueryRequest, Response>(request, start_stream, on_batch,
                                               remaining(), true, lease);
   }

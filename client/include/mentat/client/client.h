@@ -1,6 +1,7 @@
 #ifndef MENTAT_CLIENT_CLIENT_H_
 #define MENTAT_CLIENT_CLIENT_H_
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -309,6 +310,13 @@ class Client {
   // Set when the server answered QueryFirst with UNIMPLEMENTED (a server
   // older than the RPC): queries then go to the Query stream directly.
   std::atomic<bool> no_query_first_{false};
+  // Queries QueryFirst turned away as not small (a hash of the database,
+  // the basis kind and the text; 0: none), in a table indexed by the
+  // hash: the next such query goes to the stream at once instead of
+  // paying a unary call that answers nothing. A slot is cleared when a
+  // streamed answer comes in one message (QueryFirst may answer it whole
+  // now). Lock-free: a lookup is one load, shared by all threads.
+  std::array<std::atomic<uint64_t>, 64> streamed_queries_{};
 };
 
 // gRPC status to absl::Status: same code, same message.
