@@ -13,9 +13,9 @@
 #include "mentat/base/str_cat.h"
 #include "message_size.h"
 #include "query_limits.h"
+#include "query_response_encoder.h"
 #include "value_convert.h"
 #include "value_limit.h"
-#include "wire_encoding.h"
 #include "wire_nesting.h"
 
 namespace mentat::server {

@@ -1,11 +1,12 @@
 #ifndef MENTAT_SERVER_WIRE_ENCODING_H_
 #define MENTAT_SERVER_WIRE_ENCODING_H_
 
-// Query results written straight into protobuf's wire format, without a
-// mentat.v1.Value object per cell: the bytes are those EdnToProto and
-// SerializeToString give (value_convert.h; checked byte for byte in
-// wire_encoding_test.cc), so every client parses them as before. The
-// field numbers are mentat.proto's.
+// EDN values written straight into protobuf's wire format as
+// mentat.v1.Value messages, without building the message objects: the
+// bytes are those EdnToProto and SerializeToString give (value_convert.h;
+// checked byte for byte in wire_encoding_test.cc), so every client parses
+// them as before. Pull answers are encoded here; query answers by
+// query_response_encoder.h.
 
 #include <grpcpp/support/byte_buffer.h>
 
@@ -16,7 +17,6 @@
 #include <vector>
 
 #include "mentat/edn/edn_value.h"
-#include "mentat/storage/value.h"
 
 namespace mentat::server {
 
@@ -33,58 +33,26 @@ void EncodePullResponse(const edn::EdnValue& result, int64_t basis_tx,
 void EncodePullManyResponse(const std::vector<edn::EdnValue>& results,
                             int64_t basis_tx, grpc::ByteBuffer* out);
 
-// A mentat.v1.QueryResponse built as bytes: rows are encoded as they
-// come, and Render writes the message into one ByteBuffer. Reused from
-// message to message. One thread at a time.
-class QueryResponseEncoder {
+// A Row message of EDN values, sized once (each value's tree of sizes, on
+// the thread's scratch) and then written as a length-delimited field of
+// exactly FieldSize bytes. One per thread at a time: it holds the thread's
+// scratch until destroyed. `values` outlives it.
+class EdnRowWire {
  public:
-  void AddColumn(std::string_view name);
-  void set_find_kind(int kind) { find_kind_ = kind; }
+  explicit EdnRowWire(const std::vector<edn::EdnValue>& values);
+  ~EdnRowWire();
+  EdnRowWire(const EdnRowWire&) = delete;
+  EdnRowWire& operator=(const EdnRowWire&) = delete;
 
-  // Appends a Row of `values`; returns the bytes the row took.
-  size_t AddRow(const std::vector<edn::EdnValue>& values);
-
-  // Appends `values` encoded as a QueryResponse's rows field (a Row).
-  static void EncodeRow(const std::vector<edn::EdnValue>& values,
-                        std::string* out);
-
-  // The same for a row of plain storage values (`width` of them), with
-  // the bytes EncodeRow writes for the EDN values query::ValueToEdn makes
-  // of them: the engine's rows go to the wire without an EDN value per
-  // cell.
-  size_t AddValueRow(const storage::Value* const* cells, size_t width);
-  static void EncodeValueRow(const storage::Value* const* cells, size_t width,
-                             std::string* out);
-
-  int rows() const { return rows_count_; }
-  bool empty() const { return rows() == 0 && columns_.empty(); }
-  // The encoded bytes of row `i` (its Row message). Walks the rows before
-  // it (for tests: a row's end is not kept per row).
-  std::string_view row(int i) const;
-  // Every row's encoded bytes, back to back (to fingerprint).
-  std::string_view rows_bytes() const {
-    return std::string_view(rows_.get(), rows_used_);
-  }
-
-  // The message with the rows and columns so far and these fields, into
-  // `*out`; then forgets the rows and columns (find_kind stays). `more`:
-  // a QueryFirst reply that the client continues with Query.
-  void Render(int64_t basis_tx, std::string_view resume_token,
-              int64_t rows_so_far, bool more, grpc::ByteBuffer* out);
+  // The bytes of the row as field `field`: its tag, length and body.
+  size_t FieldSize(uint32_t field) const;
+  // Writes those bytes at `p`; returns the end.
+  char* Write(uint32_t field, char* p) const;
 
  private:
-  std::string columns_;  // the encoded columns fields
-  // Room for n more bytes of rows, at the end of those so far.
-  char* ExtendRows(size_t n);
-
-  // The encoded rows fields, in the first rows_used_ of rows_capacity_
-  // bytes; grown by doubling, never zero-filled (every byte handed out by
-  // ExtendRows is written before it is read).
-  std::unique_ptr<char[]> rows_;
-  size_t rows_capacity_ = 0;
-  size_t rows_used_ = 0;
-  int rows_count_ = 0;
-  int find_kind_ = 0;
+  const std::vector<edn::EdnValue>& values_;
+  std::vector<size_t>* tree_;
+  size_t body_ = 0;
 };
 
 }  // namespace mentat::server

@@ -9,6 +9,7 @@
 #include "mentat/query/pull.h"
 #include "mentat/storage/value.h"
 #include "mentat/v1/mentat.pb.h"
+#include "query_response_encoder.h"
 #include "value_convert.h"
 
 namespace mentat::server {

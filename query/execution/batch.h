@@ -17,13 +17,45 @@ namespace mentat::query::execution {
 //
 // Clear() keeps the values, so that the strings of the next rows reuse
 // their buffers: an operator that fills the same batch again and again
-// allocates only while its rows grow longer than before.
+// allocates only while its rows grow longer than before. The same holds
+// from query to query: a batch's values go to its thread's spares when it
+// is destroyed, and the thread's next batch starts from them (a served
+// query builds its pipeline, and so its batches, anew: without the spares
+// each row's strings were allocated and freed once per operator). A
+// thread keeps at most kMaxSpareCells values, each with at most
+// kMaxSpareText bytes of text buffer.
+//
+// Thread safety: one thread at a time; a batch may be destroyed on another
+// thread than the one that made it (its values go to that thread's spares).
 class Batch {
  public:
   static constexpr size_t kDefaultRows = 1024;
+  static constexpr size_t kMaxSpareCells = 16 * 1024;
+  static constexpr size_t kMaxSpareText = 256;
 
   explicit Batch(int width = 0, size_t capacity = kDefaultRows)
       : width_(width), capacity_(capacity == 0 ? 1 : capacity) {}
+  ~Batch() { GiveBackCells(); }
+  Batch(Batch&& other) noexcept { *this = std::move(other); }
+  Batch& operator=(Batch&& other) noexcept {
+    if (this != &other) {
+      GiveBackCells();
+      width_ = other.width_;
+      capacity_ = other.capacity_;
+      size_ = std::exchange(other.size_, 0);
+      rows_held_ = std::exchange(other.rows_held_, 0);
+      touched_rows_ = std::exchange(other.touched_rows_, 0);
+      cells_ = std::move(other.cells_);
+      other.cells_.clear();
+    }
+    return *this;
+  }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  // The values the calling thread keeps, and a way to free them.
+  static size_t ThreadSpareCells();
+  static void ReleaseThreadSpares();
 
   int width() const { return width_; }
   size_t size() const { return size_; }
@@ -56,10 +88,17 @@ class Batch {
     return dst;
   }
   // Drops the last row (a row appended, then rejected by a filter).
-  void PopBack() { --size_; }
-  void Clear() { size_ = 0; }
+  void PopBack() {
+    Touched();
+    --size_;
+  }
+  void Clear() {
+    Touched();
+    size_ = 0;
+  }
   // Keeps rows [0, n).
   void Truncate(size_t n) {
+    Touched();
     if (n < size_) size_ = n;
   }
   // Moves row `from` onto row `to` (to < from), for in-place compaction.
@@ -74,16 +113,34 @@ class Batch {
   // once sized itself a row at a time, a resize per row), then past it
   // one doubling at a time for the operators that overfill.
   void Grow() {
+    if (cells_.empty() && width_ > 0) {
+      // First growth: the thread's spare values, when they hold a row.
+      TakeSpareCells();
+      rows_held_ = cells_.size() / static_cast<size_t>(width_);
+      if (rows_held_ > size_) return;
+    }
     size_t rows = std::max<size_t>(1, rows_held_ * 2);
     if (rows_held_ < capacity_) rows = std::min(rows, capacity_);
     rows_held_ = std::max(rows, size_ + 1);
     cells_.resize(rows_held_ * static_cast<size_t>(width_));
   }
 
-  int width_;
-  size_t capacity_;
+  // Moves the thread's most recently kept spare values into the empty
+  // cells_ (none when it has none).
+  void TakeSpareCells();
+  // Keeps cells_ among the thread's spares (within the limits above), or
+  // lets it go.
+  void GiveBackCells();
+
+  int width_ = 0;
+  size_t capacity_ = 1;
   size_t size_ = 0;
   size_t rows_held_ = 0;  // the rows cells_ has room for
+  // The most rows held at once so far: only their values can have been
+  // written since the cells were taken (the rest were bounded when they
+  // were kept), so GiveBackCells bounds only these.
+  size_t touched_rows_ = 0;
+  void Touched() { touched_rows_ = std::max(touched_rows_, size_); }
   std::vector<storage::Value> cells_;
 };
 

@@ -147,6 +147,16 @@ class Value {
     return &s_;
   }
 
+  // The bytes the text buffer has room for (inline ones included), and a
+  // way to free it: for containers that keep spare values to reuse their
+  // buffers and bound what they keep. Release leaves the value a long 0.
+  size_t text_capacity() const { return s_.capacity(); }
+  void ReleaseText() {
+    type_ = ValueType::kLong;
+    i_ = 0;
+    std::string().swap(s_);
+  }
+
   ValueType type() const { return type_; }
   int64_t as_long() const { return i_; }  // kRef, kLong, kInstant
   EntityId as_ref() const { return i_; }
