@@ -30,8 +30,8 @@ namespace mentat::query::execution {
 class Batch {
  public:
   static constexpr size_t kDefaultRows = 1024;
-  static constexpr size_t kMaxSpareCells = 16 * 1024;
-  static constexpr size_t kMaxSpareText = 256;
+  static constexpr size_t kMaxSpareCells = 4096;
+  static constexpr size_t kMaxSpareText = 128;
 
   explicit Batch(int width = 0, size_t capacity = kDefaultRows)
       : width_(width), capacity_(capacity == 0 ? 1 : capacity) {}
