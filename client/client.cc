@@ -245,6 +245,19 @@ void Client::Prepare(grpc::ClientContext* context,
 absl::Status Client::Unary(const CallOptions& call, const char* method,
                            const google::protobuf::Message& request,
                            google::protobuf::Message* response, Route route) {
+  const auto parse = [response](grpc::ByteBuffer* raw) {
+    if (ParseResponse(raw, response)) return absl::OkStatus();
+    return absl::InternalError(
+        "the " + response->GetTypeName() +
+        " from the server could not be parsed (a value nested deeper than "
+        "protobuf's limit of 100, or a corrupt message)");
+  };
+  return Unary(call, method, request, parse, route);
+}
+
+absl::Status Client::Unary(const CallOptions& call, const char* method,
+                           const google::protobuf::Message& request,
+                           AnswerReader response, Route route) {
   if (single_node_) {
     return UnaryAt(channel_.get(), call, method, request, response);
   }
@@ -309,8 +322,15 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
     return absl::NotFoundError("no node " + address + " in this client");
   }
   v1::StatsResponse response;
-  absl::Status s =
-      UnaryAt(channel, call, "/mentat.v1.Mentat/Stats", request, &response);
+  absl::Status s = UnaryAt(
+      channel, call, "/mentat.v1.Mentat/Stats", request,
+      [&](grpc::ByteBuffer* raw) {
+        return ParseResponse(raw, &response)
+                   ? absl::OkStatus()
+                   : absl::InternalError(
+                         "the mentat.v1.StatsResponse from the server could "
+                         "not be parsed");
+      });
   if (!s.ok()) return s;
   return response;
 }
@@ -318,7 +338,7 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
 absl::Status Client::UnaryAt(grpc::Channel* channel, const CallOptions& call,
                              const char* method,
                              const google::protobuf::Message& request,
-                             google::protobuf::Message* response) {
+                             AnswerReader read) {
   grpc::ClientContext context;
   Prepare(&context, call);
   if (call.canceller != nullptr) call.canceller->Attach(&context);
@@ -333,13 +353,7 @@ absl::Status Client::UnaryAt(grpc::Channel* channel, const CallOptions& call,
       &context, request, &raw);
   if (call.canceller != nullptr) call.canceller->Detach(&context);
   if (!status.ok()) return FromGrpc(status);
-  if (!ParseResponse(&raw, response)) {
-    return absl::InternalError(
-        "the " + response->GetTypeName() +
-        " from the server could not be parsed (a value nested deeper than "
-        "protobuf's limit of 100, or a corrupt message)");
-  }
-  return absl::OkStatus();
+  return read(&raw);
 }
 
 absl::StatusOr<v1::TransactResponse> Client::Transact(

@@ -252,6 +252,67 @@ TEST_CASE("client: query streams, errors, cancellation and resume") {
   }
 }
 
+TEST_CASE("client: QueryBatches reads what Query reads") {
+  Client* client = Shared().client.get();
+  v1::QueryRequest query;
+  query.set_query("[:find ?v :where [_ :n/v ?v]]");
+  query.set_batch_rows(100);
+
+  SUBCASE("a long stream: every row once, columns first") {
+    std::set<int64_t> seen;
+    int batches = 0;
+    std::vector<std::string_view> columns;
+    absl::Status s = client->QueryBatches(query, [&](const QueryBatch& b) {
+      if (batches++ == 0) columns = b.columns();
+      CHECK((batches == 1 || b.columns().empty()));
+      for (const WireRow row : b.rows()) {
+        REQUIRE(row.size() == 1);
+        CHECK(seen.insert(row[0].long_value()).second);
+      }
+      return true;
+    });
+    REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+    CHECK(columns.size() == 1);  // views into a message gone by now
+    CHECK(seen.size() == kRows);
+    CHECK(batches >= kRows / 100);
+  }
+
+  SUBCASE("a map and integers, as Query's messages hold them") {
+    v1::QueryRequest pulls;
+    pulls.set_query(
+        "[:find ?v (pull ?e [:db/id :n/v]) :where [?e :n/v ?v] [(< ?v 40)]]");
+    pulls.set_batch_rows(7);
+    std::multiset<std::string> want, got;
+    const auto keep = [](const v1::QueryResponse& m, auto* rows) {
+      for (const v1::Row& r : m.rows()) rows->insert(r.SerializeAsString());
+      return true;
+    };
+    REQUIRE(client->Query(pulls, [&](auto& m) { return keep(m, &want); }).ok());
+    REQUIRE(client
+                ->QueryBatches(pulls,
+                               [&](const QueryBatch& b) {
+                                 return keep(b.ToMessage(), &got);
+                               })
+                .ok());
+    CHECK(want.size() == 40);
+    CHECK(got == want);
+  }
+
+  SUBCASE("stopped by its callback, and a server's error") {
+    int batches = 0;
+    CHECK(client
+              ->QueryBatches(query,
+                             [&](const QueryBatch&) { return ++batches < 2; })
+              .ok());
+    CHECK(batches == 2);
+    v1::QueryRequest bad;
+    bad.set_query("[:find ?v :where [_ :n/v ?v]");
+    absl::Status s =
+        client->QueryBatches(bad, [](const QueryBatch&) { return true; });
+    CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  }
+}
+
 TEST_CASE("client: who owns a query's messages") {
   Client* client = Shared().client.get();
   // One message each (QueryFirst answers them whole).

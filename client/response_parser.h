@@ -5,6 +5,13 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "mentat/client/query_batch.h"
+
 namespace mentat::client {
 
 // Parses a response the client received raw into *out (on the heap or an
@@ -16,6 +23,34 @@ inline bool ParseResponse(grpc::ByteBuffer* buffer,
                           google::protobuf::Message* out) {
   grpc::ProtoBufferReader reader(buffer);
   return out->ParseFromZeroCopyStream(&reader);
+}
+
+// Decodes a QueryResponse the client received raw into *batch, reading
+// the buffer's own bytes when they are one slice (`*slice` then holds a
+// reference to them; gRPC hands a message of up to several KB so), else
+// from a copy in *scratch. The batch is valid while *buffer, *slice and
+// *scratch are unchanged.
+inline absl::Status DecodeResponse(const grpc::ByteBuffer& buffer,
+                                   grpc::Slice* slice, std::string* scratch,
+                                   QueryBatch* batch) {
+  std::string_view bytes;
+  if (buffer.TrySingleSlice(slice).ok()) {
+    bytes = std::string_view(reinterpret_cast<const char*>(slice->begin()),
+                             slice->size());
+  } else {
+    std::vector<grpc::Slice> slices;
+    if (!buffer.Dump(&slices).ok()) {
+      return absl::InternalError("a QueryResponse that cannot be read");
+    }
+    scratch->clear();
+    for (const grpc::Slice& s : slices) {
+      scratch->append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+    bytes = *scratch;
+  }
+  absl::Status s = batch->Decode(bytes);
+  if (!s.ok()) return absl::InternalError(s.message());
+  return absl::OkStatus();
 }
 
 }  // namespace mentat::client

@@ -85,6 +85,22 @@ TEST_CASE("client: a response that cannot be parsed is an error") {
                         .find("mentat.v1.QueryResponse from the server could "
                               "not be parsed") != std::string::npos,
                 streamed.ToString());
+
+  // QueryBatches reads the bytes itself, with protobuf's limit: the same.
+  rows = 0;
+  absl::Status decoded = (*client)->QueryBatches(
+      v1::QueryRequest(),
+      [&](const QueryBatch& batch) {
+        rows += batch.rows_size();
+        return true;
+      },
+      call);
+  CHECK(rows == 1);
+  CHECK(decoded.code() == absl::StatusCode::kInternal);
+  CHECK_MESSAGE(
+      std::string(decoded.message()).find("values nested over 100 deep") !=
+          std::string::npos,
+      decoded.ToString());
   server->Shutdown();
 }
 

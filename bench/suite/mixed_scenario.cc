@@ -60,17 +60,17 @@ absl::StatusOr<std::string> Runner::PoolMismatch() {
   absl::Status s = Query(
       "[:find ?i ?s ?p :in $ [?i ...] :where [?i :issue/state ?s] "
       "[?i :issue/priority ?p]]",
-      {ids + "]"}, [&](const v1::Row& r) {
+      {ids + "]"}, [&](const client::WireRow& r) {
         ++rows;
-        auto it = by_id.find(r.values(0).long_value());
+        if (r.size() != 3) return;
+        auto it = by_id.find(r[0].long_value());
         if (it == by_id.end() || !first_difference.empty()) return;
         const MixedPool::Member& m = *it->second;
-        if (r.values(1).keyword() != kStates[m.state] ||
-            r.values(2).long_value() != m.priority) {
-          first_difference =
-              StrCat("issue ", m.idx, ": (", r.values(1).keyword(), ", ",
-                     r.values(2).long_value(), "), recorded (",
-                     kStates[m.state], ", ", m.priority, ")");
+        if (r[1].keyword() != kStates[m.state] ||
+            r[2].long_value() != m.priority) {
+          first_difference = StrCat("issue ", m.idx, ": (", r[1].keyword(),
+                                    ", ", r[2].long_value(), "), recorded (",
+                                    kStates[m.state], ", ", m.priority, ")");
         }
       });
   if (!s.ok()) return s;

@@ -42,9 +42,10 @@ struct Point {
 // An operation: runs one call, checks it; returns "" when right, else why
 // not. `worker` and `rng` belong to the calling thread.
 using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
-// Sees one row of a query's answer. The row lives on the client's arena
-// (see client::Client::Query): it is valid only during the call.
-using RowVisitor = absl::FunctionRef<void(const v1::Row&)>;
+// Sees one row of a query's answer. The row is a view into the bytes the
+// client received (see client::Client::QueryBatches): it is valid only
+// during the call.
+using RowVisitor = absl::FunctionRef<void(const client::WireRow&)>;
 
 struct Sample {
   std::vector<double> ms;

@@ -1,6 +1,7 @@
 #ifndef MENTAT_CLIENT_CLIENT_H_
 #define MENTAT_CLIENT_CLIENT_H_
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -9,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/security/credentials.h"
+#include "mentat/client/query_batch.h"
 #include "mentat/v1/mentat.grpc.pb.h"
 
 namespace mentat::client {
@@ -190,6 +193,18 @@ class Client {
       const std::function<bool(v1::QueryResponse*)>& on_batch,
       const CallOptions& call = {});
 
+  // As Query, but each message is decoded straight from the bytes gRPC
+  // received into a QueryBatch (query_batch.h): no message objects, no
+  // copies of strings, one flat array of values per message. The cheapest
+  // way to read an answer. The batch, and every value and string taken
+  // from it, is valid until `on_batch` returns. A message that cannot be
+  // decoded ends the call with INTERNAL (the batches before it were
+  // delivered). `on_batch` may make calls of its own.
+  [[nodiscard]] absl::Status QueryBatches(
+      const v1::QueryRequest& request,
+      const std::function<bool(const QueryBatch&)>& on_batch,
+      const CallOptions& call = {});
+
   // Raw index access, resumable like Query. Each message lives on an arena
   // as Query's do: valid until `on_batch` returns.
   [[nodiscard]] absl::Status Datoms(
@@ -222,15 +237,23 @@ class Client {
          std::shared_ptr<grpc::ChannelCredentials> credentials,
          std::vector<Node> nodes);
   void Prepare(grpc::ClientContext* context, const CallOptions& call) const;
+  // Reads a unary call's answer from its raw bytes (which it may keep);
+  // an error is the call's.
+  using AnswerReader = absl::FunctionRef<absl::Status(grpc::ByteBuffer*)>;
   // A unary call of `method` ("/mentat.v1.Mentat/Pull") at one channel;
-  // the answer is parsed into *response (on the heap or on its arena).
+  // the answer goes to `read`.
   [[nodiscard]] absl::Status UnaryAt(grpc::Channel* channel,
                                      const CallOptions& call,
                                      const char* method,
                                      const google::protobuf::Message& request,
-                                     google::protobuf::Message* response);
+                                     AnswerReader read);
   // The same, routed: a read to the nodes in turn, a write to the primary
   // (following a refusal that names it).
+  [[nodiscard]] absl::Status Unary(const CallOptions& call, const char* method,
+                                   const google::protobuf::Message& request,
+                                   AnswerReader read,
+                                   Route route = Route::kRead);
+  // Unary, the answer parsed into *response (on the heap or its arena).
   [[nodiscard]] absl::Status Unary(const CallOptions& call, const char* method,
                                    const google::protobuf::Message& request,
                                    google::protobuf::Message* response,
@@ -254,18 +277,20 @@ class Client {
   // `lease`: each message is parsed onto its arena, which is reset before
   // the next (null: one heap message, reused). `columns_seen`: the caller
   // has had the columns already (a Query that continues a QueryFirst
-  // reply), so every message's are dropped.
+  // reply), so every message's are dropped. Response may be QueryBatch:
+  // each message is then decoded from its bytes (no lease).
   template <typename Request, typename Response, typename Start>
   [[nodiscard]] absl::Status Stream(
       const Request& request, Start start,
       const std::function<bool(Response*)>& on_batch, const CallOptions& call,
       bool resumable, ArenaLease* lease, bool columns_seen = false);
-  // Query (with `lease`) and QueryTaking (without): QueryFirst, continued
-  // with Query when its reply says more.
+  // Query (with `lease`), QueryTaking (without) and QueryBatches (Response
+  // QueryBatch): QueryFirst, continued with Query when its reply says more.
+  template <typename Response>
   [[nodiscard]] absl::Status QueryFirstThenStream(
       const v1::QueryRequest& request,
-      const std::function<bool(v1::QueryResponse*)>& on_batch,
-      const CallOptions& call, ArenaLease* lease);
+      const std::function<bool(Response*)>& on_batch, const CallOptions& call,
+      ArenaLease* lease);
 
   ClientOptions options_;
   std::shared_ptr<grpc::ChannelCredentials> credentials_;
@@ -285,6 +310,13 @@ class Client {
   // Set when the server answered QueryFirst with UNIMPLEMENTED (a server
   // older than the RPC): queries then go to the Query stream directly.
   std::atomic<bool> no_query_first_{false};
+  // Queries QueryFirst turned away as not small (a hash of the database,
+  // the basis kind and the text; 0: none), in a table indexed by the
+  // hash: the next such query goes to the stream at once instead of
+  // paying a unary call that answers nothing. A slot is cleared when a
+  // streamed answer comes in one message (QueryFirst may answer it whole
+  // now). Lock-free: a lookup is one load, shared by all threads.
+  std::array<std::atomic<uint64_t>, 64> streamed_queries_{};
 };
 
 // gRPC status to absl::Status: same code, same message.
