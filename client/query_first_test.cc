@@ -10,6 +10,7 @@
 #include <string>
 
 #include "mentat/client/client.h"
+#include "stand_in_server.h"
 
 namespace mentat::client {
 namespace {
@@ -42,17 +43,8 @@ class CountingService final : public v1::Mentat::Service {
 
 TEST_CASE("client: a query QueryFirst turned away goes to the stream next") {
   CountingService service;
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  REQUIRE(server != nullptr);
-  ClientOptions options;
-  options.address = "127.0.0.1:" + std::to_string(port);
-  auto client = Client::Connect(options);
-  REQUIRE(client.ok());
+  testing::StandInServer stand_in(&service);
+  Client* client = stand_in.client.get();
   CallOptions call;
   call.timeout = std::chrono::milliseconds(30000);
 
@@ -60,7 +52,7 @@ TEST_CASE("client: a query QueryFirst turned away goes to the stream next") {
   big.set_query("[:find ?x :where [_ :a/b ?x]]");
   const auto rows_of = [&](const v1::QueryRequest& q) {
     int rows = 0;
-    absl::Status s = (*client)->QueryBatches(
+    absl::Status s = client->QueryBatches(
         q,
         [&](const QueryBatch& b) {
           rows += b.rows_size();
@@ -95,7 +87,7 @@ TEST_CASE("client: a query QueryFirst turned away goes to the stream next") {
     CHECK(service.query_first_calls == 2);
     CHECK(service.query_calls == 3);
   }
-  server->Shutdown();
+  stand_in.server->Shutdown();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "mentat/client/client.h"
+#include "stand_in_server.h"
 
 namespace mentat::client {
 namespace {
@@ -48,22 +49,13 @@ class DeepService final : public v1::Mentat::Service {
 
 TEST_CASE("client: a response that cannot be parsed is an error") {
   DeepService service;
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  REQUIRE(server != nullptr);
-  ClientOptions options;
-  options.address = "127.0.0.1:" + std::to_string(port);
-  auto client = Client::Connect(options);
-  REQUIRE(client.ok());
+  testing::StandInServer stand_in(&service);
+  Client* client = stand_in.client.get();
   CallOptions call;
   call.timeout = std::chrono::milliseconds(30000);
 
   absl::StatusOr<v1::PullResponse> pulled =
-      (*client)->Pull(v1::PullRequest(), call);
+      client->Pull(v1::PullRequest(), call);
   REQUIRE_FALSE(pulled.ok());
   CHECK(pulled.status().code() == absl::StatusCode::kInternal);
   CHECK_MESSAGE(std::string(pulled.status().message())
@@ -72,7 +64,7 @@ TEST_CASE("client: a response that cannot be parsed is an error") {
                 pulled.status().ToString());
 
   int rows = 0;
-  absl::Status streamed = (*client)->Query(
+  absl::Status streamed = client->Query(
       v1::QueryRequest(),
       [&](const v1::QueryResponse& batch) {
         rows += batch.rows_size();
@@ -88,7 +80,7 @@ TEST_CASE("client: a response that cannot be parsed is an error") {
 
   // QueryBatches reads the bytes itself, with protobuf's limit: the same.
   rows = 0;
-  absl::Status decoded = (*client)->QueryBatches(
+  absl::Status decoded = client->QueryBatches(
       v1::QueryRequest(),
       [&](const QueryBatch& batch) {
         rows += batch.rows_size();
@@ -101,7 +93,7 @@ TEST_CASE("client: a response that cannot be parsed is an error") {
       std::string(decoded.message()).find("values nested over 100 deep") !=
           std::string::npos,
       decoded.ToString());
-  server->Shutdown();
+  stand_in.server->Shutdown();
 }
 
 }  // namespace
