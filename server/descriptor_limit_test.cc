@@ -118,27 +118,43 @@ TEST_CASE(
   CHECK(idle.size() >= 250);
 
   // While they are open: /healthz tells the truth, and a new call is
-  // refused at once rather than left waiting.
+  // refused at once rather than left waiting. A descriptor mentatd frees
+  // meanwhile (a file RocksDB closes, /healthz's own connection) serves
+  // the next connection, rightly: then more idle connections take it and
+  // the call is tried again.
   std::string body;
   int code = 0;
-  const auto until =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < until) {
-    code = Health(http, &body);
-    if (code == 503) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  bool refused = false;
+  for (int attempt = 0; attempt < 5 && !refused; ++attempt) {
+    if (attempt > 0) {
+      for (int i = 0; i < 20; ++i) {
+        const int fd = IdleConnection(port);
+        if (fd >= 0) idle.push_back(fd);
+      }
+    }
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < until) {
+      code = Health(http, &body);
+      if (code == 503) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK_MESSAGE(code == 503, code, " ", body);
+    CHECK_MESSAGE(body.find("descriptors") != std::string::npos, body);
+    MESSAGE("/healthz while out of descriptors: ", code, " ", body);
+    const auto call_start = std::chrono::steady_clock::now();
+    s = ListDatabases(port, 20000);
+    const auto call_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - call_start)
+                             .count();
+    MESSAGE("a call while out of descriptors: ", StatusText(s), " after ",
+            call_ms, " ms");
+    // Served (a descriptor came free) or refused; never left to time out.
+    CHECK_MESSAGE((s.ok() || s.error_code() == grpc::StatusCode::UNAVAILABLE),
+                  StatusText(s));
+    refused = s.error_code() == grpc::StatusCode::UNAVAILABLE;
   }
-  CHECK_MESSAGE(code == 503, code, " ", body);
-  CHECK_MESSAGE(body.find("descriptors") != std::string::npos, body);
-  MESSAGE("/healthz while out of descriptors: ", code, " ", body);
-  const auto call_start = std::chrono::steady_clock::now();
-  s = ListDatabases(port, 20000);
-  const auto call_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::steady_clock::now() - call_start)
-                           .count();
-  MESSAGE("a call while out of descriptors: ", StatusText(s), " after ",
-          call_ms, " ms");
-  CHECK(s.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK(refused);
 
   // Once the connections close, new calls are served again.
   for (int fd : idle) ::close(fd);
