@@ -10,6 +10,7 @@ Run by CTest: prometheus_scrape_test.py --mentatd PATH."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -75,6 +76,15 @@ class PrometheusScrapeTest(unittest.TestCase):
             # A small query is one QueryFirst call; datoms is a stream.
             list(c.query("[:find ?e :where [?e :db/ident :db/ident]]"))
             list(c.datoms("aevt", ":db/ident"))
+        # A stream is counted when gRPC reports it done, which can come
+        # after the client has read its end: wait for it to be counted.
+        datoms_handled = (r'grpc_server_handled_total\{grpc_service='
+                          r'"mentat.v1.Mentat",grpc_method="Datoms",'
+                          r'grpc_type="server_stream",grpc_code="OK"\} [1-9]')
+        self.assertTrue(
+            self.wait_for(
+                lambda: re.search(datoms_handled, self.metrics_text()), 30),
+            "the Datoms stream was never counted")
         text = self.metrics_text()
         self.assertIn("mentat_rpc_requests_total", text)
         # The names dashboards for any gRPC server or process look for.
