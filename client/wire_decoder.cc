@@ -245,20 +245,19 @@ bool WireDecoder::Value(std::string_view body, int depth, WireValue* v) {
                      /*check=*/true, v);
 }
 
-// In each of these `depth` is what is left of the recursion budget for
-// the message whose body this is.
-bool WireDecoder::List(std::string_view body, int depth) {
+template <typename Wants, typename Take>
+bool WireDecoder::Fields(std::string_view body, int depth, Wants wants,
+                         Take take) {
   if (depth < 0) return Fail(body.data(), "values nested over 100 deep");
   const char* p = body.data();
   const char* end = p + body.size();
   while (p < end) {
+    const char* at = p;
     uint32_t field, type;
     if ((p = Tag(p, end, &field, &type)) == nullptr) return false;
-    if (field == 1 && type == kLen) {
-      std::string_view element;
-      WireValue v;
-      if ((p = Len(p, end, &element)) == nullptr ||
-          !Value(element, depth - 1, &v)) {
+    if (type == kLen && wants(field)) {
+      std::string_view part;
+      if ((p = Len(p, end, &part)) == nullptr || !take(at, field, part)) {
         return false;
       }
     } else if ((p = Skip(p, end, field, type, depth)) == nullptr) {
@@ -266,76 +265,48 @@ bool WireDecoder::List(std::string_view body, int depth) {
     }
   }
   return true;
+}
+
+bool WireDecoder::List(std::string_view body, int depth) {
+  return Fields(
+      body, depth, [](uint32_t field) { return field == 1; },
+      [&](const char*, uint32_t, std::string_view element) {
+        WireValue v;
+        return Value(element, depth - 1, &v);
+      });
 }
 
 bool WireDecoder::Map(std::string_view body, int depth) {
-  if (depth < 0) return Fail(body.data(), "values nested over 100 deep");
-  const char* p = body.data();
-  const char* end = p + body.size();
-  while (p < end) {
-    uint32_t field, type;
-    if ((p = Tag(p, end, &field, &type)) == nullptr) return false;
-    if (field == 1 && type == kLen) {
-      std::string_view entry;
-      if ((p = Len(p, end, &entry)) == nullptr || !MapEntry(entry, depth - 1)) {
-        return false;
-      }
-    } else if ((p = Skip(p, end, field, type, depth)) == nullptr) {
-      return false;
-    }
-  }
-  return true;
+  return Fields(
+      body, depth, [](uint32_t field) { return field == 1; },
+      [&](const char*, uint32_t, std::string_view entry) {
+        return MapEntry(entry, depth - 1);
+      });
 }
 
 bool WireDecoder::MapEntry(std::string_view body, int depth) {
-  if (depth < 0) return Fail(body.data(), "values nested over 100 deep");
-  const char* p = body.data();
-  const char* end = p + body.size();
   bool seen[3] = {false, false, false};
-  while (p < end) {
-    const char* at = p;
-    uint32_t field, type;
-    if ((p = Tag(p, end, &field, &type)) == nullptr) return false;
-    if ((field == 1 || field == 2) && type == kLen) {
-      if (seen[field]) return Fail(at, "a map entry's key or value twice");
-      seen[field] = true;
-      std::string_view value;
-      WireValue v;
-      if ((p = Len(p, end, &value)) == nullptr ||
-          !Value(value, depth - 1, &v)) {
-        return false;
-      }
-    } else if ((p = Skip(p, end, field, type, depth)) == nullptr) {
-      return false;
-    }
-  }
-  return true;
+  return Fields(
+      body, depth, [](uint32_t field) { return field == 1 || field == 2; },
+      [&](const char* at, uint32_t field, std::string_view part) {
+        if (seen[field]) return Fail(at, "a map entry's key or value twice");
+        seen[field] = true;
+        WireValue v;
+        return Value(part, depth - 1, &v);
+      });
 }
 
 bool WireDecoder::Tagged(std::string_view body, int depth) {
-  if (depth < 0) return Fail(body.data(), "values nested over 100 deep");
-  const char* p = body.data();
-  const char* end = p + body.size();
   bool value_seen = false;
-  while (p < end) {
-    const char* at = p;
-    uint32_t field, type;
-    if ((p = Tag(p, end, &field, &type)) == nullptr) return false;
-    std::string_view part;
-    if (field == 1 && type == kLen) {
-      if ((p = Len(p, end, &part)) == nullptr || !Utf8(part)) return false;
-    } else if (field == 2 && type == kLen) {
-      if (value_seen) return Fail(at, "a tagged value's value twice");
-      value_seen = true;
-      WireValue v;
-      if ((p = Len(p, end, &part)) == nullptr || !Value(part, depth - 1, &v)) {
-        return false;
-      }
-    } else if ((p = Skip(p, end, field, type, depth)) == nullptr) {
-      return false;
-    }
-  }
-  return true;
+  return Fields(
+      body, depth, [](uint32_t field) { return field == 1 || field == 2; },
+      [&](const char* at, uint32_t field, std::string_view part) {
+        if (field == 1) return Utf8(part);
+        if (value_seen) return Fail(at, "a tagged value's value twice");
+        value_seen = true;
+        WireValue v;
+        return Value(part, depth - 1, &v);
+      });
 }
 
 // Inlined: a call per value costs as much as reading it.

@@ -183,6 +183,12 @@ class WireDecoder {
   bool OneScalar(const char* p, const char* end, WireValue* v);
   // A Value's body, nested messages checked: the value at `depth`.
   bool Value(std::string_view body, int depth, WireValue* v);
+  // Walks the fields of a message body read at `depth` (what is left of
+  // the recursion budget for it): a length-delimited field `wants`
+  // accepts goes to `take(at, field, part)` (`at`: its tag), any other is
+  // skipped as protobuf skips it. False at the first error.
+  template <typename Wants, typename Take>
+  bool Fields(std::string_view body, int depth, Wants wants, Take take);
   bool List(std::string_view body, int depth);
   bool Map(std::string_view body, int depth);
   bool MapEntry(std::string_view body, int depth);
