@@ -242,17 +242,27 @@ void Client::Prepare(grpc::ClientContext* context,
   }
 }
 
+namespace {
+
+// A unary answer parsed into *response; INTERNAL when it cannot be.
+absl::Status ParseAnswer(grpc::ByteBuffer* raw,
+                         google::protobuf::Message* response) {
+  if (ParseResponse(raw, response)) return absl::OkStatus();
+  return absl::InternalError(
+      "the " + response->GetTypeName() +
+      " from the server could not be parsed (a value nested deeper than "
+      "protobuf's limit of 100, or a corrupt message)");
+}
+
+}  // namespace
+
 absl::Status Client::Unary(const CallOptions& call, const char* method,
                            const google::protobuf::Message& request,
                            google::protobuf::Message* response, Route route) {
-  const auto parse = [response](grpc::ByteBuffer* raw) {
-    if (ParseResponse(raw, response)) return absl::OkStatus();
-    return absl::InternalError(
-        "the " + response->GetTypeName() +
-        " from the server could not be parsed (a value nested deeper than "
-        "protobuf's limit of 100, or a corrupt message)");
-  };
-  return Unary(call, method, request, parse, route);
+  return Unary(
+      call, method, request,
+      [response](grpc::ByteBuffer* raw) { return ParseAnswer(raw, response); },
+      route);
 }
 
 absl::Status Client::Unary(const CallOptions& call, const char* method,
@@ -324,13 +334,7 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
   v1::StatsResponse response;
   absl::Status s = UnaryAt(
       channel, call, "/mentat.v1.Mentat/Stats", request,
-      [&](grpc::ByteBuffer* raw) {
-        return ParseResponse(raw, &response)
-                   ? absl::OkStatus()
-                   : absl::InternalError(
-                         "the mentat.v1.StatsResponse from the server could "
-                         "not be parsed");
-      });
+      [&](grpc::ByteBuffer* raw) { return ParseAnswer(raw, &response); });
   if (!s.ok()) return s;
   return response;
 }
