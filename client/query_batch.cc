@@ -89,6 +89,15 @@ WireTaggedValue WireValue::tagged() const {
   return t;
 }
 
+namespace {
+
+// `from`'s values as messages into `to` (set, even when empty).
+void CopyValues(const WireValueList& from, v1::ValueList* to) {
+  for (const WireValue& v : from) *to->add_values() = v.ToMessage();
+}
+
+}  // namespace
+
 v1::Value WireValue::ToMessage() const {
   v1::Value m;
   switch (kind_case()) {
@@ -138,19 +147,13 @@ v1::Value WireValue::ToMessage() const {
       m.set_uri(std::string(uri()));
       break;
     case Kind::kList:
-      for (const WireValue& v : list())
-        *m.mutable_list()->add_values() = v.ToMessage();
-      m.mutable_list();
+      CopyValues(list(), m.mutable_list());
       break;
     case Kind::kSet:
-      for (const WireValue& v : set())
-        *m.mutable_set()->add_values() = v.ToMessage();
-      m.mutable_set();
+      CopyValues(set(), m.mutable_set());
       break;
     case Kind::kTuple:
-      for (const WireValue& v : tuple())
-        *m.mutable_tuple()->add_values() = v.ToMessage();
-      m.mutable_tuple();
+      CopyValues(tuple(), m.mutable_tuple());
       break;
     case Kind::kMap:
       m.mutable_map();
