@@ -80,7 +80,8 @@ std::optional<EntityId> Db::TxAtOrBeforeInstant(int64_t micros) const {
 struct DbView::SinceState {
   std::once_flag once;
   absl::Status status;
-  std::shared_ptr<const internal::SinceIndex> index;  // null: filter instead
+  // Null (an error) or over(): filter instead.
+  std::shared_ptr<const internal::SinceIndex> index;
 };
 
 DbView::DbView(std::shared_ptr<const Db> db, Basis basis)
@@ -146,7 +147,7 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
         const size_t limit = db_->core().options.since_log_limit;
         std::shared_ptr<const internal::SinceIndex> found =
             cache.Find(db_->basis_tx(), basis_.t);
-        if (found && found->basis() == db_->basis_tx()) {
+        if (found && (found->basis() == db_->basis_tx() || found->over())) {
           since_->index = std::move(found);
           return;
         }
@@ -155,12 +156,14 @@ std::unique_ptr<DatomCursor> DbView::NewCursor(IndexOrder order) const {
                            : internal::SinceIndex::Build(*db_, basis_.t, limit);
         if (built.ok()) {
           since_->index = *built;
-          if (*built) cache.Insert(*built);
+          cache.Insert(*built);
         } else {
           since_->status = built.status();
         }
       });
-      if (since_->index) return since_->index->NewCursor(order);
+      if (since_->index && !since_->index->over()) {
+        return since_->index->NewCursor(order);
+      }
       // An error reading the log, or too much of it: filter the current
       // indexes by tx instead (slower, always right).
       return internal::NewSinceCursor(*db_, order, basis_.t);

@@ -5,90 +5,12 @@
 #include "absl/synchronization/mutex.h"
 #include "internal/coding.h"
 #include "internal/log_codec.h"
+#include "internal/since_cursor.h"
 #include "internal/store_core.h"
 #include "mentat/base/str_cat.h"
 
 namespace mentat::storage::internal {
 namespace {
-
-// DecodeKeyIds (keys.cc) without a Status, for the since cursor's hot
-// path: a since query decodes a datom per row, and this is most of its
-// work. `key` is in `order` (not VAET) and holds two ids and a tag.
-void IdsAtFixedPlaces(IndexOrder order, std::string_view key, Datom* d) {
-  const auto first = static_cast<EntityId>(LoadBigEndian64(key.data()));
-  // AVET's entity follows the value, at the end.
-  const auto second = static_cast<EntityId>(LoadBigEndian64(
-      key.data() + (order == IndexOrder::kAvet ? key.size() - 8 : 8)));
-  d->e = order == IndexOrder::kEavt ? first : second;
-  d->a = order == IndexOrder::kEavt ? second : first;
-}
-
-// A cursor over one sorted order of a SinceIndex.
-class SinceCursor : public DatomCursor {
- public:
-  SinceCursor(IndexOrder order, const KeyRun* run) : order_(order), run_(run) {}
-
-  void Seek(std::string_view prefix) override {
-    prefix_.assign(prefix);
-    pos_ = RunLowerBound(*run_, pos_, 0, prefix);
-    // Where the prefix's keys end, found once: a scan then steps by index
-    // alone, without comparing each key to the prefix (that compare was
-    // a tenth of a since query's time). Galloping from the first key
-    // costs a point seek a few comparisons.
-    end_ = GallopLowerBound(pos_, pos_, run_->size(), [&](size_t k) {
-      return run_->key(k).starts_with(prefix_);
-    });
-    Settle();
-  }
-  void SeekWithin(std::string_view target) override {
-    pos_ = RunLowerBound(*run_, pos_, 0, target);
-    Settle();
-  }
-  bool Valid() const override { return valid_; }
-  void Next() override {
-    ++pos_;
-    Settle();
-  }
-  const Datom& datom() const override { return datom_; }
-  std::string_view key() const override { return key_; }
-  void SetKeysOnly(bool keys_only) override { keys_only_ = keys_only; }
-  void SetSkipValue(bool skip_value) override { skip_value_ = skip_value; }
-  [[nodiscard]] absl::Status status() const override { return status_; }
-
- private:
-  void Settle() {
-    valid_ = false;
-    if (pos_ >= end_) return;
-    key_ = run_->key(pos_);
-    if (!keys_only_) {
-      if (skip_value_ && order_ != IndexOrder::kVaet && key_.size() >= 17) {
-        IdsAtFixedPlaces(order_, key_, &datom_);
-      } else {
-        absl::Status s = skip_value_ ? DecodeKeyIds(order_, key_, &datom_)
-                                     : DecodeKey(order_, key_, &datom_);
-        if (!s.ok()) {
-          status_ = s;
-          return;
-        }
-      }
-      datom_.tx = run_->txs[pos_];
-      datom_.added = true;
-    }
-    valid_ = true;
-  }
-
-  IndexOrder order_;
-  const KeyRun* run_;
-  std::string prefix_;
-  size_t pos_ = 0;
-  size_t end_ = 0;  // the first key past prefix_'s
-  std::string_view key_;
-  Datom datom_;
-  bool valid_ = false;
-  bool keys_only_ = false;
-  bool skip_value_ = false;
-  absl::Status status_;
-};
 
 // `changes` (EAVT, in order) re-encoded in `order` and sorted; VAET
 // keeps the datoms of ref attributes only.
@@ -116,8 +38,49 @@ class SinceCursor : public DatomCursor {
 
 }  // namespace
 
+const KeyRun& SinceLayer::Sorted(IndexOrder order) const {
+  if (order == IndexOrder::kEavt) return eavt_;
+  const int o = static_cast<int>(order);
+  std::call_once(sorted_once_[o], [&] {
+    KeyRun reordered;
+    // The keys decoded when they were read: a failure here cannot happen,
+    // and would leave the order empty.
+    Reorder(eavt_, order, *schema_, &reordered).IgnoreError();
+    sorted_[o] = std::move(reordered);
+    sorted_ready_[o].store(true, std::memory_order_release);
+  });
+  return sorted_[o];
+}
+
+bool SinceLayer::ready(IndexOrder order) const {
+  return order == IndexOrder::kEavt ||
+         sorted_ready_[static_cast<int>(order)].load(std::memory_order_acquire);
+}
+
+std::shared_ptr<const SinceLayer> SinceLayer::Merge(const SinceLayer& older,
+                                                    const SinceLayer& newer,
+                                                    bool keep_removed) {
+  KeyRun eavt;
+  MergeRun(older.eavt_, newer.eavt_, keep_removed, /*with_entity=*/false,
+           &eavt);
+  auto out = std::make_shared<SinceLayer>(older.schema_, std::move(eavt));
+  // The orders a query sorted already in the older (bigger) layer: merged
+  // now, so that the next query of the same shape finds them ready.
+  // Sorting the newer layer's is cheap.
+  for (IndexOrder order :
+       {IndexOrder::kAevt, IndexOrder::kAvet, IndexOrder::kVaet}) {
+    if (!older.ready(order)) continue;
+    const int o = static_cast<int>(order);
+    MergeRun(older.Sorted(order), newer.Sorted(order), keep_removed,
+             /*with_entity=*/false, &out->sorted_[o]);
+    std::call_once(out->sorted_once_[o], [] {});
+    out->sorted_ready_[o].store(true, std::memory_order_release);
+  }
+  return out;
+}
+
 absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
-                                 size_t* seen, bool* over, KeyRun* changes) {
+                                 bool* over, KeyRun* changes) {
   *over = false;
   rocksdb::ReadOptions ro;
   ro.snapshot = db.snapshot();
@@ -132,6 +95,7 @@ absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
   ChangeListBuilder builder(/*with_entity=*/false);
   std::vector<Datom> datoms;
   std::string key;
+  size_t seen = 0;
   for (it->Seek(lower); it->Valid(); it->Next()) {
     const EntityId tx = static_cast<EntityId>(
         DecodeFixed64BE(std::string_view(it->key().data(), it->key().size())));
@@ -139,8 +103,8 @@ absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
     absl::Status s = DecodeLogEntry(
         tx, std::string_view(it->value().data(), it->value().size()), &datoms);
     if (!s.ok()) return s;
-    *seen += datoms.size();
-    if (*seen > limit) {
+    seen += datoms.size();
+    if (seen > limit) {
       *over = true;
       return absl::OkStatus();
     }
@@ -166,63 +130,77 @@ absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Build(
   index->schema_ = db.schema_ptr();
   KeyRun changes;
   bool over = false;
-  absl::Status s = ReadLog(db, t, limit, &index->seen_, &over, &changes);
+  absl::Status s = ReadLog(db, t, limit, &over, &changes);
   if (!s.ok()) return s;
-  if (over) return std::shared_ptr<const SinceIndex>();
+  if (over) return std::shared_ptr<const SinceIndex>(std::move(index));
+  // Retractions of keys asserted before t hide nothing: dropped.
+  KeyRun eavt;
   MergeRun(KeyRun(), changes, /*keep_removed=*/false, /*with_entity=*/false,
-           &index->eavt_);
+           &eavt);
+  index->size_ = eavt.size();
+  index->base_ = std::make_shared<SinceLayer>(index->schema_, std::move(eavt));
   return std::shared_ptr<const SinceIndex>(std::move(index));
 }
 
 absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Extend(
-    const SinceIndex& prev, const Db& db, size_t limit) {
+    const SinceIndex& prev, const Db& db, size_t limit,
+    const SinceShape& shape) {
   auto index = std::make_shared<SinceIndex>();
   index->t_ = prev.t_;
   index->basis_ = db.basis_tx();
   index->schema_ = db.schema_ptr();
-  index->seen_ = prev.seen_;
+  if (prev.over()) return std::shared_ptr<const SinceIndex>(std::move(index));
   KeyRun changes;
   bool over = false;
-  absl::Status s =
-      ReadLog(db, prev.basis_, limit, &index->seen_, &over, &changes);
+  absl::Status s = ReadLog(db, prev.basis_, limit, &over, &changes);
   if (!s.ok()) return s;
-  if (over) return std::shared_ptr<const SinceIndex>();
-  MergeRun(prev.eavt_, changes, /*keep_removed=*/false, /*with_entity=*/false,
-           &index->eavt_);
-  // The orders a query sorted already: merged now, so that the next query
-  // of the same shape finds them ready.
-  for (IndexOrder order :
-       {IndexOrder::kAevt, IndexOrder::kAvet, IndexOrder::kVaet}) {
-    const int o = static_cast<int>(order);
-    if (!prev.sorted_ready_[o].load(std::memory_order_acquire)) continue;
-    KeyRun reordered;
-    s = Reorder(changes, order, *index->schema_, &reordered);
-    if (!s.ok()) return s;
-    KeyRun& out = index->sorted_[o];
-    MergeRun(prev.sorted_[o], reordered, /*keep_removed=*/false,
-             /*with_entity=*/false, &out);
-    std::call_once(index->sorted_once_[o], [] {});
-    index->sorted_ready_[o].store(true, std::memory_order_release);
+  if (over || prev.size_ + changes.size() > limit) {
+    return std::shared_ptr<const SinceIndex>(std::move(index));
+  }
+  index->base_ = prev.base_;
+  index->deltas_ = prev.deltas_;
+  index->size_ = prev.size_;
+  if (changes.empty())
+    return std::shared_ptr<const SinceIndex>(std::move(index));
+  index->size_ += changes.size();
+  std::vector<std::shared_ptr<const SinceLayer>>& deltas = index->deltas_;
+  deltas.push_back(
+      std::make_shared<SinceLayer>(index->schema_, std::move(changes)));
+  // A binary counter: the two newest merge while the older is at most
+  // twice the newer (or there are too many), so that each key is copied
+  // a few times on its way down rather than once per basis.
+  while (deltas.size() >= 2 &&
+         (deltas.size() > shape.max_deltas ||
+          deltas[deltas.size() - 2]->size() <= 2 * deltas.back()->size())) {
+    std::shared_ptr<const SinceLayer> merged =
+        SinceLayer::Merge(*deltas[deltas.size() - 2], *deltas.back(),
+                          /*keep_removed=*/true);
+    deltas.pop_back();
+    deltas.back() = std::move(merged);
+  }
+  size_t in_deltas = 0;
+  for (const auto& delta : deltas) in_deltas += delta->size();
+  if (in_deltas > shape.min_fold &&
+      in_deltas > index->base_->size() / shape.fold_divisor) {
+    // Newest first, so each merge copies the smaller side's keys once more.
+    std::shared_ptr<const SinceLayer> folded = deltas.back();
+    for (size_t i = deltas.size() - 1; i-- > 0;) {
+      folded = SinceLayer::Merge(*deltas[i], *folded, /*keep_removed=*/true);
+    }
+    index->base_ = SinceLayer::Merge(*index->base_, *folded,
+                                     /*keep_removed=*/false);
+    deltas.clear();
+    index->size_ = index->base_->size();
   }
   return std::shared_ptr<const SinceIndex>(std::move(index));
 }
 
-const KeyRun& SinceIndex::Sorted(IndexOrder order) const {
-  if (order == IndexOrder::kEavt) return eavt_;
-  const int o = static_cast<int>(order);
-  std::call_once(sorted_once_[o], [&] {
-    KeyRun reordered;
-    // The keys decoded when they were read: a failure here cannot happen,
-    // and would leave the order empty.
-    Reorder(eavt_, order, *schema_, &reordered).IgnoreError();
-    sorted_[o] = std::move(reordered);
-    sorted_ready_[o].store(true, std::memory_order_release);
-  });
-  return sorted_[o];
-}
-
 std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
-  return std::make_unique<SinceCursor>(order, &Sorted(order));
+  std::vector<const KeyRun*> runs;
+  runs.reserve(1 + deltas_.size());
+  runs.push_back(&base_->Sorted(order));
+  for (const auto& delta : deltas_) runs.push_back(&delta->Sorted(order));
+  return NewSinceRunCursor(order, std::move(runs));
 }
 
 std::shared_ptr<const SinceIndex> SinceCache::Find(EntityId basis, EntityId t) {

@@ -16,50 +16,31 @@
 
 namespace mentat::storage::internal {
 
-// The datoms of since(t) at one basis: current at the basis and asserted
-// after t. Built from the `log` entries of the transactions in
-// (t, basis], so it costs what it holds rather than a scan of the current
-// indexes; and the index of a later basis extends this one with the log
-// after its basis (Extend), so that under a steady writer each new basis
-// costs its own commits and a copy, not the whole range again.
-//
-// It holds the datoms as EAVT keys with their asserting tx (KeyRun); each
-// other order is sorted on its first use (a query reads one or two of
-// them), and an extension carries forward every order already sorted.
-// Immutable once built (the sorted orders are filled once, under
-// call_once); thread-safe, and cursors over it may run on any thread.
-class SinceIndex {
+// One immutable sorted run of a since() index: its EAVT keys with their
+// asserting tx (0: the key was retracted, in a layer above the base), and
+// each other order sorted on its first use (a query reads one or two of
+// them). Shared by the indexes of every later basis that still holds it.
+// Thread-safe once built.
+class SinceLayer {
  public:
-  // Builds the index of since(t) at the Db's basis, or returns nullptr
-  // when the log range holds more than `limit` datoms (the caller then
-  // filters the current indexes). Unavailable or DataLoss on a bad read.
-  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(
-      const Db& db, EntityId t, size_t limit);
-  // The index of since(prev.t()) at the Db's basis (newer than
-  // prev.basis()): `prev` plus the log after its basis, without what that
-  // log retracted. nullptr past `limit`, as Build.
-  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Extend(
-      const SinceIndex& prev, const Db& db, size_t limit);
+  SinceLayer(std::shared_ptr<const Schema> schema, KeyRun eavt)
+      : schema_(std::move(schema)), eavt_(std::move(eavt)) {}
 
-  std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
-
-  EntityId t() const { return t_; }
-  EntityId basis() const { return basis_; }
-  // Datoms held.
+  // The keys of `order` (sorted once, under call_once).
+  const KeyRun& Sorted(IndexOrder order) const;
+  // True if `order` was sorted already (a query read it).
+  bool ready(IndexOrder order) const;
   size_t size() const { return eavt_.size(); }
 
- private:
-  // The keys of `order` (sorted once; EAVT is eavt_).
-  const KeyRun& Sorted(IndexOrder order) const;
-  // The datoms of the log in (after, upto] as EAVT changes (tx 0: the
-  // key was retracted); false past `limit` datoms in all (*seen counts).
-  [[nodiscard]] static absl::Status ReadLog(const Db& db, EntityId after,
-                                            size_t limit, size_t* seen,
-                                            bool* over, KeyRun* changes);
+  // `older` with `newer`'s keys applied, in EAVT and in every order either
+  // has sorted. With `keep_removed` the retractions stay as entries with
+  // tx 0 (the result is a layer above a base), without they are dropped
+  // (the result is a base).
+  static std::shared_ptr<const SinceLayer> Merge(const SinceLayer& older,
+                                                 const SinceLayer& newer,
+                                                 bool keep_removed);
 
-  EntityId t_ = 0;
-  EntityId basis_ = 0;
-  size_t seen_ = 0;  // log datoms read to make it, since t
+ private:
   std::shared_ptr<const Schema> schema_;
   KeyRun eavt_;
   mutable std::array<std::once_flag, 4> sorted_once_;
@@ -67,10 +48,91 @@ class SinceIndex {
   mutable std::array<KeyRun, 4> sorted_;
 };
 
+// When the deltas of a SinceIndex merge and fold (tests make them
+// small).
+struct SinceShape {
+  // Past this many deltas, the two newest merge whatever their sizes.
+  size_t max_deltas = 8;
+  // The deltas fold into the base once they hold more than 1/this of it.
+  size_t fold_divisor = 8;
+  // ... and more than this many datoms (a small base would otherwise be
+  // copied for every commit).
+  size_t min_fold = 4096;
+};
+
+// The datoms of since(t) at one basis: current at the basis and asserted
+// after t. Built from the `log` entries of the transactions in
+// (t, basis], so it costs what it holds rather than a scan of the current
+// indexes.
+//
+// Layered, so that under a steady writer each new basis costs its own
+// commits and not the whole range again: a base (no retractions) and a
+// few deltas of later commits (oldest first, each a SinceLayer whose tx-0
+// entries hide keys below), read through a merging cursor. The index of
+// a later basis (Extend) shares every layer of the one it extends and
+// adds one delta of the log after its basis; it then merges the newest
+// deltas while the older is at most twice the newer (a binary counter: a
+// key is copied O(log n) times, and the deltas stay few), and folds them
+// all into a new base once they hold more than a fraction of the base's
+// datoms (SinceShape). Every order a query sorted in the base is merged in
+// each fold, so the next query of the same shape finds it ready.
+//
+// An index may instead be a marker that since(t) is past the limit
+// (over()): it has no layers, and views filter the current indexes.
+// Immutable once built; thread-safe, and cursors over it may run on any
+// thread (they read the layers, which the index keeps alive).
+class SinceIndex {
+ public:
+  // Builds the index of since(t) at the Db's basis, or the over() marker
+  // when the log range holds more than `limit` datoms (reading on would
+  // cost more than filtering). Unavailable or DataLoss on a bad read.
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(
+      const Db& db, EntityId t, size_t limit);
+  // The index of since(prev.t()) at the Db's basis (newer than
+  // prev.basis()): `prev`'s layers plus the log after its basis. The
+  // over() marker when it would hold more than `limit` datoms, when the
+  // log after prev's basis holds more, or when `prev` is the marker: since
+  // (t) only grows with the basis, save what later commits retract, and
+  // reading the log again for each basis to learn that would cost more
+  // than the filter.
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Extend(
+      const SinceIndex& prev, const Db& db, size_t limit,
+      const SinceShape& shape = SinceShape());
+
+  // A cursor over the merged layers. Not for an over() marker.
+  std::unique_ptr<DatomCursor> NewCursor(IndexOrder order) const;
+
+  EntityId t() const { return t_; }
+  EntityId basis() const { return basis_; }
+  bool over() const { return base_ == nullptr; }
+  // Datoms held in all layers (retractions in deltas included, and a key
+  // replaced in a later layer counted twice): what the limit and the
+  // cache's budget count.
+  size_t size() const { return size_; }
+  // Layers held (the base and the deltas), for tests.
+  size_t layers() const { return over() ? 0 : 1 + deltas_.size(); }
+
+ private:
+  // The datoms of the log in (after, db's basis] as EAVT changes (tx 0:
+  // the key was retracted); *over past `limit` datoms read.
+  [[nodiscard]] static absl::Status ReadLog(const Db& db, EntityId after,
+                                            size_t limit, bool* over,
+                                            KeyRun* changes);
+
+  EntityId t_ = 0;
+  EntityId basis_ = 0;
+  size_t size_ = 0;
+  std::shared_ptr<const Schema> schema_;
+  std::shared_ptr<const SinceLayer> base_;  // null: over the limit
+  std::vector<std::shared_ptr<const SinceLayer>> deltas_;  // oldest first
+};
+
 // The since() indexes built last: the newest per t, shared by the queries
 // of every view at its basis (a dashboard polling since(t) under a writer
 // extends it by the commits of each new basis, instead of building it for
-// each). Holds at most four t's, and at most `limit` datoms in all.
+// each). Holds at most four t's, and at most `limit` datoms in all. An
+// over() marker is kept like an index, so that views of later bases go
+// straight to the filter instead of reading the log again.
 // Thread-safe.
 class SinceCache {
  public:
