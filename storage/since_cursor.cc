@@ -192,6 +192,11 @@ class LayeredRunCursor : public SinceCursorBase {
 
 }  // namespace
 
+std::unique_ptr<DatomCursor> NewSinceRunCursor(IndexOrder order,
+                                               const KeyRun* run) {
+  return std::make_unique<SingleRunCursor>(order, run);
+}
+
 std::unique_ptr<DatomCursor> NewSinceRunCursor(
     IndexOrder order, std::vector<const KeyRun*> runs) {
   if (runs.size() == 1) {

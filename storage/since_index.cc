@@ -79,8 +79,10 @@ std::shared_ptr<const SinceLayer> SinceLayer::Merge(const SinceLayer& older,
   return out;
 }
 
-absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
-                                 bool* over, KeyRun* changes) {
+absl::Status SinceIndex::ReadLog(const Db& db, EntityId after,
+                                 bool keep_removed, size_t max_held,
+                                 size_t max_read, size_t chunk, bool* over,
+                                 KeyRun* out) {
   *over = false;
   rocksdb::ReadOptions ro;
   ro.snapshot = db.snapshot();
@@ -91,11 +93,25 @@ absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
   std::unique_ptr<rocksdb::Iterator> it(
       db.core().db->NewIterator(ro, db.core().cf(Cf::kLog)));
   // Replay the log: an assertion adds the datom, a retraction removes it;
-  // for a key changed more than once, the last change stands.
+  // for a key changed more than once, the last change stands. The changes
+  // are sorted a chunk at a time and merged into *out, so that a log of
+  // churn (the same keys asserted and retracted again and again) costs
+  // memory for what it leaves, not for all it holds; a chunk is at least
+  // the size of *out, so each key is copied a few times in all.
   ChangeListBuilder builder(/*with_entity=*/false);
+  size_t in_builder = 0;
+  auto flush = [&] {
+    KeyRun merged;
+    MergeRun(*out, builder.Finish(), keep_removed, /*with_entity=*/false,
+             &merged);
+    *out = std::move(merged);
+    in_builder = 0;
+    *over = out->size() > max_held;
+  };
   std::vector<Datom> datoms;
   std::string key;
-  size_t seen = 0;
+  size_t read = 0;
+  *out = KeyRun();
   for (it->Seek(lower); it->Valid(); it->Next()) {
     const EntityId tx = static_cast<EntityId>(
         DecodeFixed64BE(std::string_view(it->key().data(), it->key().size())));
@@ -103,8 +119,8 @@ absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
     absl::Status s = DecodeLogEntry(
         tx, std::string_view(it->value().data(), it->value().size()), &datoms);
     if (!s.ok()) return s;
-    seen += datoms.size();
-    if (seen > limit) {
+    read += datoms.size();
+    if (read > max_read) {
       *over = true;
       return absl::OkStatus();
     }
@@ -113,30 +129,34 @@ absl::Status SinceIndex::ReadLog(const Db& db, EntityId after, size_t limit,
       EavtKey::Encode(d.e, d.a, d.v, &key);
       builder.Add(key, d.added ? d.tx : 0);
     }
+    in_builder += datoms.size();
+    if (in_builder >= std::max(chunk, out->size())) {
+      flush();
+      if (*over) return absl::OkStatus();
+    }
   }
   if (!it->status().ok()) {
     return absl::UnavailableError(
         StrCat("reading the log: ", it->status().ToString()));
   }
-  *changes = builder.Finish();
+  if (in_builder > 0) flush();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Build(
-    const Db& db, EntityId t, size_t limit) {
+    const Db& db, EntityId t, size_t limit, const SinceShape& shape) {
   auto index = std::make_shared<SinceIndex>();
   index->t_ = t;
   index->basis_ = db.basis_tx();
   index->schema_ = db.schema_ptr();
-  KeyRun changes;
-  bool over = false;
-  absl::Status s = ReadLog(db, t, limit, &over, &changes);
-  if (!s.ok()) return s;
-  if (over) return std::shared_ptr<const SinceIndex>(std::move(index));
   // Retractions of keys asserted before t hide nothing: dropped.
   KeyRun eavt;
-  MergeRun(KeyRun(), changes, /*keep_removed=*/false, /*with_entity=*/false,
-           &eavt);
+  bool over = false;
+  absl::Status s =
+      ReadLog(db, t, /*keep_removed=*/false, limit, kLogReadFactor * limit,
+              shape.log_chunk, &over, &eavt);
+  if (!s.ok()) return s;
+  if (over) return std::shared_ptr<const SinceIndex>(std::move(index));
   index->size_ = eavt.size();
   index->base_ = std::make_shared<SinceLayer>(index->schema_, std::move(eavt));
   return std::shared_ptr<const SinceIndex>(std::move(index));
@@ -152,9 +172,12 @@ absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Extend(
   if (prev.over()) return std::shared_ptr<const SinceIndex>(std::move(index));
   KeyRun changes;
   bool over = false;
-  absl::Status s = ReadLog(db, prev.basis_, limit, &over, &changes);
+  absl::Status s =
+      ReadLog(db, prev.basis_, /*keep_removed=*/true,
+              limit - std::min(limit, prev.size_), kLogReadFactor * limit,
+              shape.log_chunk, &over, &changes);
   if (!s.ok()) return s;
-  if (over || prev.size_ + changes.size() > limit) {
+  if (over) {
     return std::shared_ptr<const SinceIndex>(std::move(index));
   }
   index->base_ = prev.base_;
@@ -196,6 +219,7 @@ absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Extend(
 }
 
 std::unique_ptr<DatomCursor> SinceIndex::NewCursor(IndexOrder order) const {
+  if (deltas_.empty()) return NewSinceRunCursor(order, &base_->Sorted(order));
   std::vector<const KeyRun*> runs;
   runs.reserve(1 + deltas_.size());
   runs.push_back(&base_->Sorted(order));

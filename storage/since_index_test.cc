@@ -65,8 +65,11 @@ void CheckAllOrders(const internal::SinceIndex& index, const Db& db, EntityId e,
 
 // Small merges and folds, so that a test of a few hundred commits crosses
 // every boundary many times.
+// Deltas fold into the base at once.
+constexpr internal::SinceShape kFoldNow{/*max_deltas=*/8, /*fold_divisor=*/1,
+                                        /*min_fold=*/0};
 constexpr internal::SinceShape kSmall{/*max_deltas=*/3, /*fold_divisor=*/2,
-                                      /*min_fold=*/6};
+                                      /*min_fold=*/6, /*log_chunk=*/4};
 
 TEST_CASE("since() extended over new bases equals since() built fresh") {
   TempDir dir;
@@ -161,7 +164,7 @@ TEST_CASE("since() extended over new bases equals since() built fresh") {
     }
     if (chains.empty()) {
       for (const EntityId t : {txs[0], txs[txs.size() / 2]}) {
-        auto built = internal::SinceIndex::Build(*db, t, limit);
+        auto built = internal::SinceIndex::Build(*db, t, limit, kSmall);
         REQUIRE(built.ok());
         chains.push_back(*built);
       }
@@ -319,8 +322,7 @@ TEST_CASE(
     // the retraction, and with it the key.
     f.Commit({Retract(E(f.x), "s/many", Value::Long(1))});
     f.Filler(2, 200);
-    index = f.Extend(*index, {/*max_deltas=*/8, /*fold_divisor=*/1,
-                              /*min_fold=*/0});
+    index = f.Extend(*index, kFoldNow);
     CHECK(index->layers() == 1);
     f.ExpectX(*index, 1, 0);
     f.ExpectX(*index, 2, again);
@@ -346,8 +348,7 @@ TEST_CASE(
     // AVET sorted by a read; a fold then merges it instead of dropping it.
     (void)index->NewCursor(IndexOrder::kAvet);
     f.Filler(40, 300);
-    index = f.Extend(*index, {/*max_deltas=*/8, /*fold_divisor=*/1,
-                              /*min_fold=*/0});
+    index = f.Extend(*index, kFoldNow);
     CHECK(index->layers() == 1);
     f.ExpectX(*index, 1, first);
     f.ExpectX(*index, 2, two);
@@ -388,6 +389,39 @@ TEST_CASE("since() past its limit filters the current indexes") {
     REQUIRE(extended.ok());
     CHECK((*extended)->over());
     check_view();
+  }
+
+  SUBCASE("a log of churn is read up to its bound") {
+    // Twenty values asserted and retracted again: the log holds far more
+    // than the index does (the values' last state and a tx each).
+    auto churn = [&](int rounds) {
+      for (int r = 0; r < rounds; ++r) {
+        f.Filler(20, 0);
+        std::vector<TxOp> ops;
+        for (int i = 0; i < 20; ++i) {
+          ops.push_back(Retract(E(f.y), "s/many", Value::Long(i)));
+        }
+        f.Commit(ops);
+      }
+    };
+    churn(3);  // 126 log datoms for 40: under the bound of 320
+    auto db = f.store->Latest();
+    auto built = internal::SinceIndex::Build(*db, f.t, limit, kSmall);
+    REQUIRE(built.ok());
+    CHECK(!(*built)->over());
+    CheckAllOrders(**built, *db, f.x, f.many);
+    auto cached = check_view();
+    REQUIRE(cached != nullptr);
+    CHECK(!cached->over());
+    churn(6);  // 252 more: past the bound
+    db = f.store->Latest();
+    built = internal::SinceIndex::Build(*db, f.t, limit, kSmall);
+    REQUIRE(built.ok());
+    CHECK((*built)->over());
+    // The view extends its index by the 252: past the bound too.
+    cached = check_view();
+    REQUIRE(cached != nullptr);
+    CHECK(cached->over());
   }
 
   SUBCASE("extended over the limit") {

@@ -17,6 +17,9 @@ namespace mentat::storage::internal {
 // but cursors over the same runs may run on any threads.
 std::unique_ptr<DatomCursor> NewSinceRunCursor(IndexOrder order,
                                                std::vector<const KeyRun*> runs);
+// The cursor of an index of one layer (a base).
+std::unique_ptr<DatomCursor> NewSinceRunCursor(IndexOrder order,
+                                               const KeyRun* run);
 
 }  // namespace mentat::storage::internal
 

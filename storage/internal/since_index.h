@@ -48,8 +48,8 @@ class SinceLayer {
   mutable std::array<KeyRun, 4> sorted_;
 };
 
-// When the deltas of a SinceIndex merge and fold (tests make them
-// small).
+// How a SinceIndex reads the log and when its deltas merge and fold
+// (tests make them small).
 struct SinceShape {
   // Past this many deltas, the two newest merge whatever their sizes.
   size_t max_deltas = 8;
@@ -58,6 +58,9 @@ struct SinceShape {
   // ... and more than this many datoms (a small base would otherwise be
   // copied for every commit).
   size_t min_fold = 4096;
+  // The log's changes are sorted and merged this many (or, past it, as
+  // many as the index holds) at a time.
+  size_t log_chunk = 1 << 16;
 };
 
 // The datoms of since(t) at one basis: current at the basis and asserted
@@ -83,18 +86,25 @@ struct SinceShape {
 // thread (they read the layers, which the index keeps alive).
 class SinceIndex {
  public:
+  // A build or an extension reads at most this many times its limit in
+  // log datoms: past that the log is mostly churn, and reading it would
+  // cost more than filtering.
+  static constexpr size_t kLogReadFactor = 8;
+
   // Builds the index of since(t) at the Db's basis, or the over() marker
-  // when the log range holds more than `limit` datoms (reading on would
-  // cost more than filtering). Unavailable or DataLoss on a bad read.
+  // when it would hold more than `limit` datoms, or the log range holds
+  // more than kLogReadFactor * `limit`. Unavailable or DataLoss on a bad
+  // read.
   [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Build(
-      const Db& db, EntityId t, size_t limit);
+      const Db& db, EntityId t, size_t limit,
+      const SinceShape& shape = SinceShape());
   // The index of since(prev.t()) at the Db's basis (newer than
   // prev.basis()): `prev`'s layers plus the log after its basis. The
-  // over() marker when it would hold more than `limit` datoms, when the
-  // log after prev's basis holds more, or when `prev` is the marker: since
-  // (t) only grows with the basis, save what later commits retract, and
-  // reading the log again for each basis to learn that would cost more
-  // than the filter.
+  // over() marker when it would hold more than `limit` datoms (its layers
+  // counted whole), when the log after prev's basis is over the read
+  // bound, or when `prev` is the marker: since(t) grows with the basis,
+  // save what later commits retract, and reading the log again for each
+  // basis to learn that would cost more than the filter.
   [[nodiscard]] static absl::StatusOr<std::shared_ptr<const SinceIndex>> Extend(
       const SinceIndex& prev, const Db& db, size_t limit,
       const SinceShape& shape = SinceShape());
@@ -113,11 +123,14 @@ class SinceIndex {
   size_t layers() const { return over() ? 0 : 1 + deltas_.size(); }
 
  private:
-  // The datoms of the log in (after, db's basis] as EAVT changes (tx 0:
-  // the key was retracted); *over past `limit` datoms read.
+  // Reads the log in (after, db's basis] into *out as EAVT keys (tx 0:
+  // the key was retracted, kept with `keep_removed`, else dropped); *over
+  // once *out holds more than `max_held` keys or more than `max_read` log
+  // datoms were read.
   [[nodiscard]] static absl::Status ReadLog(const Db& db, EntityId after,
-                                            size_t limit, bool* over,
-                                            KeyRun* changes);
+                                            bool keep_removed, size_t max_held,
+                                            size_t max_read, size_t chunk,
+                                            bool* over, KeyRun* out);
 
   EntityId t_ = 0;
   EntityId basis_ = 0;
