@@ -101,8 +101,9 @@ struct StoreOptions {
   int64_t tx_instant_max_skew_ms = 10000;
   // Collect RocksDB statistics (for metrics). Default: true.
   bool rocksdb_statistics = true;
-  // A since() view built from the log holds at most this many datoms;
-  // beyond that it filters the current indexes by tx instead.
+  // A since() view built from the log holds at most this many datoms,
+  // and reads at most 8 times as many from the log to build or extend
+  // its index; beyond that it filters the current indexes by tx instead.
   // Default: 1,000,000.
   size_t since_log_limit = 1000000;
   // History retention: retracted datoms whose retraction is older than
