@@ -177,14 +177,13 @@ absl::StatusOr<std::shared_ptr<const SinceIndex>> SinceIndex::Extend(
               limit - std::min(limit, prev.size_), kLogReadFactor * limit,
               shape.log_chunk, &over, &changes);
   if (!s.ok()) return s;
-  if (over) {
-    return std::shared_ptr<const SinceIndex>(std::move(index));
-  }
+  if (over) return std::shared_ptr<const SinceIndex>(std::move(index));
   index->base_ = prev.base_;
   index->deltas_ = prev.deltas_;
   index->size_ = prev.size_;
-  if (changes.empty())
+  if (changes.empty()) {
     return std::shared_ptr<const SinceIndex>(std::move(index));
+  }
   index->size_ += changes.size();
   std::vector<std::shared_ptr<const SinceLayer>>& deltas = index->deltas_;
   deltas.push_back(
