@@ -38,8 +38,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Parsed transactions waiting for the importer; reading stops above this.
+// Parsed transactions waiting for the importer; reading stops above
+// either bound. The ops bound is the one that holds memory: a parsed op
+// is about 600 bytes (TxOp) before its strings, and a bulk load's
+// transactions carry thousands (m's 3,700 each: 256 of them held some
+// 570 MB). 128K ops is well over what the transactor applies while the
+// next message (4 MB from mentat-bench) is read and parsed.
 constexpr size_t kQueueTransactions = 256;
+constexpr size_t kQueueOps = size_t{1} << 17;
 // Transactions in flight at once in "transact" mode.
 constexpr size_t kTransactInFlight = 16;
 
@@ -83,6 +89,7 @@ struct ImportState {
   absl::CondVar changed;
   ImportReactor* reactor ABSL_GUARDED_BY(mu) = nullptr;  // null once finished
   std::deque<storage::TxRequest> queue ABSL_GUARDED_BY(mu);
+  size_t queued_ops ABSL_GUARDED_BY(mu) = 0;  // of the transactions in queue
   // Transactions parsed (the index of the next).
   int64_t parsed ABSL_GUARDED_BY(mu) = 0;
   bool reading ABSL_GUARDED_BY(mu) = false;  // a read is outstanding
@@ -203,7 +210,9 @@ void ImportReactor::MaybeRead(ImportState* st) {
       !st->parse_error.ok() || !st->abort.ok() || !st->read_blocked) {
     return;
   }
-  if (st->queue.size() >= kQueueTransactions) return;
+  if (st->queue.size() >= kQueueTransactions || st->queued_ops >= kQueueOps) {
+    return;
+  }
   st->read_blocked = false;
   st->reading = true;
   HandOffRelease(st->reactor->handoff());
@@ -212,7 +221,7 @@ void ImportReactor::MaybeRead(ImportState* st) {
 
 // Parses one message's tx-data (on a reader thread) and queues it.
 void ParseAndQueue(const std::shared_ptr<ImportState>& st,
-                   v1::ImportRequest request, int64_t first_index) {
+                   const v1::ImportRequest& request, int64_t first_index) {
   std::vector<storage::TxRequest> parsed;
   parsed.reserve(static_cast<size_t>(request.tx_data_size()));
   absl::Status error;
@@ -239,7 +248,10 @@ void ParseAndQueue(const std::shared_ptr<ImportState>& st,
     parsed.push_back(*std::move(tx));
   }
   absl::MutexLock lock(&st->mu);
-  for (storage::TxRequest& tx : parsed) st->queue.push_back(std::move(tx));
+  for (storage::TxRequest& tx : parsed) {
+    st->queued_ops += tx.ops.size();
+    st->queue.push_back(std::move(tx));
+  }
   if (!error.ok() && st->parse_error.ok()) st->parse_error = error;
   st->read_blocked = true;
   ImportReactor::MaybeRead(st.get());
@@ -319,6 +331,7 @@ bool PopNext(ImportState* st, storage::TxRequest* out, absl::Status* error) {
   }
   *out = std::move(st->queue.front());
   st->queue.pop_front();
+  st->queued_ops -= out->ops.size();
   ImportReactor::MaybeRead(st);
   return true;
 }

@@ -65,9 +65,13 @@ inline char* WriteDouble(double d, char* p) {
   return p;
 }
 
+// Grows `out` by the varint's exact size and writes into it, rather than
+// copying from a stack buffer: GCC 12 with the server's precompiled header
+// cannot bound WriteVarint's loop and refuses the copy (-Warray-bounds).
 inline void AppendVarint(uint64_t v, std::string* out) {
-  char buf[10];
-  out->append(buf, WriteVarint(v, buf) - buf);
+  const size_t at = out->size();
+  out->resize(at + VarintSize(v));
+  WriteVarint(v, out->data() + at);
 }
 
 inline size_t TagSize(uint32_t field) { return field < 16 ? 1 : 2; }

@@ -346,14 +346,12 @@ void ImportIndex::Scan(IndexOrder order, std::string_view prefix,
   }
   // Oldest first, so that SortedByKey puts the latest of equal keys first.
   std::reverse(found.begin(), found.end());
-  const std::vector<uint32_t> sorted =
-      SortedByKey(static_cast<uint32_t>(found.size()),
+  const std::vector<uint32_t> latest =
+      LatestByKey(static_cast<uint32_t>(found.size()),
                   [&](uint32_t i) { return slot.entries[found[i] - 1].key(); });
-  for (uint32_t i : sorted) {
+  for (uint32_t i : latest) {
     const Entry& e = slot.entries[found[i] - 1];
-    auto& items = cursor->items_;
-    if (!items.empty() && items.back().first == e.key()) continue;
-    items.emplace_back(e.key(), e.tx);
+    cursor->items_.emplace_back(e.key(), e.tx);
   }
 }
 
@@ -371,13 +369,17 @@ void ImportIndex::SortedKeys(
     IndexOrder order, std::vector<std::pair<std::string_view, EntityId>>* out) {
   out->clear();
   const Slot& slot = slots_[SlotOf(order)];
-  const std::vector<uint32_t> sorted =
-      SortedByKey(static_cast<uint32_t>(slot.entries.size()),
+  const std::vector<uint32_t> latest =
+      LatestByKey(static_cast<uint32_t>(slot.entries.size()),
                   [&](uint32_t i) { return slot.entries[i].key(); });
-  out->reserve(sorted.size());
-  for (uint32_t i : sorted) {
-    const Entry& e = slot.entries[i];
-    if (!out->empty() && out->back().first == e.key()) continue;
+  out->reserve(latest.size());
+  // The entries are read in key order, scattered: ask for them ahead.
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < latest.size(); ++i) {
+    if (i + kAhead < latest.size()) {
+      __builtin_prefetch(&slot.entries[latest[i + kAhead]]);
+    }
+    const Entry& e = slot.entries[latest[i]];
     out->emplace_back(e.key(), e.tx);
   }
 }

@@ -5,10 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "mentat/storage/keys.h"
 
@@ -145,6 +147,53 @@ TEST_CASE("SortedByKey orders bytewise, the latest of equal keys first") {
                   [&](uint32_t i) { return std::string_view(keys[i]); });
   const std::vector<uint32_t> want = {5, 4, 0, 1, 7, 6, 3, 2};
   CHECK(order == want);
+}
+
+TEST_CASE("LatestByKey keeps the latest write of each key, in key order") {
+  // Keys that tie on their first 27 bytes (the sort records' bytes) and
+  // differ after, or only in length, or by a zero byte; and repeats.
+  const std::string q27(27, 'q');
+  const std::vector<std::string> keys = {
+      q27 + "b",
+      q27,
+      q27 + "a",
+      std::string(26, 'q'),
+      q27 + "b",
+      std::string(26, 'q') + std::string("\0", 1),
+      q27,
+      std::string(25, 'q') + "r",
+      std::string(),
+      std::string("\0\0", 2),
+      std::string(),
+      std::string(24, 'x') + "abc",
+      std::string(24, 'x') + "abd",
+      std::string(24, 'x') + "abc",
+  };
+  std::vector<uint32_t> want_all(keys.size());
+  for (uint32_t i = 0; i < want_all.size(); ++i) want_all[i] = i;
+  std::stable_sort(want_all.begin(), want_all.end(),
+                   [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+  auto key_of = [&](uint32_t i) { return std::string_view(keys[i]); };
+  SUBCASE("SortedByKey: bytewise, the latest of equal keys first") {
+    std::vector<uint32_t> want = want_all;
+    // Among equal keys, the latest first.
+    for (size_t i = 0; i < want.size();) {
+      size_t j = i;
+      while (j < want.size() && keys[want[j]] == keys[want[i]]) ++j;
+      std::reverse(want.begin() + i, want.begin() + j);
+      i = j;
+    }
+    CHECK(SortedByKey(static_cast<uint32_t>(keys.size()), key_of) == want);
+  }
+  SUBCASE("LatestByKey: one index per key, its latest write") {
+    std::vector<uint32_t> want;
+    for (size_t i = 0; i < want_all.size(); ++i) {
+      const bool last_of_key = i + 1 == want_all.size() ||
+                               keys[want_all[i + 1]] != keys[want_all[i]];
+      if (last_of_key) want.push_back(want_all[i]);
+    }
+    CHECK(LatestByKey(static_cast<uint32_t>(keys.size()), key_of) == want);
+  }
 }
 
 }  // namespace

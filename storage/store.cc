@@ -14,6 +14,7 @@
 #include "internal/store_core.h"
 #include "internal/transactor.h"
 #include "internal/tx_state.h"
+#include "internal/wal_retire.h"
 #include "mentat/base/str_cat.h"
 #include "mentat/storage/entity_ids.h"
 #include "mentat/storage/tx_log.h"
@@ -418,6 +419,14 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   // handles[0] is the unused default family; keep our order in `handles`.
   raw->DestroyColumnFamilyHandle(handles[0]).PermitUncheckedError();
   core->handles.assign(handles.begin() + 1, handles.end());
+  // Housekeeping: a store that cannot retire its idle logs now (a full
+  // disk) opens as it is and tries again at its next open.
+  if (absl::Status retired =
+          internal::RetireIdleWals(raw, core->cf(Cf::kMeta), path);
+      !retired.ok()) {
+    rocksdb::Warn(db_options.info_log.get(), "[mentat] %s",
+                  std::string(retired.message()).c_str());
+  }
 
   std::string format;
   s = raw->Get(rocksdb::ReadOptions(), core->cf(Cf::kMeta),

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "internal/presized_log.h"
+#include "internal/wal_retire.h"
 #include "mentat/storage/store.h"
 #include "rocksdb/statistics.h"
 #include "test_support.h"
@@ -32,6 +34,15 @@ StoreOptions Uncached() {
   o.value_cache_bytes = 0;
   o.column_cache_bytes = 0;
   return o;
+}
+
+// Write-ahead log files in `dir`, alive or not yet deleted.
+size_t WalFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (internal::IsWriteAheadLogName(f.path().filename().string())) ++n;
+  }
+  return n;
 }
 
 int SstFiles(const std::string& dir) {
@@ -174,6 +185,33 @@ TEST_CASE("a store opens few of its table files and reads all of them") {
   MustTransact(*store, {Add(E(e), "o/size", Value::Long(-7))});
   more.size["n-7"] = -7;
   CheckReads(*store, more);
+}
+
+TEST_CASE("opens without writes do not pile up write-ahead logs") {
+  TempDir dir;
+  const Written w = WriteInThreeFlushes(dir.path());
+  // Each open makes a log; one that nothing was written to stays alive
+  // until a memtable switch. Twelve opens would leave thirteen.
+  for (int open = 0; open < 12; ++open) {
+    auto store = *Store::Open(dir.path(), Uncached());
+    CHECK(WalFiles(dir.path()) <= internal::kMaxLiveWals);
+    if (open % 4 == 3) CheckReads(*store, w);
+  }
+  CHECK(WalFiles(dir.path()) <= internal::kMaxLiveWals);
+
+  // A commit that is in a log only (never flushed) survives the opens
+  // after it, the one that retires the older logs included.
+  Written more = w;
+  {
+    auto store = *Store::Open(dir.path(), Uncached());
+    MustTransact(*store, {Add(E(w.ids.at("n-3")), "o/size", Value::Long(-3))});
+    more.size["n-3"] = -3;
+  }
+  for (int open = 0; open < 6; ++open) {
+    auto store = *Store::Open(dir.path(), Uncached());
+    CHECK(WalFiles(dir.path()) <= internal::kMaxLiveWals);
+    CheckReads(*store, more);
+  }
 }
 
 }  // namespace

@@ -72,6 +72,11 @@ absl::StatusOr<TxReport> TxApplier::Apply(const TxRequest& request,
 
 absl::Status TxApplier::BuildDatoms() {
   const Schema& schema = *state_->schema;
+  // About one datom per op (a bulk import's transactions have thousands):
+  // sized once instead of rehashing the indexes step by step.
+  datoms_.reserve(ops_.size() + 1);
+  datom_index_.reserve(ops_.size() + 1);
+  card_one_index_.reserve(ops_.size() + 1);
   const Attribute* tx_instant_attr = schema.FindAttribute(ids::kDbTxInstant);
   const int64_t now = NowMicros();
   const int64_t max_skew =

@@ -17,43 +17,98 @@
 
 namespace mentat::storage::internal {
 
-// The indices 0..n-1 ordered by key_of(i) (bytewise), and among equal keys
-// the latest (largest index) first. Sort records carry each key's first 24
-// bytes, so most comparisons never touch the keys themselves (scattered
-// over an arena).
-template <typename KeyOf>
-std::vector<uint32_t> SortedByKey(uint32_t n, KeyOf key_of) {
-  struct Rec {
-    uint64_t k[3];
-    uint32_t index;
-  };
-  auto word = [](std::string_view key, size_t at) {
+// What SortedByKey and LatestByKey sort: a key's first 27 bytes (zero
+// padded) and its length, so that most comparisons, and most checks of
+// whether two neighbours are the same key, never touch the key itself
+// (scattered over an arena: a cache miss each). 27 bytes cover every key of
+// a fixed-size value (an AVET or EAVT key of a ref, long or instant is 25
+// bytes), whose groups (one assignee, one minute) made 24 bytes tie and
+// fall back to memcmp. 32 bytes a record, as with 24 bytes and an index.
+struct KeySortRecord {
+  static constexpr size_t kBytes = 27;
+  uint64_t words[3];
+  // Bytes 24..26 of the key, then min(size, 255).
+  uint32_t tail;
+  uint32_t index;
+
+  static uint64_t Word(std::string_view key, size_t at) {
     uint64_t v = 0;
     for (size_t i = at; i < at + 8; ++i) {
       v = (v << 8) | (i < key.size() ? static_cast<uint8_t>(key[i]) : 0);
     }
     return v;
-  };
-  std::vector<Rec> recs(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    const std::string_view key = key_of(i);
-    recs[i] = Rec{{word(key, 0), word(key, 8), word(key, 16)}, i};
   }
-  std::sort(recs.begin(), recs.end(), [&](const Rec& a, const Rec& b) {
+  static KeySortRecord Of(std::string_view key, uint32_t index) {
+    uint32_t tail = 0;
+    for (size_t i = 24; i < kBytes; ++i) {
+      tail = (tail << 8) | (i < key.size() ? static_cast<uint8_t>(key[i]) : 0);
+    }
+    tail =
+        (tail << 8) | static_cast<uint32_t>(std::min<size_t>(key.size(), 255));
+    return KeySortRecord{
+        {Word(key, 0), Word(key, 8), Word(key, 16)}, tail, index};
+  }
+  // Both keys fit in the record (then the record alone orders them).
+  bool Short() const { return (tail & 0xff) <= kBytes; }
+  // -1, 0 or 1 as the keys compare, reading them only when their first
+  // 27 bytes are the same and one is longer than that.
+  template <typename KeyOf>
+  static int Compare(const KeySortRecord& a, const KeySortRecord& b,
+                     const KeyOf& key_of) {
     for (int w = 0; w < 3; ++w) {
-      if (a.k[w] != b.k[w]) return a.k[w] < b.k[w];
+      if (a.words[w] != b.words[w]) return a.words[w] < b.words[w] ? -1 : 1;
     }
-    const std::string_view ka = key_of(a.index);
-    const std::string_view kb = key_of(b.index);
-    if (ka.size() > 24 || kb.size() > 24 || ka.size() != kb.size()) {
-      // Zero padding made the first 24 bytes equal; the rest decides.
-      const int c = ka.compare(kb);
-      if (c != 0) return c < 0;
+    if ((a.tail >> 8) != (b.tail >> 8)) {
+      return (a.tail >> 8) < (b.tail >> 8) ? -1 : 1;
     }
-    return a.index > b.index;
-  });
+    if (a.Short() && b.Short()) {
+      // The same bytes up to the shorter one's end: it is a prefix.
+      const uint32_t sa = a.tail & 0xff, sb = b.tail & 0xff;
+      return sa == sb ? 0 : (sa < sb ? -1 : 1);
+    }
+    const int c = key_of(a.index).compare(key_of(b.index));
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+};
+
+// The records of keys 0..n-1 ordered by key (bytewise), and among equal
+// keys the latest (largest index) first.
+template <typename KeyOf>
+std::vector<KeySortRecord> SortedKeyRecords(uint32_t n, const KeyOf& key_of) {
+  std::vector<KeySortRecord> recs(n);
+  for (uint32_t i = 0; i < n; ++i) recs[i] = KeySortRecord::Of(key_of(i), i);
+  std::sort(recs.begin(), recs.end(),
+            [&](const KeySortRecord& a, const KeySortRecord& b) {
+              const int c = KeySortRecord::Compare(a, b, key_of);
+              return c != 0 ? c < 0 : a.index > b.index;
+            });
+  return recs;
+}
+
+// The indices 0..n-1 ordered by key_of(i) (bytewise), and among equal keys
+// the latest (largest index) first.
+template <typename KeyOf>
+std::vector<uint32_t> SortedByKey(uint32_t n, KeyOf key_of) {
+  const std::vector<KeySortRecord> recs = SortedKeyRecords(n, key_of);
   std::vector<uint32_t> out(n);
   for (uint32_t i = 0; i < n; ++i) out[i] = recs[i].index;
+  return out;
+}
+
+// The same, but only the latest of equal keys: the index of each distinct
+// key's last write, in key order. Reads a key only where its record cannot
+// tell it from its neighbour's.
+template <typename KeyOf>
+std::vector<uint32_t> LatestByKey(uint32_t n, KeyOf key_of) {
+  const std::vector<KeySortRecord> recs = SortedKeyRecords(n, key_of);
+  std::vector<uint32_t> out;
+  out.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i > 0 && KeySortRecord::Compare(recs[i - 1], recs[i], key_of) == 0) {
+      continue;
+    }
+    out.push_back(recs[i].index);
+  }
   return out;
 }
 

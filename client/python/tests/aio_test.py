@@ -7,6 +7,7 @@ Run by CTest: aio_test.py --mentatd PATH."""
 import asyncio
 import os
 import sys
+import shutil
 import tempfile
 import unittest
 
@@ -49,6 +50,7 @@ class AioTest(unittest.IsolatedAsyncioTestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.cleanup()
+        shutil.rmtree(cls.backups, ignore_errors=True)
 
     async def asyncSetUp(self):
         self.c = aio.Client(self.server.addr, timeout=60)

@@ -10,6 +10,7 @@ import datetime
 import decimal
 import os
 import sys
+import shutil
 import tempfile
 import unittest
 import uuid
@@ -75,6 +76,7 @@ class DataTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.c.close()
         cls.server.cleanup()
+        shutil.rmtree(cls.backups, ignore_errors=True)
 
     def test_every_value_type_reads_back_as_written(self):
         joined = datetime.datetime(2024, 2, 29, 12, 30, 1, 123456, tzinfo=UTC)
