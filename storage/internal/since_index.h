@@ -52,9 +52,12 @@ class SinceLayer {
 // (tests make them small).
 struct SinceShape {
   // Past this many deltas, the two newest merge whatever their sizes.
-  size_t max_deltas = 8;
+  // Every query reads through all the layers, and most queries under a
+  // writer read an index another query extended already: few layers,
+  // each copied a little more often, cost less than many.
+  size_t max_deltas = 2;
   // The deltas fold into the base once they hold more than 1/this of it.
-  size_t fold_divisor = 8;
+  size_t fold_divisor = 32;
   // ... and more than this many datoms (a small base would otherwise be
   // copied every few commits). At 4,096 the deltas of a fresh s store's
   // since(t_since) (a base of about 5K keys) were as big as the base, and
