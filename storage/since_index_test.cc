@@ -197,6 +197,11 @@ TEST_CASE("since() extended over new bases equals since() built fresh") {
   CHECK(folds >= 2);
 }
 
+// Deltas that stay apart unless the binary counter merges them (up to
+// eight), whatever the default shape.
+constexpr internal::SinceShape kApart{/*max_deltas=*/8, /*fold_divisor=*/8,
+                                      /*min_fold=*/4096};
+
 // A store with three attributes and entities x and y; `t` is the tx of
 // the schema.
 struct LayerFixture {
@@ -234,7 +239,7 @@ struct LayerFixture {
   }
   std::shared_ptr<const internal::SinceIndex> Extend(
       const internal::SinceIndex& prev,
-      const internal::SinceShape& shape = {}) {
+      const internal::SinceShape& shape = kApart) {
     auto db = store->Latest();
     auto r = internal::SinceIndex::Extend(
         prev, *db, store->options().since_log_limit, shape);
