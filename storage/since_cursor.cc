@@ -170,10 +170,10 @@ class LayeredRunCursor : public SinceCursorBase {
     if (!valid_) return;
     Child& c = children_[current_];
     c.Advance();
-    // While the current run's keys stay below every other run's next key,
-    // they are the merge's next keys: one comparison a step instead of
-    // one per run (a scan mostly reads the base).
-    if (c.live() && (!other_ || c.key < other_key_)) {
+    // Up to run_end_ the current run's keys stay below every other run's
+    // next key: they are the merge's next keys, found by index alone (a
+    // scan mostly reads the base).
+    if (c.pos < run_end_) {
       const EntityId tx = c.run->txs[c.pos];
       if (tx != 0) {
         Yield(c.key, tx);
@@ -225,13 +225,21 @@ class LayeredRunCursor : public SinceCursorBase {
         continue;
       }
       current_ = win;
-      other_ = false;
+      bool other = false;
+      std::string_view other_key;
       for (size_t i = 0; i < children_.size(); ++i) {
         const Child& o = children_[i];
         if (i == win || !o.live()) continue;
-        if (!other_ || o.key < other_key_) other_key_ = o.key;
-        other_ = true;
+        if (!other || o.key < other_key) other_key = o.key;
+        other = true;
       }
+      // Galloping from here: a few comparisons for the stretch, instead
+      // of one a step.
+      run_end_ = other ? GallopLowerBound(c.pos, c.pos, c.end,
+                                          [&](size_t k) {
+                                            return c.run->key(k) < other_key;
+                                          })
+                       : c.end;
       Yield(c.key, tx);
       return;
     }
@@ -239,9 +247,8 @@ class LayeredRunCursor : public SinceCursorBase {
 
   std::vector<Child> children_;  // oldest first
   size_t current_ = 0;
-  // The least next key of the runs but the current one, if any has one.
-  bool other_ = false;
-  std::string_view other_key_;
+  // The end of the current run's stretch below every other run's next key.
+  size_t run_end_ = 0;
 };
 
 }  // namespace
