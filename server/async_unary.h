@@ -31,9 +31,11 @@ class AsyncUnaryServer {
  public:
   // Adds `threads` completion queues (at least one) to `builder`; call
   // before BuildAndStart. `service` is registered with the same builder
-  // and outlives this object.
+  // and outlives this object. Each thread polls without sleeping for
+  // `spin_us` microseconds after its last event (ServerConfig::
+  // unary_spin_us) before it blocks.
   AsyncUnaryServer(ServiceContext& sc, RawMentatService* service,
-                   grpc::ServerBuilder& builder, int threads);
+                   grpc::ServerBuilder& builder, int threads, int spin_us = 0);
   ~AsyncUnaryServer();
 
   AsyncUnaryServer(const AsyncUnaryServer&) = delete;
@@ -54,6 +56,7 @@ class AsyncUnaryServer {
   RawMentatService* service_;
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
   std::vector<std::thread> threads_;
+  const int spin_us_;
   bool stopped_ = false;
 };
 

@@ -1,6 +1,7 @@
 // The async unary methods (Ping, QueryFirst, Pull; async_unary.h): calls
 // from many connections at once each get their own answer, and a call
-// still waiting when the server stops is answered and drained.
+// still waiting when the server stops is answered and drained, with
+// threads that sleep at once and with threads that poll first.
 
 #include <doctest/doctest.h>
 
@@ -15,7 +16,15 @@ namespace {
 constexpr int kPeople = 40;
 
 TEST_CASE("server: point reads from many connections each get their answer") {
-  TestServer t([](ServerConfig* c) { c->unary_threads = 2; });
+  // Threads that poll between calls (--unary-spin-us) serve the same
+  // answers as threads that sleep at once, and stop as they do.
+  int spin_us = 0;
+  SUBCASE("threads that sleep at once") { spin_us = 0; }
+  SUBCASE("threads that poll 20 ms before they sleep") { spin_us = 20000; }
+  TestServer t([spin_us](ServerConfig* c) {
+    c->unary_threads = 2;
+    c->unary_spin_us = spin_us;
+  });
   Transact(t, kPeopleSchema);
   Transact(t, People(0, kPeople));
 
@@ -99,7 +108,13 @@ TEST_CASE("server: point reads from many connections each get their answer") {
 }
 
 TEST_CASE("server: a QueryFirst waiting for its basis is answered at stop") {
-  TestServer t([](ServerConfig* c) { c->max_basis_wait_ms = 600000; });
+  int spin_us = 0;
+  SUBCASE("threads that sleep at once") { spin_us = 0; }
+  SUBCASE("threads that poll 20 ms before they sleep") { spin_us = 20000; }
+  TestServer t([spin_us](ServerConfig* c) {
+    c->max_basis_wait_ms = 600000;
+    c->unary_spin_us = spin_us;
+  });
   Transact(t, kPeopleSchema);
   grpc::Status waited;
   std::thread waiter([&] {

@@ -167,6 +167,11 @@ const std::vector<Flag>& Flags() {
               "threads serving Ping, QueryFirst and Pull (0: one per CPU, "
               "at least 2)",
               &ServerConfig::unary_threads, 0, 1024),
+      IntFlag("unary-spin-us",
+              "microseconds a unary thread polls after its last call before "
+              "it sleeps, so that a vCPU is awake for the next (0: it "
+              "sleeps at once)",
+              &ServerConfig::unary_spin_us, 0, 100000),
       StringFlag("grpc-poll-strategy", "NAME",
                  "gRPC's poller: poll (a point read is read and answered on "
                  "one thread) or epoll1 (for many thousands of connections)",

@@ -18,6 +18,7 @@ TEST_CASE("config: defaults, flags, environment, file") {
   CHECK(cl->config.http == "127.0.0.1:7879");
   CHECK(cl->config.grpc_poll_strategy == "poll");
   CHECK(cl->config.unary_threads == 0);
+  CHECK(cl->config.unary_spin_us == 100);
 
   cl = ParseCommandLine(
       {"--data-dir", "/d", "--listen=unix:/s", "--block-cache", "64M",

@@ -261,7 +261,8 @@ absl::Status ServerImpl::Start() {
       *sc, service.get(), builder,
       config.unary_threads > 0
           ? config.unary_threads
-          : std::max(2, static_cast<int>(std::thread::hardware_concurrency())));
+          : std::max(2, static_cast<int>(std::thread::hardware_concurrency())),
+      config.unary_spin_us);
   grpc_server = builder.BuildAndStart();
   if (grpc_server == nullptr) {
     return absl::UnavailableError(
