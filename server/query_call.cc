@@ -42,6 +42,11 @@ class QueryReactor final : public StreamReactor, public QueryOutput {
       : StreamReactor(sc, Method::kQuery, ctx) {}
 
   void Start(v1::QueryRequest request, std::shared_ptr<Database> database) {
+    // Held until the run ends: its last message ends the stream, and gRPC
+    // may then run OnDone (dropping its own reference) on another thread
+    // while Run is still returning. Started after a basis wait, on a
+    // reader, nothing else holds the reactor.
+    Ref();
     run_.emplace(this, std::move(request), std::move(database));
     if (sc().config.inline_point_reads) {
       bool too_big = false;
@@ -49,10 +54,10 @@ class QueryReactor final : public StreamReactor, public QueryOutput {
       if (!too_big) {
         ReleaseQuerySlot(sc().metrics);
         Done(s);
+        Unref();
         return;
       }
     }
-    Ref();
     sc().readers.Post([this] {
       bool unused = false;
       absl::Status s = run_->Run(/*inline_attempt=*/false, &unused);
