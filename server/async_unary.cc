@@ -156,38 +156,25 @@ class AsyncCall final : public UnaryCompletion {
 // calls back to back finds the thread awake (a sleeping vCPU takes tens of
 // microseconds to wake), and an idle server sleeps after `spin`.
 void Drain(grpc::ServerCompletionQueue* cq, std::chrono::microseconds spin) {
+  using Queue = grpc::CompletionQueue;
   void* tag = nullptr;
   bool ok = false;
-  auto handle = [&] {
+  for (;;) {
+    Queue::NextStatus status = Queue::TIMEOUT;
+    for (const auto until = std::chrono::steady_clock::now() + spin;
+         status == Queue::TIMEOUT &&
+         std::chrono::steady_clock::now() < until;) {
+      // A deadline already past: one poll of the queue's sockets, no sleep.
+      status = cq->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
+      // A thread with work on this CPU (the transactor, a reader) runs
+      // first: the poll is meant to keep an idle CPU awake, not to take a
+      // busy one.
+      if (status == Queue::TIMEOUT) sched_yield();
+    }
+    if (status == Queue::SHUTDOWN) return;
+    if (status == Queue::TIMEOUT && !cq->Next(&tag, &ok)) return;
     auto* t = static_cast<AsyncCall::Tag*>(tag);
     t->call->OnEvent(t->event, ok);
-  };
-  for (;;) {
-    if (spin.count() > 0) {
-      const auto until = std::chrono::steady_clock::now() + spin;
-      bool got = false;
-      while (std::chrono::steady_clock::now() < until) {
-        // A deadline already past: one poll of the queue's sockets, no
-        // sleep.
-        const auto status =
-            cq->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
-        if (status == grpc::CompletionQueue::SHUTDOWN) return;
-        if (status == grpc::CompletionQueue::GOT_EVENT) {
-          got = true;
-          break;
-        }
-        // A thread with work on this CPU (the transactor, a reader) runs
-        // first: the poll is meant to keep an idle CPU awake, not to take
-        // a busy one.
-        sched_yield();
-      }
-      if (got) {
-        handle();
-        continue;
-      }
-    }
-    if (!cq->Next(&tag, &ok)) return;
-    handle();
   }
 }
 

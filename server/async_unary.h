@@ -35,7 +35,7 @@ class AsyncUnaryServer {
   // `spin_us` microseconds after its last event (ServerConfig::
   // unary_spin_us) before it blocks.
   AsyncUnaryServer(ServiceContext& sc, RawMentatService* service,
-                   grpc::ServerBuilder& builder, int threads, int spin_us = 0);
+                   grpc::ServerBuilder& builder, int threads, int spin_us);
   ~AsyncUnaryServer();
 
   AsyncUnaryServer(const AsyncUnaryServer&) = delete;
