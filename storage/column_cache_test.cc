@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -276,6 +277,55 @@ TEST_CASE("an entity column finds each entity's datoms as AEVT does") {
       CHECK(got == want);
     }
   }
+}
+
+TEST_CASE("an entity column's SeekEach finds what Seek finds") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path(), EagerColumns());
+  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
+  std::vector<EntityId> entities;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<TxOp> ops = {Add(E("x"), "c/one", Value::Long(i))};
+    for (int k = 0; k < i % 3; ++k) {
+      ops.push_back(Add(E("x"), "c/many", Value::Long(100 - k)));
+    }
+    auto r = store->Transact(Tx(ops)).get();
+    REQUIRE(r.ok());
+    entities.push_back(r->tempids.at("x"));
+  }
+  const EntityId many = store->Latest()->schema().FindAttribute("c/many")->id;
+  const DbView view = store->Latest()->View(Basis::Current());
+  view.NoteColumnDemand(IndexOrder::kAevt, many, 1000);
+  store->WaitForColumns();
+  std::shared_ptr<const EntityColumn> column = view.EntityColumnOf(many);
+  REQUIRE(column != nullptr);
+  REQUIRE(column->size() == 300);  // 100 entities each of 0 + 1 + 2 values
+  // Entities with datoms and without, before and after all of them,
+  // repeated, in batches of every size up to past two lanes' worth, in
+  // ascending order and not.
+  std::vector<EntityId> probes = {1, entities.back() + 1000};
+  for (size_t i = 0; i < entities.size(); i += 7) probes.push_back(entities[i]);
+  probes.push_back(entities[9]);
+  probes.push_back(entities[9]);
+  std::mt19937 rng(7);
+  for (const bool sorted : {true, false}) {
+    if (sorted) {
+      std::sort(probes.begin(), probes.end());
+    } else {
+      std::shuffle(probes.begin(), probes.end(), rng);
+    }
+    for (size_t n = 0; n <= probes.size(); n += (n < 40 ? 1 : 9)) {
+      CAPTURE(n);
+      std::vector<size_t> got(n, 12345);
+      column->SeekEach(probes.data(), n, got.data());
+      for (size_t i = 0; i < n; ++i) {
+        CAPTURE(probes[i]);
+        CHECK(got[i] == column->Seek(probes[i]));
+      }
+    }
+  }
+  CHECK(column->SeekEachPays(1));
+  CHECK_FALSE(column->SeekEachPays(300));
 }
 
 TEST_CASE("a column over its share of the cache is not kept") {

@@ -38,10 +38,26 @@ absl::Status PatternOp::PushColumn(Batch& in) {
                       by_entity)) {
     std::sort(column_probes_.begin(), column_probes_.end(), by_entity);
   }
-  size_t pos = 0;
-  for (ColumnProbe& p : column_probes_) {
-    pos = column.Seek(p.e, pos);
-    p.pos = static_cast<uint32_t>(pos);
+  if (column.SeekEachPays(column_probes_.size())) {
+    // Few entities over a large column (input bindings' users among
+    // millions): searched together, their cache misses overlap.
+    constexpr size_t kGroup = 16;
+    storage::EntityId es[kGroup];
+    size_t found[kGroup];
+    for (size_t k = 0; k < column_probes_.size(); k += kGroup) {
+      const size_t m = std::min(kGroup, column_probes_.size() - k);
+      for (size_t j = 0; j < m; ++j) es[j] = column_probes_[k + j].e;
+      column.SeekEach(es, m, found);
+      for (size_t j = 0; j < m; ++j) {
+        column_probes_[k + j].pos = static_cast<uint32_t>(found[j]);
+      }
+    }
+  } else {
+    size_t pos = 0;
+    for (ColumnProbe& p : column_probes_) {
+      pos = column.Seek(p.e, pos);
+      p.pos = static_cast<uint32_t>(pos);
+    }
   }
   const size_t size = column.size();
   const size_t n = column_probes_.size();
