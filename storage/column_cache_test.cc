@@ -324,8 +324,8 @@ TEST_CASE("an entity column's SeekEach finds what Seek finds") {
       }
     }
   }
-  CHECK(column->SeekEachPays(1));
-  CHECK_FALSE(column->SeekEachPays(300));
+  // 300 datoms stay in the CPU's caches: Seek's walk is the faster.
+  CHECK_FALSE(column->SeekEachPays(1));
 }
 
 TEST_CASE("a column over its share of the cache is not kept") {
