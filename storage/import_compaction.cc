@@ -15,10 +15,8 @@ namespace mentat::storage::internal {
 
 bool ChunksOverlap(Cf cf) {
   switch (cf) {
-    case Cf::kAevt:
     case Cf::kAvet:
     case Cf::kVaet:
-    case Cf::kAevtHist:
     case Cf::kAvetHist:
     case Cf::kVaetHist:
       return true;
@@ -55,7 +53,8 @@ CompactionPause::~CompactionPause() {
 
 namespace {
 
-[[nodiscard]] absl::Status CompactFamily(const StoreCore* core, Cf cf) {
+[[nodiscard]] absl::Status CompactFamily(const StoreCore* core, Cf cf,
+                                         int threads) {
   rocksdb::ColumnFamilyHandle* handle = core->cf(cf);
   rocksdb::ColumnFamilyMetaData meta;
   core->db->GetColumnFamilyMetaData(handle, &meta);
@@ -77,6 +76,9 @@ namespace {
           ? options.bottommost_compression
           : options.compression;
   compaction.output_file_size_limit = options.target_file_size_base;
+  // Key ranges of one family merged on `threads` threads: one family
+  // (AVET, the largest) was the merge's critical path, on one core.
+  compaction.max_subcompactions = static_cast<uint32_t>(threads);
   // One input set, all levels: the output is one sorted run in the last
   // level, which nothing overlaps.
   const auto start = std::chrono::steady_clock::now();
@@ -104,7 +106,7 @@ absl::Status CompactImportedFamilies(const StoreCore* core,
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < families.size(); i = next++) {
-      statuses[i] = CompactFamily(core, families[i]);
+      statuses[i] = CompactFamily(core, families[i], threads);
     }
   };
   std::vector<std::thread> helpers;
