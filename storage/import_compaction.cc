@@ -53,8 +53,7 @@ CompactionPause::~CompactionPause() {
 
 namespace {
 
-[[nodiscard]] absl::Status CompactFamily(const StoreCore* core, Cf cf,
-                                         int threads) {
+[[nodiscard]] absl::Status CompactFamily(const StoreCore* core, Cf cf) {
   rocksdb::ColumnFamilyHandle* handle = core->cf(cf);
   rocksdb::ColumnFamilyMetaData meta;
   core->db->GetColumnFamilyMetaData(handle, &meta);
@@ -76,9 +75,6 @@ namespace {
           ? options.bottommost_compression
           : options.compression;
   compaction.output_file_size_limit = options.target_file_size_base;
-  // Key ranges of one family merged on `threads` threads: one family
-  // (AVET, the largest) was the merge's critical path, on one core.
-  compaction.max_subcompactions = static_cast<uint32_t>(threads);
   // One input set, all levels: the output is one sorted run in the last
   // level, which nothing overlaps.
   const auto start = std::chrono::steady_clock::now();
@@ -106,7 +102,7 @@ absl::Status CompactImportedFamilies(const StoreCore* core,
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < families.size(); i = next++) {
-      statuses[i] = CompactFamily(core, families[i], threads);
+      statuses[i] = CompactFamily(core, families[i]);
     }
   };
   std::vector<std::thread> helpers;
