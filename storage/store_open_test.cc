@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "internal/presized_log.h"
+#include "internal/store_core.h"
 #include "internal/wal_retire.h"
 #include "mentat/storage/store.h"
+#include "mentat/storage/tx_log.h"
 #include "rocksdb/statistics.h"
+#include "rocksdb/table_properties.h"
 #include "test_support.h"
 
 namespace mentat::storage {
@@ -212,6 +215,46 @@ TEST_CASE("opens without writes do not pile up write-ahead logs") {
     CHECK(WalFiles(dir.path()) <= internal::kMaxLiveWals);
     CheckReads(*store, more);
   }
+}
+
+TEST_CASE("the log's last level is kept with ZSTD, the indexes' with LZ4") {
+  TempDir dir;
+  const Written w = WriteInThreeFlushes(dir.path());
+  auto store = *Store::Open(dir.path(), Uncached());
+  REQUIRE(store->CompactAll().ok());
+  const internal::StoreCore& core = store->Latest()->core();
+  auto compressions = [&](internal::Cf cf) {
+    rocksdb::TablePropertiesCollection props;
+    REQUIRE(core.db->GetPropertiesOfAllTables(core.cf(cf), &props).ok());
+    std::map<std::string, int> names;
+    for (const auto& [file, p] : props) names[p->compression_name]++;
+    return names;
+  };
+  const std::map<std::string, int> log = compressions(internal::Cf::kLog);
+  REQUIRE(!log.empty());
+  CHECK(log.size() == 1);
+  CHECK(log.count("ZSTD") == 1);
+  for (internal::Cf cf :
+       {internal::Cf::kEavt, internal::Cf::kAvet, internal::Cf::kEavtHist}) {
+    const std::map<std::string, int> index = compressions(cf);
+    REQUIRE(!index.empty());
+    CHECK(index.count("LZ4") == 1);
+    CHECK(index.count("ZSTD") == 0);
+  }
+  // Read back through the log and the indexes.
+  CheckReads(*store, w);
+  int transactions = 0, datoms = 0;
+  REQUIRE(ReadTxLog(*store->Latest(), w.first_tx, 0,
+                    [&](EntityId, const std::vector<Datom>& d) {
+                      ++transactions;
+                      datoms += static_cast<int>(d.size());
+                      return true;
+                    })
+              .ok());
+  CHECK(transactions == 3);
+  // Three rounds of 50 names and sizes, 100 parents, 50 + 100 size
+  // changes (each a retraction and an assertion), three instants.
+  CHECK(datoms == 3 * 100 + 100 + 2 * 150 + 3);
 }
 
 }  // namespace

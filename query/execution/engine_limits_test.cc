@@ -111,9 +111,12 @@ TEST_CASE("engine: a cancelled query stops with Cancelled") {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     cancelled = true;
   });
+  // 81M combinations: tens of seconds unless stopped. (2.7M, a join of
+  // three, ran in about 200 ms, and on a busy machine it sometimes ended
+  // before the canceller thread was first scheduled.)
   const char* slow =
-      "[:find (count ?c) :with ?a ?b :where [?a :node/weight ?w] "
-      "[?b :node/weight ?w] [?c :node/weight ?w]]";
+      "[:find (count ?d) :with ?a ?b ?c :where [?a :node/weight ?w] "
+      "[?b :node/weight ?w] [?c :node/weight ?w] [?d :node/weight ?w]]";
   absl::StatusOr<QueryResult> r =
       f.Run(slow, "", storage::Basis::Current(), options);
   canceller.join();
@@ -130,9 +133,12 @@ TEST_CASE("engine: a passed deadline stops with DeadlineExceeded") {
         absl::StatusCode::kDeadlineExceeded);
   options.deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+  // 81M combinations: tens of seconds unless stopped. (2.7M, a join of
+  // three, ran in about 200 ms, and on a busy machine it sometimes ended
+  // before the canceller thread was first scheduled.)
   const char* slow =
-      "[:find (count ?c) :with ?a ?b :where [?a :node/weight ?w] "
-      "[?b :node/weight ?w] [?c :node/weight ?w]]";
+      "[:find (count ?d) :with ?a ?b ?c :where [?a :node/weight ?w] "
+      "[?b :node/weight ?w] [?c :node/weight ?w] [?d :node/weight ?w]]";
   CHECK(f.Error(slow, "", storage::Basis::Current(), options).code() ==
         absl::StatusCode::kDeadlineExceeded);
 }
