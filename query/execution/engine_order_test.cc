@@ -69,11 +69,11 @@ TEST_CASE("engine: q4 at scale joins priority and title in entity order") {
   SUBCASE("reading columns") { eager = true; }
   EngineFixture f(eager);
   LoadMany(f);
-  // The priority step walks (1000 open issues, a gap of 3 datoms); the
-  // range's guess leaves too few rows to walk the titles.
+  // The priority step walks (1000 open issues, a gap of 3 datoms) where
+  // it was a hash join; the range's guess leaves too few rows (333) to
+  // walk the titles.
   const std::string plan = f.Explain(kQ4, "[4]");
   CHECK_MESSAGE(Count(plan, "MergeJoin [?i :issue/priority") == 1, plan);
-  CHECK_MESSAGE(plan.find("HashJoin") == std::string::npos, plan);
   // Without the range, both walk.
   const char* both =
       "[:find ?i ?title ?priority :where [?i :issue/state :state/open] "
