@@ -1,5 +1,7 @@
 #include "internal/import_batch.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <filesystem>
 #include <iterator>
@@ -329,8 +331,11 @@ absl::Status ImportBatch::Scan(IndexOrder order, std::string_view prefix,
 absl::Status ImportBatch::WriteCfFiles(
     Frozen* chunk, Cf cf, std::vector<rocksdb::IngestExternalFileArg>* args) {
   const int c = static_cast<int>(cf);
-  SstRun run(core_, cf, StrCat(chunk->dir, "/", CfName(cf)),
-             cf == Cf::kEavt || cf == Cf::kEavtHist,
+  const SstRun::Split split =
+      cf == Cf::kEavt || cf == Cf::kEavtHist   ? SstRun::Split::kPartition
+      : cf == Cf::kAevt || cf == Cf::kAevtHist ? SstRun::Split::kPrefix
+                                               : SstRun::Split::kNone;
+  SstRun run(core_, cf, StrCat(chunk->dir, "/", CfName(cf)), split,
              /*compress=*/!ChunksOverlap(cf));
   absl::Status s;
   if (c < 4 && Readable(static_cast<IndexOrder>(c))) {
@@ -431,7 +436,12 @@ absl::Status ImportBatch::WriteAndIngest(Frozen* chunk, int threads) {
     }
   };
   std::vector<std::thread> helpers;
-  for (int t = 1; t < threads; ++t) helpers.emplace_back(work);
+  for (int t = 1; t < threads; ++t) {
+    helpers.emplace_back([&] {
+      pthread_setname_np(pthread_self(), "mentat-sst");
+      work();
+    });
+  }
   work();
   for (std::thread& t : helpers) t.join();
   std::vector<rocksdb::IngestExternalFileArg> args;
@@ -480,6 +490,7 @@ absl::Status ImportBatch::StartIngest(const std::string& dir, int threads) {
   chunk->arena = arena_.Release();
   chunk->distinct_attributes = distinct_attributes_;
   chunk->worker = std::thread([this, chunk, threads] {
+    pthread_setname_np(pthread_self(), "mentat-ingest");
     chunk->status = WriteAndIngest(chunk, threads);
   });
   return absl::OkStatus();

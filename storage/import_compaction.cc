@@ -15,10 +15,8 @@ namespace mentat::storage::internal {
 
 bool ChunksOverlap(Cf cf) {
   switch (cf) {
-    case Cf::kAevt:
     case Cf::kAvet:
     case Cf::kVaet:
-    case Cf::kAevtHist:
     case Cf::kAvetHist:
     case Cf::kVaetHist:
       return true;

@@ -9,24 +9,26 @@
 
 namespace mentat::storage::internal {
 
-SstRun::SstRun(const StoreCore* core, Cf cf, std::string path,
-               bool split_by_partition, bool compress)
+SstRun::SstRun(const StoreCore* core, Cf cf, std::string path, Split split,
+               bool compress)
     : core_(core),
       cf_(cf),
       path_(std::move(path)),
-      split_(split_by_partition),
+      split_(split),
       compress_(compress) {}
 
 absl::Status SstRun::Add(std::string_view key, std::string_view value,
                          bool deleted) {
-  if (split_ && key.size() >= 8) {
-    const int partition =
-        PartitionIndex(static_cast<EntityId>(DecodeFixed64BE(key)));
-    if (writer_ && partition != partition_) {
+  if (split_ != Split::kNone && key.size() >= 8) {
+    uint64_t part = DecodeFixed64BE(key);
+    if (split_ == Split::kPartition) {
+      part = static_cast<uint64_t>(PartitionIndex(static_cast<EntityId>(part)));
+    }
+    if (writer_ && part != part_) {
       absl::Status s = FinishFile();
       if (!s.ok()) return s;
     }
-    partition_ = partition;
+    part_ = part;
   }
   if (!writer_) {
     rocksdb::Options options(core_->db->GetDBOptions(),

@@ -1,5 +1,7 @@
 #include "internal/transactor.h"
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -31,7 +33,11 @@ Transactor::Transactor(std::shared_ptr<internal::StoreCore> core,
       stats_(std::move(stats)),
       latest_(initial),
       written_(std::move(initial)) {
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    // Named for top -H and per-thread CPU: the import's threads too.
+    pthread_setname_np(pthread_self(), "mentat-tx");
+    Run();
+  });
 }
 
 Transactor::~Transactor() { Stop(); }

@@ -73,8 +73,9 @@ class ImportBatch final : public TxBatch {
 
   // Hands everything collected to a background thread (`threads` of them)
   // that writes it as sorted SST files under `dir` (one file per column
-  // family, EAVT's split where the entity's partition changes, so that
-  // each lies above the earlier chunks' files and goes to the last level)
+  // family, EAVT's split where the entity's partition changes and AEVT's
+  // where the attribute does, so that each lies beside or above the
+  // earlier chunks' files and goes to the last level)
   // and ingests them, and starts an empty chunk: the transactor applies
   // the next chunk meanwhile. Reads still see the chunk handed over,
   // whether or not the DB holds it yet. One chunk at a time: StartIngest

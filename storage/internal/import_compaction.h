@@ -10,12 +10,15 @@
 namespace mentat::storage::internal {
 
 // True for the families whose chunk files overlap one another: every chunk
-// of an import holds keys of every attribute (AEVT, AVET) or value (VAET),
-// and of their history. RocksDB places such files in L0 once the levels
-// below are taken, so after a long import they are what
+// of an import holds keys of every attribute's values (AVET) or of every
+// value (VAET), and of their history. RocksDB places such files in L0
+// once the levels below are taken, so after a long import they are what
 // ImportCompaction merges. The entity families' files are split by
-// partition and the log's are in tx order: those lie above everything
-// ingested before and go to the last level.
+// partition, AEVT's by attribute (within an attribute, fresh entities
+// follow the earlier chunks'), and the log's are in tx order: those lie
+// beside or above everything ingested before and go to the last level,
+// compressed, with no merge (FamiliesCrowdedInL0 still catches an import
+// whose later chunks change earlier entities).
 bool ChunksOverlap(Cf cf);
 
 // Pauses automatic compactions of the data families while it lives.

@@ -1,6 +1,7 @@
 #ifndef MENTAT_STORAGE_INTERNAL_SST_RUN_H_
 #define MENTAT_STORAGE_INTERNAL_SST_RUN_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,20 +15,31 @@
 namespace mentat::storage::internal {
 
 // Writes the keys of one column family, given in sorted order without
-// repeats, as SST files for ingestion (a bulk import's chunk). With
-// `split_by_partition`, a new file starts where the partition of the
-// key's first 8 bytes (an entity id) changes: the files of fresh entities
-// then lie above everything ingested before, and RocksDB places them in
-// the last level instead of L0.
+// repeats, as SST files for ingestion (a bulk import's chunk). A split
+// starts a new file where the keys' first 8 bytes change in a way that
+// (in an import of fresh entities) separates this chunk's keys from the
+// ranges earlier chunks wrote: each file then lies beside or above
+// everything ingested before, and RocksDB places it in the last level
+// instead of L0.
 //
 // One thread at a time; runs of different families may be written on
 // different threads. `core` must outlive the run. Errors: as
 // ImportFailure (a full disk names the store's directory).
 class SstRun {
  public:
+  enum class Split {
+    kNone,
+    // Where the partition of the first 8 bytes (an entity id) changes:
+    // EAVT, whose fresh entities lie above the earlier chunks' in each
+    // partition.
+    kPartition,
+    // Where the first 8 bytes (an attribute) change: AEVT, whose fresh
+    // entities lie above the earlier chunks' within each attribute.
+    kPrefix,
+  };
   // Files are named `path`-N.sst.
-  SstRun(const StoreCore* core, Cf cf, std::string path,
-         bool split_by_partition, bool compress = true);
+  SstRun(const StoreCore* core, Cf cf, std::string path, Split split,
+         bool compress = true);
 
   // Adds `key` with `value`, or a delete of it.
   [[nodiscard]] absl::Status Add(std::string_view key, std::string_view value,
@@ -44,9 +56,11 @@ class SstRun {
   const StoreCore* core_;
   Cf cf_;
   std::string path_;
-  bool split_;
+  Split split_;
   bool compress_;
-  int partition_ = -1;
+  // The first 8 bytes of the file's keys (kPrefix), or their partition
+  // (kPartition).
+  uint64_t part_ = 0;
   std::vector<std::string> files_;
   std::unique_ptr<rocksdb::SstFileWriter> writer_;
 };
