@@ -169,7 +169,8 @@ absl::StatusOr<std::shared_ptr<const PreparedQuery>> QueryEngine::Prepare(
   absl::Status s = ValidateQuery(*parsed, *schema, rule_list);
   if (!s.ok()) return s;
   absl::StatusOr<std::unique_ptr<planner::QueryPlan>> plan =
-      planner::PlanQuery(*parsed, rule_list, schema, view.db().stats());
+      planner::PlanQuery(*parsed, rule_list, schema, view.db().stats(),
+                         {.always_entity_order = options_.always_entity_order});
   if (!plan.ok()) return plan.status();
   QueryShape shape;
   shape.kind = (*plan)->find_kind;

@@ -8,6 +8,11 @@
 namespace mentat::storage::internal {
 namespace {
 
+// Keys a forward seek steps over with Next before it seeks instead: a
+// Next is a comparison on the block in hand, a seek one search per level
+// of the LSM tree (a few microseconds at 13M entities, some 30 Nexts).
+constexpr int kForwardSteps = 16;
+
 // One column family's entries under a prefix. For history families the
 // key carries the asserting tx as an 8-byte suffix and the value is the
 // retracting tx; for current families the value is the asserting tx.
@@ -43,6 +48,19 @@ class FamilyStream {
   void Next() {
     it_->Next();
     Load();
+  }
+  // Seek(prefix_, target) for a target at or past the position: steps
+  // there with Next while it is at most kForwardSteps keys ahead.
+  void SeekForward(std::string_view target) {
+    if (valid_ && key_ < target) {
+      for (int i = 0; i < kForwardSteps && valid_ && key_ < target; ++i) {
+        Next();
+      }
+      // Off the prefix's end (or on an error), the seek would find
+      // nothing either: every key passed was below the target.
+      if (!valid_ || key_ >= target) return;
+    }
+    Seek(prefix_, target);
   }
   bool Valid() const { return valid_; }
   // The datom key without the history suffix.
@@ -148,6 +166,10 @@ class CurrentCursor : public CursorBase {
     current_.Seek(prefix_, target);
     Settle();
   }
+  void SeekForward(std::string_view target) override {
+    current_.SeekForward(target);
+    Settle();
+  }
   bool Valid() const override { return valid_; }
   void Next() override {
     current_.Next();
@@ -205,6 +227,12 @@ class MergedCursor : public CursorBase {
   void SeekWithin(std::string_view target) override {
     current_.Seek(prefix_, target);
     history_.Seek(prefix_, target);
+    pending_retraction_ = false;
+    Settle();
+  }
+  void SeekForward(std::string_view target) override {
+    current_.SeekForward(target);
+    history_.SeekForward(target);
     pending_retraction_ = false;
     Settle();
   }

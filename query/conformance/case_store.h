@@ -69,6 +69,9 @@ class ScratchDir {
 // A store with a case's data. The dir outlives the store (members are
 // destroyed in reverse order).
 struct CaseStore {
+  explicit CaseStore(const EngineOptions& engine_options = {})
+      : engine(engine_options) {}
+
   ScratchDir dir;
   std::unique_ptr<storage::Store> store;
   // One engine per store: plan caches must never see two stores' schemas.
@@ -189,11 +192,15 @@ struct CaseStore {
 // :expect-tx-error case commits its last one itself). With
 // `eager_columns`, an attribute gets a column as soon as a query reads it
 // (storage::StoreOptions::column_build_after_rows), so that the cases run
-// the executor's column paths too, not only the big benchmark data.
+// the executor's column paths too, not only the big benchmark data. With
+// `entity_order`, the planner walks attributes in entity order wherever
+// the rows' order allows (EngineOptions::always_entity_order).
 [[nodiscard]] inline absl::StatusOr<std::unique_ptr<CaseStore>> BuildCaseStore(
-    const Case& c, const Fixture* fixture, size_t hold_back,
-    bool eager_columns) {
-  auto cs = std::make_unique<CaseStore>();
+    const Case& c, const Fixture* fixture, size_t hold_back, bool eager_columns,
+    bool entity_order = false) {
+  EngineOptions engine_options;
+  engine_options.always_entity_order = entity_order;
+  auto cs = std::make_unique<CaseStore>(engine_options);
   storage::StoreOptions options;
   if (eager_columns) {
     options.column_build_after_rows = 1;

@@ -90,6 +90,9 @@ absl::Status PatternOp::Init() {
   prefix_len_ = p_.prefix_len;
   hash_join_ = p_.hash_join;
   ChooseColumnProbes();
+  in_order_ = p_.entity_order && column_ == nullptr && p_.attr != nullptr &&
+              index_ == IndexOrder::kAevt && prefix_len_ == 2;
+  if (in_order_) storage::AppendEntityId(p_.attr->id, &attr_prefix_);
   switch (index_) {
     case IndexOrder::kEavt:
       order_[0] = kE, order_[1] = kA, order_[2] = kV;
@@ -186,8 +189,8 @@ void PatternOp::ChooseColumnProbes() {
   const TermRef& e = t_[kE];
   const bool row_entity = e.kind == TermRef::Kind::kSlot && e.bound &&
                           !scope_.const_slots[static_cast<size_t>(e.slot)];
-  const bool by_entity =
-      !p_.hash_join && index_ == IndexOrder::kEavt && prefix_len_ == 2;
+  const bool by_entity = !p_.hash_join && prefix_len_ == 2 &&
+                         (index_ == IndexOrder::kEavt || p_.entity_order);
   // A hash join keyed on the entity alone: [?e :a ?v] with ?e from the
   // rows, v free (or ranged) and no tx.
   const bool hashed_on_entity =
@@ -348,12 +351,18 @@ absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
   // Past this many probes a step reads in bulk: the records its misses
   // would cache are not read again (the attribute earns a column instead).
   if (++probes_ == kBulkProbes) cursor_->SetBulk(true);
-  cursor_->Seek(prefix_);
+  if (in_order_) {
+    SeekInOrder();
+  } else {
+    cursor_->Seek(prefix_);
+  }
   if (seek_range_) RangeStart(row);
   const bool upper = p_.upper.has_value();
   for (; cursor_->Valid(); cursor_->Next()) {
     absl::Status s = ctx_->Tick();
     if (!s.ok()) return s;
+    // The walk's cursor reads the whole attribute: the entity ends here.
+    if (in_order_ && !cursor_->key().starts_with(prefix_)) break;
     const Datom& d = cursor_->datom();
     if (upper && PastUpper(d, row)) break;
     s = Output(d, row);
@@ -362,6 +371,23 @@ absl::Status PatternOp::Probe(const Value* row, bool prefix_ready) {
   }
   if (!filters_.status().ok()) return filters_.status();
   return cursor_->status();
+}
+
+void PatternOp::SeekInOrder() {
+  if (!walking_) {
+    walking_ = true;
+    cursor_->Seek(attr_prefix_);
+    cursor_->SeekForward(prefix_);
+  } else if (prefix_ <= last_target_) {
+    // A row out of order (or the same entity again): the keys it wants
+    // may lie behind the cursor.
+    cursor_->SeekWithin(prefix_);
+  } else if (cursor_->Valid() && cursor_->key() < prefix_) {
+    cursor_->SeekForward(prefix_);
+  }
+  // Otherwise the cursor is at the first key past the last target, which
+  // is the first at or past this one, or at the attribute's end.
+  last_target_.assign(prefix_);
 }
 
 absl::Status PatternOp::Build(const Value* row) {

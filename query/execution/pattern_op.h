@@ -34,7 +34,8 @@ class PatternOp : public Operator {
   [[nodiscard]] absl::Status Push(Batch& in) override;
   [[nodiscard]] absl::Status Finish() override {
     if (stats_ != nullptr &&
-        (index_ != p_.index || hash_join_ != p_.hash_join)) {
+        (index_ != p_.index || hash_join_ != p_.hash_join ||
+         column_ != nullptr)) {
       stats_->ran_as = "AEVT column probes";
     }
     if (column_demand_) {
@@ -68,6 +69,9 @@ class PatternOp : public Operator {
   // With prefix_ready, prefix_ holds the row's prefix already.
   [[nodiscard]] absl::Status Probe(const storage::Value* row,
                                    bool prefix_ready);
+  // In entity order: positions the cursor at the first datom of the
+  // attribute at or past prefix_ (a+e), from where the last probe left it.
+  void SeekInOrder();
   [[nodiscard]] absl::Status Build(const storage::Value* row);
   [[nodiscard]] absl::Status ProbeHash(const storage::Value* row);
   // The batch's probes as lookups of the rows' entities in column_
@@ -105,6 +109,14 @@ class PatternOp : public Operator {
   storage::IndexOrder index_ = storage::IndexOrder::kEavt;
   int prefix_len_ = 0;
   bool hash_join_ = false;
+  // PatternSpec::entity_order without a column: the cursor walks the
+  // attribute (one Seek of attr_prefix_), each probe forward from the last
+  // (last_target_); every key between the last target and the position
+  // starts with that target.
+  bool in_order_ = false;
+  bool walking_ = false;
+  std::string attr_prefix_;
+  std::string last_target_;
   bool column_demand_ = false;  // count probes_ towards an AEVT column
   // The attribute's column, when probes by entity read it (ChooseColumnProbes);
   // with column_rows_, the entity comes from each row and batches are

@@ -15,6 +15,17 @@ namespace mentat::query::planner {
 // Cost-model constants, in "datoms read" units: a seek costs about as much
 // as reading this many datoms in a row.
 inline constexpr double kSeekCost = 12;
+// Building a hash join's side costs this many datoms read per datom
+// hashed, probing it this many per row (kHashBuildCost and kHashProbeCost
+// weigh a hash join against a walk in entity order alone; elsewhere a
+// hash join costs its datoms plus its rows).
+inline constexpr double kHashBuildCost = 3;
+inline constexpr double kHashProbeCost = 2;
+// A walk of an attribute in entity order (PatternSpec::entity_order)
+// needs at least this many rows, at most this many of the attribute's
+// datoms per row on average.
+inline constexpr double kOrderedMinRows = 1000;
+inline constexpr double kOrderedMaxGap = 4 * kSeekCost;
 // Rows a guessed-at comparison predicate keeps.
 inline constexpr double kRangeGuess = 1.0 / 3;
 inline constexpr double kPredicateGuess = 0.5;

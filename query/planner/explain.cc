@@ -38,6 +38,7 @@ std::string Kind(const Step& step) {
   switch (step.kind) {
     case Step::Kind::kPattern:
       if (step.pattern.hash_join) return "HashJoin";
+      if (step.pattern.entity_order) return "MergeJoin";
       return step.pattern.lower.has_value() || step.pattern.upper.has_value()
                  ? "RangeScan"
                  : "IndexScan";

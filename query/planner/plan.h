@@ -95,6 +95,11 @@ struct PatternSpec {
   // on the row (constants, lookup refs, slots in `const_slots` of the
   // scope), hash on `join_slots`, and probe with each row.
   bool hash_join = false;
+  // The rows hold e (a bound slot) in ascending order and the step reads
+  // AEVT a+e: one cursor walks the attribute forward from row to row
+  // (DatomCursor::SeekForward) instead of seeking each entity; a merge
+  // join, streaming, with no build side.
+  bool entity_order = false;
 };
 
 // A predicate clause, or a filter the planner attached to a step.
@@ -178,6 +183,14 @@ struct ScopePlan {
   std::vector<Step> steps;
 
   int width() const { return static_cast<int>(slots.size()); }
+};
+
+// Choices the planner leaves to its caller.
+struct PlannerOptions {
+  // Walk an attribute in entity order (PatternSpec::entity_order) wherever
+  // the rows' order allows it, whatever the counts say: for tests, which
+  // check its answers on data too small to choose it.
+  bool always_entity_order = false;
 };
 
 // One definition of a rule, planned for a table's binding pattern.

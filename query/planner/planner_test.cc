@@ -106,6 +106,48 @@ TEST_CASE("engine: planner hash join for a large independent side") {
   CHECK_FALSE(plan->where.steps.back().pattern.hash_join);
 }
 
+TEST_CASE("engine: planner walks in entity order only while rows keep it") {
+  EngineFixture f;
+  LoadMany(f);
+  auto plan_always = [&](std::string_view text) {
+    absl::StatusOr<ParsedQuery> q = ParseQuery(text);
+    REQUIRE(q.ok());
+    storage::DbView view = f.View();
+    absl::StatusOr<std::unique_ptr<QueryPlan>> plan =
+        PlanQuery(*q, {}, view.db().schema_ptr(), view.db().stats(),
+                  {.always_entity_order = true});
+    REQUIRE_MESSAGE(plan.ok(), plan.status().ToString());
+    return *std::move(plan);
+  };
+  auto walks = [](const QueryPlan& p, size_t i) {
+    REQUIRE(i < p.where.steps.size());
+    const PatternSpec& s = p.where.steps[i].pattern;
+    return s.entity_order && s.index == storage::IndexOrder::kAevt &&
+           s.prefix_len == 2;
+  };
+  // 400 issues are too few to choose it by the counts.
+  const char* q =
+      "[:find ?t ?p :where [?i :issue/state :state/open] "
+      "[?i :issue/priority ?p] [?i :issue/title ?t]]";
+  auto plan = Plan(f, q);
+  for (const Step& step : plan->where.steps) {
+    CHECK_FALSE(step.pattern.entity_order);
+  }
+  // One AVET value's entities ascend: both lookups walk.
+  plan = plan_always(q);
+  REQUIRE(plan->where.steps.size() == 3);
+  CHECK(plan->where.steps[0].text == "[?i :issue/state :state/open]");
+  CHECK(walks(*plan, 1));
+  CHECK(walks(*plan, 2));
+  // A scan by value range yields entities in value order: no walk.
+  plan = plan_always(
+      "[:find ?t :where [?i :issue/priority ?p] [(> ?p 3)] "
+      "[?i :issue/title ?t]]");
+  for (const Step& step : plan->where.steps) {
+    CHECK_FALSE(step.pattern.entity_order);
+  }
+}
+
 TEST_CASE("engine: planner knows when rows are distinct already") {
   EngineFixture f;
   LoadIssues(f);

@@ -13,8 +13,9 @@ constexpr int kMaxInfoDepth = 4;
 
 ProgramBuilder::ProgramBuilder(const storage::Schema& schema,
                                const storage::Statistics& stats,
-                               const std::vector<Rule>& rules)
-    : schema_(schema), estimator_(schema, stats) {
+                               const std::vector<Rule>& rules,
+                               const PlannerOptions& options)
+    : schema_(schema), estimator_(schema, stats), options_(options) {
   for (const Rule& r : rules) {
     auto it = named_.find(r.name);
     int id;

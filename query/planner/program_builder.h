@@ -48,10 +48,12 @@ class ProgramBuilder {
  public:
   ProgramBuilder(const storage::Schema& schema,
                  const storage::Statistics& stats,
-                 const std::vector<Rule>& rules);
+                 const std::vector<Rule>& rules,
+                 const PlannerOptions& options = {});
 
   const storage::Schema& schema() const { return schema_; }
   Estimator& estimator() { return estimator_; }
+  const PlannerOptions& options() const { return options_; }
 
   // The id of the named rule, or -1.
   int FindRule(std::string_view name) const;
@@ -85,6 +87,7 @@ class ProgramBuilder {
 
   const storage::Schema& schema_;
   Estimator estimator_;
+  PlannerOptions options_;
   std::vector<RuleDef> rules_;
   std::map<std::string, int, std::less<>> named_;
   std::vector<TablePlan> tables_;

@@ -211,10 +211,10 @@ bool ProjectionMayDuplicate(const ScopePlan& scope,
 absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
     const ParsedQuery& q, const std::vector<Rule>& rules,
     const std::shared_ptr<const storage::Schema>& schema,
-    const storage::Statistics& stats) {
+    const storage::Statistics& stats, const PlannerOptions& options) {
   auto plan = std::make_unique<QueryPlan>();
   plan->schema = schema;
-  ProgramBuilder program(*schema, stats, rules);
+  ProgramBuilder program(*schema, stats, rules, options);
 
   ScopeRequest req;
   req.clauses = &q.where;

@@ -27,7 +27,7 @@ namespace mentat::query::planner {
 [[nodiscard]] absl::StatusOr<std::unique_ptr<QueryPlan>> PlanQuery(
     const ParsedQuery& query, const std::vector<Rule>& rules,
     const std::shared_ptr<const storage::Schema>& schema,
-    const storage::Statistics& stats);
+    const storage::Statistics& stats, const PlannerOptions& options = {});
 
 // True if rows of `scope` projected onto `projected` can hold duplicates
 // (the projection drops a variable or a blank that the projected ones do

@@ -47,6 +47,7 @@ class ScopeBuilder {
     double cost = 0;
     Access access;
     bool hash_join = false;
+    bool entity_order = false;  // AEVT a+e, walked forward (InEntityOrder)
     int table = -1;
   };
 
@@ -67,6 +68,12 @@ class ScopeBuilder {
   PlanTerm Bind(PlanTerm t, std::vector<Slot>* seen);
   [[nodiscard]] absl::Status Unplaced();
   double FilterSelectivity(const Pending& p) const;
+  // Makes `c` an in-order walk of the attribute's AEVT datoms when the
+  // rows hold the pattern's entity in ascending order and that costs
+  // less than its nested-loop or hash join.
+  void InEntityOrder(const Pending& p, Choice* c, const Access* indep);
+  // Keeps ordered_ true to the rows after `step` (placed as `c`).
+  void TrackOrder(const Step& step, const Choice* c);
 
   ProgramBuilder& program_;
   const ScopeRequest& request_;
@@ -75,6 +82,11 @@ class ScopeBuilder {
   std::vector<bool> bound_;
   std::vector<Pending> pending_;
   double rows_ = 1;
+  // A slot whose entity ids the rows hold in ascending order: the
+  // entities of a first step's scan of AVET a+v (one value) or AEVT a,
+  // while the steps after it keep their rows' order.
+  Slot ordered_ = kNoSlot;
+  bool placed_scan_ = false;  // a step other than a filter was placed
   absl::Status error_;
 };
 
@@ -400,6 +412,7 @@ std::optional<ScopeBuilder::Choice> ScopeBuilder::Evaluate(int index,
     }
     c.est = rows_ * out;
     c.cost = rows_ * (kSeekCost + c.access.per_row);
+    const Access by_row = c.access;
     if (rows_ > 1) {
       auto const_known = [&](const PlanTerm& t) { return Known(t, true); };
       RangeCandidate crange = FindRange(p, true);
@@ -413,6 +426,13 @@ std::optional<ScopeBuilder::Choice> ScopeBuilder::Evaluate(int index,
           c.access = std::move(indep);
         }
       }
+    }
+    if (ordered_ != kNoSlot) {
+      Choice walk = c;
+      walk.access = by_row;
+      walk.hash_join = false;
+      InEntityOrder(p, &walk, c.hash_join ? &c.access : nullptr);
+      if (walk.entity_order) c = std::move(walk);
     }
     return c;
   }
@@ -440,6 +460,84 @@ std::optional<ScopeBuilder::Choice> ScopeBuilder::Evaluate(int index,
   c.cost = rows_ * (kSeekCost + per);
   (void)rule;
   return c;
+}
+
+void ScopeBuilder::InEntityOrder(const Pending& p, Choice* c,
+                                 const Access* indep) {
+  const PatternSpec& pat = p.pattern;
+  const storage::Attribute* attr = pat.attr;
+  // The entity is the ordered slot, the attribute a constant, and the
+  // value not known (a known one is a seek of e+a+v in EAVT).
+  if (attr == nullptr || !pat.e.is_slot() || pat.e.slot != ordered_ ||
+      !bound_[ordered_] || Known(pat.v, false) ||
+      c->access.index != storage::IndexOrder::kEavt ||
+      c->access.prefix_len != 2) {
+    return;
+  }
+  const bool always = program_.options().always_entity_order;
+  if (!always && rows_ < kOrderedMinRows) return;
+  Estimator& est = program_.estimator();
+  // Datoms of the attribute between one row's entity and the next, when
+  // the rows spread over its entities: a walk steps over them with Next
+  // where a nested loop seeks. Sparse rows leave that to the nested loop,
+  // whose EAVT seeks have the entity caches and bloom filters.
+  const double gap = est.Datoms(attr->id) / rows_;
+  if (!always && gap > kOrderedMaxGap) return;
+  const double per = est.PerEntity(*attr);
+  // Ties go to the walk: where it seeks as often as the nested loop, its
+  // seeks land beside the last, in blocks it reads once.
+  const double walk = rows_ * (std::min(gap, kSeekCost) + per);
+  double other = rows_ * (kSeekCost + per);
+  if (indep != nullptr) {
+    // A hashed datom costs about three read in order (the table's memory
+    // and its cache misses), a probe about two; and no row passes the join
+    // before the whole build side is read.
+    other = kHashBuildCost * indep->per_row + kHashProbeCost * rows_;
+  }
+  if (!always && walk > other) return;
+  c->entity_order = true;
+  c->cost = walk;
+  c->access.index = storage::IndexOrder::kAevt;
+  c->access.prefix_len = 2;
+  c->access.per_row = per;
+  // Range predicates bound the values read per entity, as for column
+  // probes: a quick no before the filters (which stay) decide.
+  c->access.range =
+      RangeableType(attr->type) ? FindRange(p, false) : RangeCandidate();
+  c->access.description = "AEVT a+e in entity order";
+}
+
+void ScopeBuilder::TrackOrder(const Step& step, const Choice* c) {
+  const bool first = !placed_scan_;
+  placed_scan_ = true;
+  if (step.kind != Step::Kind::kPattern || c == nullptr) {
+    ordered_ = kNoSlot;  // functions and calls: their order is their own
+    return;
+  }
+  const PatternSpec& s = step.pattern;
+  if (first) {
+    // One value of AVET, or AEVT by attribute alone, holds its entities in
+    // ascending order (history: a datom's assertion, then its retraction).
+    const bool fresh_entity = s.e.is_slot() && !s.e.bound && !s.e.check;
+    const bool scan =
+        (s.index == storage::IndexOrder::kAvet && s.prefix_len == 2) ||
+        (s.index == storage::IndexOrder::kAevt && s.prefix_len == 1 &&
+         !s.lower.has_value() && !s.upper.has_value());
+    ordered_ = fresh_entity && scan && request_.entry_rows <= 1 && !c->hash_join
+                   ? s.e.slot
+                   : kNoSlot;
+    return;
+  }
+  if (ordered_ == kNoSlot) return;
+  // A hash join's probes and a nested loop that seeks the same prefix for
+  // every row emit in the rows' order; sorted probes reorder a batch by
+  // their prefix, which keeps the order when the prefix starts with the
+  // ordered entity.
+  const bool by_entity =
+      s.e.is_slot() && s.e.slot == ordered_ &&
+      (c->entity_order || (s.index == storage::IndexOrder::kEavt &&
+                           s.prefix_len >= 1 && !c->hash_join));
+  if (!(c->hash_join || by_entity || !c->connected)) ordered_ = kNoSlot;
 }
 
 PlanTerm ScopeBuilder::Bind(PlanTerm t, std::vector<Slot>* seen) {
@@ -484,6 +582,7 @@ void ScopeBuilder::PlacePattern(const Choice& c) {
   s.lower = c.access.range.lower;
   s.upper = c.access.range.upper;
   s.hash_join = c.hash_join;
+  s.entity_order = c.entity_order;
   step.access = c.access.description;
   if (c.hash_join) {
     std::string on;
@@ -500,6 +599,7 @@ void ScopeBuilder::PlacePattern(const Choice& c) {
   MarkBound(seen, &step);
   rows_ = c.est;
   step.est_rows = rows_;
+  TrackOrder(step, &c);
   plan_.steps.push_back(std::move(step));
 }
 
@@ -518,6 +618,7 @@ void ScopeBuilder::PlaceCall(const Choice& c) {
   MarkBound(seen, &step);
   rows_ = c.est;
   step.est_rows = rows_;
+  TrackOrder(step, nullptr);
   plan_.steps.push_back(std::move(step));
 }
 
@@ -565,6 +666,7 @@ void ScopeBuilder::PlaceReady() {
           rows_ *= std::max(1.0, n);
         }
         step.est_rows = rows_;
+        TrackOrder(step, nullptr);
         plan_.steps.push_back(std::move(step));
         changed = true;
         break;
@@ -590,6 +692,7 @@ void ScopeBuilder::PlaceReady() {
         step.access = "anti join";
         rows_ *= FilterSelectivity(p);
         step.est_rows = rows_;
+        TrackOrder(step, nullptr);
         plan_.steps.push_back(std::move(step));
         changed = true;
         break;

@@ -22,6 +22,12 @@ class LayeredCursor : public DatomCursor {
   explicit LayeredCursor(std::unique_ptr<DatomCursor> fallback)
       : fallback_(std::move(fallback)) {}
 
+  // What the cursor serves itself it seeks within as SeekWithin does (a
+  // search in memory); the fallback steps forward itself.
+  void SeekForward(std::string_view target) final {
+    if (fallback_mode_) return fallback_->SeekForward(target);
+    SeekWithin(target);
+  }
   bool Valid() const final {
     return fallback_mode_ ? fallback_->Valid() : valid_;
   }

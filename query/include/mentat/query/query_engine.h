@@ -143,6 +143,9 @@ struct QueryResult {
 struct EngineOptions {
   // Prepared queries kept, by query text and schema. Default: 1024.
   size_t plan_cache_entries = 1024;
+  // Tests: plan a walk in entity order wherever the rows' order allows
+  // one, whatever the statistics say (see planner::PlannerOptions).
+  bool always_entity_order = false;
 };
 
 // Runs Datalog queries. Thread-safe: any number of threads may Prepare and

@@ -24,6 +24,12 @@ class DatomCursor {
   // Positions at the first datom whose key is >= `target` and still starts
   // with the prefix of the last Seek. `target` must start with that prefix.
   virtual void SeekWithin(std::string_view target) = 0;
+  // SeekWithin for a caller that walks its targets in ascending order (a
+  // merge join): when the cursor sits on a key below `target`, a cursor
+  // may step there with Next, which costs less than a seek through every
+  // level while the target is a few keys ahead. The position is the one
+  // SeekWithin(target) gives.
+  virtual void SeekForward(std::string_view target) { SeekWithin(target); }
   virtual bool Valid() const = 0;
   virtual void Next() = 0;
   // The current datom (e, a, v, tx, added). For history views a key can
