@@ -207,24 +207,29 @@ TEST_CASE("a column is built after bulk reads and kept under commits") {
   CHECK(store->column_cache_counters().misses == 1);
 }
 
+// The schema, then `n` entities, the i-th with c/one i and i % `period`
+// values of c/many (none, one or several); their ids, in order.
+std::vector<EntityId> WriteManyValues(Store& store, int n, int period) {
+  REQUIRE(store.Transact(Tx(SchemaOps())).get().ok());
+  std::vector<EntityId> entities;
+  for (int i = 0; i < n; ++i) {
+    std::vector<TxOp> ops = {Add(E("x"), "c/one", Value::Long(i))};
+    for (int k = 0; k < i % period; ++k) {
+      ops.push_back(Add(E("x"), "c/many", Value::Long(100 - k)));
+    }
+    auto r = store.Transact(Tx(ops)).get();
+    REQUIRE(r.ok());
+    entities.push_back(r->tempids.at("x"));
+  }
+  return entities;
+}
+
 TEST_CASE("an entity column finds each entity's datoms as AEVT does") {
   TempDir plain_dir, column_dir;
   auto plain = *Store::Open(plain_dir.path(), NoColumns());
   auto columns = *Store::Open(column_dir.path(), EagerColumns());
-  std::vector<EntityId> entities;
-  for (auto* store : {plain.get(), columns.get()}) {
-    REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
-    for (int i = 0; i < 40; ++i) {
-      std::vector<TxOp> ops = {Add(E("x"), "c/one", Value::Long(i))};
-      // Entities with none, one and several values of c/many.
-      for (int k = 0; k < i % 4; ++k) {
-        ops.push_back(Add(E("x"), "c/many", Value::Long(100 - k)));
-      }
-      auto r = store->Transact(Tx(ops)).get();
-      REQUIRE(r.ok());
-      if (store == plain.get()) entities.push_back(r->tempids.at("x"));
-    }
-  }
+  const std::vector<EntityId> entities = WriteManyValues(*plain, 40, 4);
+  REQUIRE(WriteManyValues(*columns, 40, 4) == entities);
   const EntityId many = columns->Latest()->schema().FindAttribute("c/many")->id;
   const DbView view = columns->Latest()->View(Basis::Current());
   // No reads yet: no column.
@@ -282,17 +287,7 @@ TEST_CASE("an entity column finds each entity's datoms as AEVT does") {
 TEST_CASE("an entity column's SeekEach finds what Seek finds") {
   TempDir dir;
   auto store = *Store::Open(dir.path(), EagerColumns());
-  REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
-  std::vector<EntityId> entities;
-  for (int i = 0; i < 300; ++i) {
-    std::vector<TxOp> ops = {Add(E("x"), "c/one", Value::Long(i))};
-    for (int k = 0; k < i % 3; ++k) {
-      ops.push_back(Add(E("x"), "c/many", Value::Long(100 - k)));
-    }
-    auto r = store->Transact(Tx(ops)).get();
-    REQUIRE(r.ok());
-    entities.push_back(r->tempids.at("x"));
-  }
+  const std::vector<EntityId> entities = WriteManyValues(*store, 300, 3);
   const EntityId many = store->Latest()->schema().FindAttribute("c/many")->id;
   const DbView view = store->Latest()->View(Basis::Current());
   view.NoteColumnDemand(IndexOrder::kAevt, many, 1000);
