@@ -160,25 +160,33 @@ TEST_CASE("server: query deadlines, timeouts and cancellation") {
     }
     CHECK(reader->Finish().error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
   }
-  SUBCASE("cancellation frees the query within milliseconds") {
+  SUBCASE("cancellation frees the query") {
+    // 81M combinations: tens of seconds unless cancelled. (The 90K rows
+    // of `big` could all reach the transport's buffers, and the query
+    // end, before a busy machine got to the check that it ran.)
     pb::QueryRequest req;
-    req.set_query(big);
+    req.set_query(
+        "[:find (count ?a) :where [?a :person/age ?w] [?b :person/age ?w] "
+        "[?c :person/age ?w] [?d :person/age ?w]]");
     grpc::ClientContext ctx;
     auto reader = t.stub().Query(&ctx, req);
-    pb::QueryResponse msg;
-    REQUIRE(reader->Read(&msg));
-    REQUIRE(reader->Read(&msg));
-    const std::string before = HttpGet(t.server().http_port(), "/metrics");
-    CHECK(MetricValue(before, "mentat_running_queries") == 1);
+    auto running = [&] {
+      return MetricValue(HttpGet(t.server().http_port(), "/metrics"),
+                         "mentat_running_queries");
+    };
+    // Polls up to ~20 s: on a busy machine a query can take seconds to
+    // start, and a cancelled one to notice.
+    auto wait_running = [&](double want) {
+      for (int i = 0; i < 4000; ++i) {
+        if (running() == want) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      return false;
+    };
+    REQUIRE(wait_running(1));
     ctx.TryCancel();
-    reader->Finish().IgnoreError();
-    double running = 1;
-    for (int i = 0; i < 200 && running != 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      running = MetricValue(HttpGet(t.server().http_port(), "/metrics"),
-                            "mentat_running_queries");
-    }
-    CHECK(running == 0);
+    CHECK(reader->Finish().error_code() == grpc::StatusCode::CANCELLED);
+    CHECK(wait_running(0));
   }
 }
 

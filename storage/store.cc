@@ -352,6 +352,16 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   // every file there, reading each one's index and filter blocks (at
   // scale l, 354 files, an open took 95-368 ms that way against 38-132).
   db_options.max_open_files = options.max_open_table_files;
+  if (options.max_open_table_files > 0) {
+    // RocksDB's table cache holds max_open_files - 10 files in 64 shards
+    // of an equal share each: under a small limit each shard keeps one
+    // file, and up to 64 stay open whatever the limit said. Fewer shards
+    // (16 files a shard at least) keep it.
+    const int capacity = std::max(1, options.max_open_table_files - 10);
+    int bits = 0;
+    while (bits < 6 && (capacity >> (bits + 1)) >= 16) ++bits;
+    db_options.table_cache_numshardbits = bits;
+  }
   // The deletion counts that compaction weighs files by are sampled (20
   // files a family) from each new version of the store's files; at the
   // open they would be read from files not opened yet (a read of each
