@@ -15,12 +15,19 @@ namespace {
 
 constexpr int kPeople = 40;
 
-TEST_CASE("server: point reads from many connections each get their answer") {
-  // Threads that poll between calls (--unary-spin-us) serve the same
-  // answers as threads that sleep at once, and stop as they do.
+// A subcase each way the unary threads can wait (--unary-spin-us): threads
+// that sleep at once (0) and threads that poll 20 ms before they sleep.
+int SpinEachWay() {
   int spin_us = 0;
   SUBCASE("threads that sleep at once") { spin_us = 0; }
   SUBCASE("threads that poll 20 ms before they sleep") { spin_us = 20000; }
+  return spin_us;
+}
+
+TEST_CASE("server: point reads from many connections each get their answer") {
+  // Threads that poll between calls (--unary-spin-us) serve the same
+  // answers as threads that sleep at once, and stop as they do.
+  const int spin_us = SpinEachWay();
   TestServer t([spin_us](ServerConfig* c) {
     c->unary_threads = 2;
     c->unary_spin_us = spin_us;
@@ -108,9 +115,7 @@ TEST_CASE("server: point reads from many connections each get their answer") {
 }
 
 TEST_CASE("server: a QueryFirst waiting for its basis is answered at stop") {
-  int spin_us = 0;
-  SUBCASE("threads that sleep at once") { spin_us = 0; }
-  SUBCASE("threads that poll 20 ms before they sleep") { spin_us = 20000; }
+  const int spin_us = SpinEachWay();
   TestServer t([spin_us](ServerConfig* c) {
     c->max_basis_wait_ms = 600000;
     c->unary_spin_us = spin_us;
