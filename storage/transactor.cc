@@ -32,7 +32,15 @@ Transactor::Transactor(std::shared_ptr<internal::StoreCore> core,
       state_(std::move(state)),
       stats_(std::move(stats)),
       latest_(initial),
-      written_(std::move(initial)) {
+      written_(std::move(initial)),
+      pipelined_(core_->options.sync_commits &&
+                 core_->options.pipeline_commits) {
+  if (pipelined_) {
+    sync_thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "mentat-sync");
+      SyncLoop();
+    });
+  }
   thread_ = std::thread([this] {
     // Named for top -H and per-thread CPU: the import's threads too.
     pthread_setname_np(pthread_self(), "mentat-tx");
@@ -133,8 +141,7 @@ void Transactor::DropExcisedCaches() {
 }
 
 void Transactor::UpdateColumns(
-    const std::vector<absl::StatusOr<TxReport>>& results) {
-  AssertOnTransactorThread("UpdateColumns");
+    EntityId tx, const std::vector<absl::StatusOr<TxReport>>& results) {
   internal::ColumnCache* columns = core_->column_cache.get();
   if (columns == nullptr) return;
   std::vector<const Datom*> datoms;
@@ -142,7 +149,7 @@ void Transactor::UpdateColumns(
     if (!r.ok()) continue;
     for (const Datom& d : r->datoms) datoms.push_back(&d);
   }
-  columns->Commit(state_.basis_tx, datoms);
+  columns->Commit(tx, datoms);
 }
 
 std::shared_ptr<const Db> Transactor::MakeDb(
@@ -270,6 +277,15 @@ void Transactor::Stop() {
   }
   cv_.Signal();
   thread_.join();
+  if (sync_thread_.joinable()) {
+    // Run drained it before it returned: nothing is in flight.
+    {
+      absl::MutexLock lock(&sync_mu_);
+      sync_stopping_ = true;
+    }
+    sync_cv_.Signal();
+    sync_thread_.join();
+  }
   if (purge_thread_.joinable()) {
     {
       absl::MutexLock lock(&purge_mu_);
@@ -336,11 +352,20 @@ void Transactor::Run() {
     {
       absl::ReleasableMutexLock lock(&mu_);
       while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
-      if (queue_.empty()) return;  // stopping, and everything answered
+      if (queue_.empty()) {
+        // Stopping, and everything taken: answer what is in flight.
+        lock.Release();
+        Drain();
+        return;
+      }
       if (queue_.front().exclusive) {
         Pending job = std::move(queue_.front());
         queue_.pop_front();
         lock.Release();
+        // An import or a new term starts from a published state, with no
+        // group in flight (and refuses to write after a failed fsync).
+        Drain();
+        AdoptSyncFailure();
         job.exclusive();
         continue;
       }
@@ -475,14 +500,23 @@ void Transactor::FlushClogged(uint32_t clogged) {
 
 void Transactor::CommitGroup(std::deque<Pending>* group) {
   AssertOnTransactorThread("CommitGroup");
+  const bool excision = group->size() == 1 && IsExcision(group->front());
+  // An excision drops caches and publishes on this thread: nothing may be
+  // in flight behind it.
+  const bool pipelined = pipelined_ && !excision;
+  if (!pipelined) Drain();
+  AdoptSyncFailure();
   // A WAL write that failed outside a commit (retention's horizon) is
   // checked for here too.
   if (!write_error_.ok() ||
       !core_->background_errors->WalSwitchedSinceFailure()) {
+    // RocksDB's recovery runs with nothing in flight.
+    Drain();
+    AdoptSyncFailure();
     const absl::Status refused = ResumeWrites();
     if (!refused.ok()) {
-      failed_transactions_.fetch_add(group->size(), std::memory_order_relaxed);
-      for (Pending& p : *group) p.done(refused);
+      std::vector<absl::StatusOr<TxReport>> results(group->size(), refused);
+      Answer(group, &results);
       return;
     }
   }
@@ -494,7 +528,6 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
   auto stats = std::make_shared<Statistics>(*stats_);
   internal::StatsDirty dirty;
   internal::CommitBatch batch(core_.get());
-  const bool excision = group->size() == 1 && IsExcision(group->front());
   batch.SetAlone(excision);
 
   std::vector<absl::StatusOr<TxReport>> results;
@@ -552,12 +585,18 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     rocksdb::WriteOptions wo;
     // Written first, shown to replication streams, then fsynced: a
     // replica's fsync overlaps this one (StoreOptions::stream_before_sync).
-    const bool early =
-        core_->options.sync_commits && core_->options.stream_before_sync;
+    // Pipelined, the sync thread fsyncs it while this thread goes on.
+    const bool early = core_->options.sync_commits &&
+                       (core_->options.stream_before_sync || pipelined);
     wo.sync = core_->options.sync_commits && !early;
     rocksdb::Status s = PinMemtable();
     if (s.ok()) s = core_->db->Write(wo, batch.batch());
-    if (s.ok() && early) {
+    if (s.ok() && pipelined) {
+      // The snapshot before the next group's write: the state to publish.
+      written = MakeDb(stats);
+      // The next group starts from this one's statistics.
+      stats_ = stats;
+    } else if (s.ok() && early) {
       written = MakeDb(stats);
       written_.store(written);
       if (core_->options.on_written) core_->options.on_written();
@@ -608,10 +647,15 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     for (auto& r : results) {
       if (r.ok()) r = commit_status;
     }
+  } else if (any_committed && pipelined) {
+    if (batch.clogged() != 0) FlushClogged(batch.clogged());
+    HandOff(Unsynced{std::move(*group), std::move(results), std::move(written),
+                     group_start});
+    return;
   } else if (any_committed) {
     // After the write (a failed one changes nothing) and before the
     // publish: every reader of the new basis finds its columns' versions.
-    UpdateColumns(results);
+    UpdateColumns(state_.basis_tx, results);
     Publish(std::move(stats), std::move(written));
     if (excision) {
       core_->unpurged_excisions.fetch_add(1);
@@ -619,7 +663,17 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     }
   }
   if (batch.clogged() != 0) FlushClogged(batch.clogged());
+  if (pipelined) {
+    // Nothing written: answered in order, after the groups in flight.
+    HandOff(Unsynced{std::move(*group), std::move(results), nullptr, {}});
+  } else {
+    Answer(group, &results);
+  }
+}
 
+void Transactor::Answer(std::deque<Pending>* group,
+                        std::vector<absl::StatusOr<TxReport>>* results_in) {
+  std::vector<absl::StatusOr<TxReport>>& results = *results_in;
   uint64_t committed = 0, failed = 0, datoms = 0;
   for (const auto& r : results) {
     if (r.ok()) {

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -27,6 +28,19 @@ namespace mentat::storage {
 // the group with one Write (synced when StoreOptions::sync_commits),
 // publishes the new Db, and only then answers the callers. A bulk import
 // runs alone on the same thread, between groups.
+//
+// With StoreOptions::sync_commits and pipeline_commits, a group's fsync,
+// publish and answers run on a second thread (the sync thread), so that
+// the transactor applies and writes the next group meanwhile: the
+// transactor writes group N without a sync, takes its snapshot, and hands
+// it over; the sync thread fsyncs the log once for every group handed
+// over since its last fsync, then publishes and answers them in order.
+// Group N+1's reads see N's keys (they are in the memtable once the write
+// returns) but nothing shows N+1 before N. A failed fsync fails every
+// group it covered and every later one, and writes stay off until the
+// store reopens (the groups are in RocksDB's memtable). Excisions, bulk
+// imports and term changes wait until the sync thread has answered
+// everything handed over, and then run as before.
 class Transactor {
  public:
   Transactor(std::shared_ptr<internal::StoreCore> core, internal::TxState state,
@@ -82,6 +96,41 @@ class Transactor {
 
   void Run();
   void CommitGroup(std::deque<Pending>* group);
+
+  // A group written to the log ahead of its fsync, waiting for the sync
+  // thread (pipeline_commits).
+  struct Unsynced {
+    std::deque<Pending> group;
+    std::vector<absl::StatusOr<TxReport>> results;
+    // The group's state over a snapshot taken right after its write; null
+    // when nothing of the group was written (its results are final).
+    std::shared_ptr<const Db> db;
+    // The transactor's state before the group (rolled back to if its
+    // fsync fails).
+    internal::TxState group_start;
+  };
+  // Transactor thread: queues a group for the sync thread
+  // (transactor_sync.cc), or syncs and answers it at once when nothing is
+  // in flight or queued.
+  void HandOff(Unsynced unsynced);
+  // Transactor thread: waits until the sync thread has answered every
+  // group handed over. A no-op without a sync thread.
+  void Drain();
+  // Transactor thread: after the sync thread's fsync failed, turns writes
+  // off (unsynced_group_) and rolls the state back to before the first
+  // group that failed. Cheap (an atomic load) otherwise.
+  void AdoptSyncFailure();
+  // The sync thread's loop.
+  void SyncLoop();
+  // Fsyncs the log once for the written groups of `batch` (unless an
+  // earlier fsync failed), then publishes and answers every group in
+  // order; a failed fsync fails them. The sync thread, or the transactor
+  // with nothing in flight.
+  void SyncAndAnswer(std::deque<Unsynced>* batch);
+  // Counts a group's results and answers its callers, in order (either
+  // thread: the sync thread when pipelining, else the transactor).
+  void Answer(std::deque<Pending>* group,
+              std::vector<absl::StatusOr<TxReport>>* results);
   // Bulk import on the transactor thread (transactor_import.cc).
   [[nodiscard]] absl::StatusOr<ImportReport> ImportOnThread(
       ImportSource* source, const ImportOptions& options);
@@ -103,8 +152,11 @@ class Transactor {
   // use) to run internal::PurgeDeletedBytes, again if it is running.
   void RequestPurge();
   void RunPurges();
-  // Hands the group's datoms to the column cache (ColumnCache::Commit).
-  void UpdateColumns(const std::vector<absl::StatusOr<TxReport>>& results);
+  // Hands the datoms of a group committed at basis `tx` to the column
+  // cache (ColumnCache::Commit). Called for one group at a time, in basis
+  // order: by the sync thread when pipelining, else by the transactor.
+  void UpdateColumns(EntityId tx,
+                     const std::vector<absl::StatusOr<TxReport>>& results);
 
   std::shared_ptr<internal::StoreCore> core_;
   // Owned by the transactor thread.
@@ -156,6 +208,24 @@ class Transactor {
   std::atomic<std::shared_ptr<const Db>> latest_;
   // latest_, or a state written ahead of its fsync (stream_before_sync).
   std::atomic<std::shared_ptr<const Db>> written_;
+
+  // The sync thread (pipeline_commits), and what it shares with the
+  // transactor thread. Taken after mu_ is released, never with it.
+  const bool pipelined_;
+  absl::Mutex sync_mu_;
+  absl::CondVar sync_cv_;     // unsynced_ grew, or sync_stopping_ was set
+  absl::CondVar drained_cv_;  // in_flight_ fell to 0
+  std::deque<Unsynced> unsynced_ ABSL_GUARDED_BY(sync_mu_);
+  // Groups handed over and not yet answered.
+  size_t in_flight_ ABSL_GUARDED_BY(sync_mu_) = 0;
+  bool sync_stopping_ ABSL_GUARDED_BY(sync_mu_) = false;
+  // The first failed fsync's status (then every later group fails), and
+  // the state before the first group it failed.
+  rocksdb::Status sync_error_ ABSL_GUARDED_BY(sync_mu_);
+  internal::TxState failed_start_ ABSL_GUARDED_BY(sync_mu_);
+  std::atomic<bool> sync_failed_{false};
+  // Started by the constructor (pipelined_), joined by Stop after thread_.
+  std::thread sync_thread_;
 
   std::atomic<uint64_t> groups_{0};
   std::atomic<uint64_t> transactions_{0};

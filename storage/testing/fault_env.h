@@ -58,6 +58,40 @@ class FaultEnv : public rocksdb::EnvWrapper {
   // DB::Resume succeeds and the next write fails again. Default true.
   void ReportFullDisk(bool report) { report_full_.store(report); }
 
+  // A gate on the fsyncs of the WAL (".log" files), so that a test can act
+  // while a commit's fsync is under way. Held, each fsync waits until a
+  // pass lets it through (PassLogSyncs) or the gate opens
+  // (ReleaseLogSyncs); a fault set meanwhile applies to it when it goes
+  // on. Thread-safe.
+  void HoldLogSyncs() {
+    absl::MutexLock lock(&mu_);
+    hold_ = true;
+  }
+  void PassLogSyncs(int n) {
+    absl::MutexLock lock(&mu_);
+    passes_ += n;
+  }
+  void ReleaseLogSyncs() {
+    absl::MutexLock lock(&mu_);
+    hold_ = false;
+  }
+  // WAL fsyncs that reached the gate, and WAL appends, since the start.
+  int held_log_syncs() {
+    absl::MutexLock lock(&mu_);
+    return held_syncs_;
+  }
+  int log_appends() {
+    absl::MutexLock lock(&mu_);
+    return log_appends_;
+  }
+  // Waits (at most a minute, for a test that would hang otherwise) until
+  // `n` WAL fsyncs reached the gate, or `n` WAL appends were made; false
+  // on the deadline.
+  bool AwaitHeldLogSyncs(int n) {
+    return AwaitCount(&FaultEnv::held_syncs_, n);
+  }
+  bool AwaitLogAppends(int n) { return AwaitCount(&FaultEnv::log_appends_, n); }
+
   const char* Name() const override { return "MentatFaultEnv"; }
 
   rocksdb::Status NewWritableFile(const std::string& f,
@@ -107,6 +141,40 @@ class FaultEnv : public rocksdb::EnvWrapper {
   }
 
  private:
+  struct CountWait {
+    FaultEnv* env;
+    int FaultEnv::*count;
+    int n;
+  };
+  static bool Reached(CountWait* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return w->env->*w->count >= w->n;  // under mu_ (Await's condition)
+  }
+  bool AwaitCount(int FaultEnv::*count, int n) {
+    CountWait w{this, count, n};
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(absl::Condition(&Reached, &w),
+                                absl::Minutes(1));
+  }
+  // A WAL file's name.
+  static bool IsLog(const std::string& file) {
+    return file.size() >= 4 && file.compare(file.size() - 4, 4, ".log") == 0;
+  }
+  // Before a WAL fsync: waits at the gate while it is held.
+  void AtLogSync() {
+    absl::MutexLock lock(&mu_);
+    held_syncs_++;
+    mu_.Await(absl::Condition(
+        +[](FaultEnv* e) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return !e->hold_ || e->passes_ > 0;
+        },
+        this));
+    if (hold_) passes_--;
+  }
+  void CountLogAppend() {
+    absl::MutexLock lock(&mu_);
+    log_appends_++;
+  }
+
   // Whether `path` is under the only_under filter (or there is none).
   bool UnderPrefix(const std::string& path) {
     absl::MutexLock lock(&mu_);
@@ -152,16 +220,21 @@ class FaultEnv : public rocksdb::EnvWrapper {
         : rocksdb::WritableFileWrapper(target.get()),
           env_(env),
           name_(std::move(name)),
+          is_log_(IsLog(name_)),
           owned_(std::move(target)) {}
 
     rocksdb::Status Append(const rocksdb::Slice& data) override {
       rocksdb::Status s = BeforeWrite(data);
-      return s.ok() ? rocksdb::WritableFileWrapper::Append(data) : s;
+      if (s.ok()) s = rocksdb::WritableFileWrapper::Append(data);
+      if (is_log_) env_->CountLogAppend();
+      return s;
     }
     rocksdb::Status Append(const rocksdb::Slice& data,
                            const rocksdb::DataVerificationInfo& info) override {
       rocksdb::Status s = BeforeWrite(data);
-      return s.ok() ? rocksdb::WritableFileWrapper::Append(data, info) : s;
+      if (s.ok()) s = rocksdb::WritableFileWrapper::Append(data, info);
+      if (is_log_) env_->CountLogAppend();
+      return s;
     }
     rocksdb::Status PositionedAppend(const rocksdb::Slice& data,
                                      uint64_t offset) override {
@@ -208,6 +281,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
     }
     template <typename F>
     rocksdb::Status Synced(F sync) {
+      if (is_log_) env_->AtLogSync();
       const Fault f = env_->FaultFor(name_);
       if (f == Fault::kSyncError) return env_->Injected(f, name_);
       return sync();
@@ -215,6 +289,7 @@ class FaultEnv : public rocksdb::EnvWrapper {
 
     FaultEnv* env_;
     std::string name_;
+    const bool is_log_;
     std::unique_ptr<rocksdb::WritableFile> owned_;
   };
 
@@ -253,6 +328,10 @@ class FaultEnv : public rocksdb::EnvWrapper {
   absl::Mutex mu_;
   std::string suffix_ ABSL_GUARDED_BY(mu_);
   std::string prefix_ ABSL_GUARDED_BY(mu_);
+  bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  int passes_ ABSL_GUARDED_BY(mu_) = 0;
+  int held_syncs_ ABSL_GUARDED_BY(mu_) = 0;
+  int log_appends_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace mentat::storage::testing

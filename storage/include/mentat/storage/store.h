@@ -117,7 +117,8 @@ class Store {
   // be waiting for its fsync. For replication streams only; lock-free.
   std::shared_ptr<const Db> LatestWritten() const;
 
-  // Queues a transaction. `done` runs on the transactor thread once the
+  // Queues a transaction. `done` runs on a store thread (the transactor's,
+  // or its sync thread's: StoreOptions::pipeline_commits) once the
   // transaction is durable (or failed); it must not block. A transaction
   // refused at once (ResourceExhausted when StoreOptions::queue_capacity
   // transactions are already waiting, Unavailable after Close) gets `done`

@@ -125,6 +125,16 @@ struct StoreOptions {
   // (or held by a stopped process) does not commit in a term that may
   // have ended. Called often: keep it cheap. Default: empty, never asked.
   std::function<absl::Status()> write_gate;
+  // With sync_commits: the transactor writes each group to the log without
+  // its fsync and goes on to the next group, while a second thread fsyncs
+  // the log (once for every group written since its last fsync), then
+  // publishes and answers the groups in order; the next group's apply,
+  // write and memtable inserts overlap this one's fsync. Nothing is shown
+  // or acknowledged before its fsync, as without this. The difference is
+  // on a failed fsync: the groups it covered are already in RocksDB's
+  // memtable, so writes stay off until the store reopens (without this,
+  // RocksDB may resume by itself). Default: true.
+  bool pipeline_commits = true;
   // With sync_commits: a group is written to the log without waiting for
   // its fsync, shown by Store::LatestWritten() (and on_written is called
   // on the transactor thread), and then fsynced; readers (Latest()) and
