@@ -6,6 +6,7 @@
 //   storage-bench writes --dir DIR --seconds 5 single-datom durable writes
 //                                              at 1, 16 and 64 submitters
 //                 [--log-presize BYTES]        (0: log files not presized)
+//                 [--pipeline 0|1]             StoreOptions::pipeline_commits
 //   storage-bench excise --dir DIR             on a store `load` made: one
 //                                              user's excision (the commit,
 //                                              which reads the whole log)
@@ -48,6 +49,8 @@ struct Args {
   int inflight = 2;
   // writes: StoreOptions::log_presize_bytes; -1 for its default.
   int64_t log_presize = -1;
+  // writes: StoreOptions::pipeline_commits.
+  bool pipeline = true;
 };
 
 bool ParseArgs(int argc, char** argv, Args* args) {
@@ -65,6 +68,8 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->inflight = std::atoi(argv[i + 1]);
     } else if (flag == "--log-presize") {
       args->log_presize = std::atoll(argv[i + 1]);
+    } else if (flag == "--pipeline") {
+      args->pipeline = std::atoi(argv[i + 1]) != 0;
     } else {
       return false;
     }
@@ -142,6 +147,7 @@ int Writes(const Args& args) {
   if (args.log_presize >= 0) {
     options.log_presize_bytes = static_cast<uint64_t>(args.log_presize);
   }
+  options.pipeline_commits = args.pipeline;
   auto opened = Store::Open(args.dir, options);
   if (!Check(opened.status(), "open")) return 1;
   std::unique_ptr<Store> store = std::move(*opened);
@@ -243,7 +249,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: storage-bench load|import|writes|excise [--scale "
                  "xs|s|m] [--dir DIR] "
-                 "[--seconds N] [--inflight N] [--log-presize BYTES]\n");
+                 "[--seconds N] [--inflight N] [--log-presize BYTES] "
+                 "[--pipeline 0|1]\n");
     return 2;
   }
   if (args.command == "load" || args.command == "import") {

@@ -563,6 +563,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
 
   absl::Status commit_status;
   std::shared_ptr<const Db> written;  // stream_before_sync: the new state
+  bool handoff = false;               // written for the sync thread
   if (any_committed) {
     rocksdb::ColumnFamilyHandle* meta = core_->cf(Cf::kMeta);
     auto put = [&](const std::string& k, const std::string& v) {
@@ -585,13 +586,17 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     rocksdb::WriteOptions wo;
     // Written first, shown to replication streams, then fsynced: a
     // replica's fsync overlaps this one (StoreOptions::stream_before_sync).
-    // Pipelined, the sync thread fsyncs it while this thread goes on.
+    // Pipelined, the sync thread fsyncs it while this thread goes on; only
+    // when there is something to overlap the fsync with (a group in
+    // flight, a request queued): a lone group is synced by its write as
+    // without pipelining, and a lone writer pays no thread switch.
+    handoff = pipelined && (InFlight() || Queued());
     const bool early = core_->options.sync_commits &&
-                       (core_->options.stream_before_sync || pipelined);
+                       (core_->options.stream_before_sync || handoff);
     wo.sync = core_->options.sync_commits && !early;
     rocksdb::Status s = PinMemtable();
     if (s.ok()) s = core_->db->Write(wo, batch.batch());
-    if (s.ok() && pipelined) {
+    if (s.ok() && handoff) {
       // The snapshot before the next group's write: the state to publish.
       written = MakeDb(stats);
       // The next group starts from this one's statistics.
@@ -647,7 +652,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     for (auto& r : results) {
       if (r.ok()) r = commit_status;
     }
-  } else if (any_committed && pipelined) {
+  } else if (any_committed && handoff) {
     if (batch.clogged() != 0) FlushClogged(batch.clogged());
     HandOff(Unsynced{std::move(*group), std::move(results), std::move(written),
                      group_start});
@@ -663,7 +668,7 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     }
   }
   if (batch.clogged() != 0) FlushClogged(batch.clogged());
-  if (pipelined) {
+  if (pipelined && InFlight()) {
     // Nothing written: answered in order, after the groups in flight.
     HandOff(Unsynced{std::move(*group), std::move(results), nullptr, {}});
   } else {

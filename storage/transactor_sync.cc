@@ -13,17 +13,7 @@ namespace mentat::storage {
 
 void Transactor::HandOff(Unsynced unsynced) {
   AssertOnTransactorThread("HandOff");
-  // With nothing in flight and nothing queued there is nothing to overlap
-  // the fsync with: the group is synced and answered here, without the
-  // hand-over's thread switch (a lone writer's latency stays as without
-  // pipelining).
-  bool queued;
-  {
-    absl::MutexLock lock(&mu_);
-    queued = !queue_.empty();
-  }
   bool shown = false;
-  std::deque<Unsynced> here;
   {
     absl::MutexLock lock(&sync_mu_);
     // Under the lock: after a failed fsync the sync thread puts written_
@@ -33,19 +23,22 @@ void Transactor::HandOff(Unsynced unsynced) {
       written_.store(unsynced.db);
       shown = core_->options.on_written != nullptr;
     }
-    if (in_flight_ == 0 && !queued) {
-      here.push_back(std::move(unsynced));
-    } else {
-      unsynced_.push_back(std::move(unsynced));
-      in_flight_++;
-    }
+    unsynced_.push_back(std::move(unsynced));
+    in_flight_++;
   }
+  sync_cv_.Signal();
   if (shown) core_->options.on_written();
-  if (here.empty()) {
-    sync_cv_.Signal();
-  } else {
-    SyncAndAnswer(&here);
-  }
+}
+
+bool Transactor::InFlight() {
+  if (!pipelined_) return false;
+  absl::MutexLock lock(&sync_mu_);
+  return in_flight_ > 0;
+}
+
+bool Transactor::Queued() {
+  absl::MutexLock lock(&mu_);
+  return !queue_.empty();
 }
 
 void Transactor::Drain() {

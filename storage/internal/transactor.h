@@ -110,9 +110,12 @@ class Transactor {
     internal::TxState group_start;
   };
   // Transactor thread: queues a group for the sync thread
-  // (transactor_sync.cc), or syncs and answers it at once when nothing is
-  // in flight or queued.
+  // (transactor_sync.cc).
   void HandOff(Unsynced unsynced);
+  // Whether a group handed over is not answered yet (false without a sync
+  // thread); whether a request waits in the queue.
+  bool InFlight();
+  bool Queued();
   // Transactor thread: waits until the sync thread has answered every
   // group handed over. A no-op without a sync thread.
   void Drain();
@@ -124,8 +127,7 @@ class Transactor {
   void SyncLoop();
   // Fsyncs the log once for the written groups of `batch` (unless an
   // earlier fsync failed), then publishes and answers every group in
-  // order; a failed fsync fails them. The sync thread, or the transactor
-  // with nothing in flight.
+  // order; a failed fsync fails them. The sync thread.
   void SyncAndAnswer(std::deque<Unsynced>* batch);
   // Counts a group's results and answers its callers, in order (either
   // thread: the sync thread when pipelining, else the transactor).
