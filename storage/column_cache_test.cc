@@ -327,6 +327,12 @@ TEST_CASE("a column over its share of the cache is not kept") {
   TempDir dir;
   StoreOptions options = EagerColumns();
   options.column_cache_bytes = 4096;  // a column may take 2 KB
+  absl::Mutex mu;
+  std::vector<std::string> notices;  // from the column thread
+  options.on_notice = [&](std::string_view message) {
+    absl::MutexLock lock(&mu);
+    notices.emplace_back(message);
+  };
   auto store = *Store::Open(dir.path(), options);
   REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
   std::vector<TxOp> ops;
@@ -350,6 +356,13 @@ TEST_CASE("a column over its share of the cache is not kept") {
   }
   store->WaitForColumns();
   CHECK(store->column_cache_counters().entries == 0);
+  // Refused once, and said so once, naming the column and the cache.
+  CHECK(store->column_cache_counters().refused == 1);
+  absl::MutexLock lock(&mu);
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].starts_with(
+      "the avet column of :c/one would take more than 2 KiB, half of the "
+      "column cache (4 KiB): it is not kept"));
 }
 
 TEST_CASE("readers racing a writer see a consistent attribute") {
