@@ -1,5 +1,7 @@
 #include "database.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <filesystem>
 
@@ -46,6 +48,10 @@ absl::StatusOr<std::shared_ptr<Database>> Database::Open(
       new Database(std::move(name), std::move(path), options));
   storage::StoreOptions store_options = options.store;
   store_options.create_if_missing = create;
+  // A column refused for its size is otherwise only a slow query.
+  store_options.on_notice = [name = db->name_](std::string_view message) {
+    spdlog::warn("database {}: {}", name, message);
+  };
   if (store_options.stream_before_sync) {
     // The store is the database's: it never outlives it.
     store_options.on_written = [raw = db.get()] { raw->NotifyWritten(); };

@@ -258,6 +258,10 @@ std::string Metrics::RenderPrometheus(
       {"mentat_column_cache_builds_total", "counter",
        "Columns built for attributes read in bulk.",
        &DatabaseFigures::column_cache_builds},
+      {"mentat_column_cache_refused_total", "counter",
+       "Columns not kept because each would take more than half the column "
+       "cache (logged once each).",
+       &DatabaseFigures::column_cache_refused},
       {"mentat_column_cache_bytes", "gauge", "Bytes held by the column cache.",
        &DatabaseFigures::column_cache_bytes},
       {"mentat_compaction_pending_bytes", "gauge",

@@ -60,6 +60,7 @@ struct DatabaseFigures {
   uint64_t value_cache_bytes = 0;
   uint64_t column_cache_hits = 0;
   uint64_t column_cache_builds = 0;
+  uint64_t column_cache_refused = 0;
   uint64_t column_cache_bytes = 0;
   uint64_t compaction_pending_bytes = 0;
   uint64_t running_compactions = 0;

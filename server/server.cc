@@ -371,6 +371,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
       const auto columns = store.column_cache_counters();
       f.column_cache_hits = columns.hits;
       f.column_cache_builds = columns.misses;
+      f.column_cache_refused = columns.refused;
       f.column_cache_bytes = columns.bytes;
       f.compaction_pending_bytes =
           store.RocksDbProperty("rocksdb.estimate-pending-compaction-bytes");

@@ -1,6 +1,7 @@
 #include "internal/column_cache.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "internal/column_image.h"
@@ -98,6 +99,19 @@ void ColumnCache::CountScanned(IndexOrder order, EntityId attribute,
   if (slot.scanned >= options_.build_after_rows) {
     QueueLocked(slot, JobKind::kBuild, order, attribute);
   }
+}
+
+void ColumnCache::RefuseLocked(Slot& slot, IndexOrder order,
+                               EntityId attribute) {
+  if (slot.too_big) return;
+  slot.too_big = true;
+  ++refused_;
+  refusals_.push_back(Refusal{order, attribute});
+}
+
+std::vector<ColumnCache::Refusal> ColumnCache::TakeRefusals() {
+  absl::MutexLock lock(&mu_);
+  return std::exchange(refusals_, {});
 }
 
 void ColumnCache::RequestBuild(IndexOrder order, EntityId attribute) {
@@ -323,7 +337,7 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
   // A bulk import since the build began, or one the snapshot is older
   // than: what it read may be gone.
   const bool stale = slot.generation != job.generation || base_at < floor_;
-  if (too_big) slot.too_big = true;
+  if (too_big) RefuseLocked(slot, job.order, job.attribute);
   if (base == nullptr || stale || stopping_) {
     if (base == nullptr) slot.scanned = 0;
     EndLocked(slot, job);
@@ -343,7 +357,7 @@ bool ColumnCache::FinishBuild(const Job& job, std::shared_ptr<KeyRun> base,
   column->delta = ReplayLog(slot, base_at, column->with_entities());
   column->base = std::move(base);
   if (column->charge() > max_column_bytes()) {
-    slot.too_big = true;
+    RefuseLocked(slot, job.order, job.attribute);
     EndLocked(slot, job);
     return false;
   }
@@ -396,7 +410,7 @@ void ColumnCache::FinishFold(const Job& job, std::shared_ptr<KeyRun> base) {
   column->delta = ReplayLog(slot, 0, column->with_entities());
   column->base = std::move(base);
   if (column->charge() > max_column_bytes()) {
-    slot.too_big = true;
+    RefuseLocked(slot, job.order, job.attribute);
     DropLocked(slot);
     EndJobLocked(slot);
     return;
@@ -529,6 +543,7 @@ CacheCounters ColumnCache::counters() const {
   c.misses = builds_;
   c.bytes = bytes_;
   c.folds = folds_;
+  c.refused = refused_;
   for (const auto& [key, slot] : slots_)
     c.entries += slot.versions.empty() ? 0 : 1;
   return c;

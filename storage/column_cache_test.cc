@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <thread>
@@ -95,6 +96,39 @@ std::vector<std::string> Scan(const DbView& view, EntityId attr,
   size_t keys = 0;
   for (avet->Seek(prefix); avet->Valid(); avet->Next()) ++keys;
   out.push_back(StrCat("avet keys ", keys));
+  // Skipping counts what stepping counts: runs of one value (AVET) and of
+  // one entity (AEVT), in lots of 1, 2 and 3 and whole, and the attribute.
+  for (DatomCursor* cursor : {avet.get(), aevt.get()}) {
+    const bool by_value = cursor == avet.get();
+    std::string attr_prefix;
+    if (by_value) {
+      AvetKey::EncodePrefix(attr, &attr_prefix);
+    } else {
+      AevtKey::EncodePrefix(attr, &attr_prefix);
+    }
+    for (const uint64_t lot : {uint64_t{1}, uint64_t{2}, uint64_t{3},
+                               std::numeric_limits<uint64_t>::max()}) {
+      std::string runs;
+      cursor->Seek(attr_prefix);
+      while (cursor->Valid()) {
+        const std::string_view key = cursor->key();
+        const std::string run(by_value ? key.substr(0, key.size() - 8)
+                                       : key.substr(0, 16));
+        uint64_t n = 0, k = 0;
+        do {
+          k = cursor->SkipPrefix(run, lot);
+          n += k;
+        } while (k == lot);
+        REQUIRE(n > 0);
+        StrAppend(&runs, n, " ");
+      }
+      REQUIRE(cursor->status().ok());
+      out.push_back(StrCat(by_value ? "avet" : "aevt", " runs ", runs));
+    }
+    cursor->Seek(attr_prefix);
+    out.push_back(StrCat("skipped ", cursor->SkipPrefix(attr_prefix, keys + 9),
+                         " valid after ", cursor->Valid()));
+  }
   return out;
 }
 
@@ -327,6 +361,12 @@ TEST_CASE("a column over its share of the cache is not kept") {
   TempDir dir;
   StoreOptions options = EagerColumns();
   options.column_cache_bytes = 4096;  // a column may take 2 KB
+  absl::Mutex mu;
+  std::vector<std::string> notices;  // from the column thread
+  options.on_notice = [&](std::string_view message) {
+    absl::MutexLock lock(&mu);
+    notices.emplace_back(message);
+  };
   auto store = *Store::Open(dir.path(), options);
   REQUIRE(store->Transact(Tx(SchemaOps())).get().ok());
   std::vector<TxOp> ops;
@@ -350,6 +390,13 @@ TEST_CASE("a column over its share of the cache is not kept") {
   }
   store->WaitForColumns();
   CHECK(store->column_cache_counters().entries == 0);
+  // Refused once, and said so once, naming the column and the cache.
+  CHECK(store->column_cache_counters().refused == 1);
+  absl::MutexLock lock(&mu);
+  REQUIRE(notices.size() == 1);
+  CHECK(notices[0].starts_with(
+      "the avet column of :c/one would take more than 2 KiB, half of the "
+      "column cache (4 KiB): it is not kept"));
 }
 
 TEST_CASE("readers racing a writer see a consistent attribute") {

@@ -4,6 +4,10 @@
 // ordinary cursor, counting the keys it steps over so that an attribute
 // read in bulk gets a column.
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
 #include "internal/coding.h"
 #include "internal/column_cache.h"
 #include "internal/cursors.h"
@@ -71,6 +75,39 @@ class ColumnCursor : public LayeredCursor {
       ++b_;
     }
     Settle();
+  }
+
+  // Base keys before stop_ come before the delta's next key, so a run of
+  // them under `prefix` is counted by one search of the base.
+  uint64_t SkipPrefix(std::string_view prefix, uint64_t limit) override {
+    if (fallback_mode_) {
+      const uint64_t n = fallback_->SkipPrefix(prefix, limit);
+      scanned_ += n;
+      return n;
+    }
+    // The tighter of the two prefixes bounds the run (both start the
+    // current key).
+    const std::string_view bound =
+        prefix.size() >= prefix_.size() ? prefix : std::string_view(prefix_);
+    std::string end_key;
+    uint64_t n = 0;
+    while (n < limit && valid_ && key().starts_with(prefix)) {
+      if (from_delta_ || b_ >= stop_) {
+        Next();
+        ++n;
+        continue;
+      }
+      if (end_key.empty()) end_key = PrefixSuccessor(bound);
+      size_t end =
+          end_key.empty()
+              ? stop_
+              : std::min(stop_, RunLowerBound(*base_, b_, b_, end_key));
+      if (end - b_ > limit - n) end = b_ + (limit - n);
+      n += end - b_;
+      b_ = end;
+      Settle();
+    }
+    return n;
   }
 
  private:

@@ -2,15 +2,36 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
+#include <string>
 
 #include "internal/coding.h"
 #include "internal/column_image.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
 #include "internal/store_core.h"
+#include "mentat/base/str_cat.h"
+#include "mentat/storage/entity_ids.h"
 
 namespace mentat::storage::internal {
 namespace {
+
+// "4 GiB", "256 MiB", "2 KiB" or "100 bytes": sizes as an operator
+// writes them in --column-cache.
+std::string SizeText(size_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return StrCat(bytes, " bytes");
+  double v = static_cast<double>(bytes) / 1024;
+  int unit = 0;
+  while (v >= 1024 && unit < 3) {
+    v /= 1024;
+    ++unit;
+  }
+  const int64_t tenths = static_cast<int64_t>(v * 10 + 0.5);
+  return tenths % 10 == 0
+             ? StrCat(tenths / 10, " ", kUnits[unit])
+             : StrCat(tenths / 10, ".", tenths % 10, " ", kUnits[unit]);
+}
 
 // Keys read between checks for Stop.
 constexpr size_t kStopCheckKeys = 4096;
@@ -49,7 +70,42 @@ void ColumnWorker::Run() {
         Verify(job);
         break;
     }
+    ReportRefusals();
   }
+}
+
+void ColumnWorker::ReportRefusals() {
+  for (const ColumnCache::Refusal& r : cache_->TakeRefusals()) {
+    const size_t limit = cache_->max_column_bytes();
+    const std::string message = StrCat(
+        "the ", IndexOrderName(r.order), " column of ",
+        AttributeName(r.attribute), " would take more than ", SizeText(limit),
+        ", half of the column cache (", SizeText(2 * limit),
+        "): it is not kept, and reads of the attribute in bulk (scans, "
+        "aggregates, joins over most of it) go to the indexes until the "
+        "database reopens. A column cache more than twice the column's "
+        "size keeps it (mentatd --column-cache)");
+    rocksdb::Warn(core_->db->GetDBOptions().info_log.get(), "[mentat] %s",
+                  message.c_str());
+    if (core_->options.on_notice) core_->options.on_notice(message);
+  }
+}
+
+std::string ColumnWorker::AttributeName(EntityId attribute) const {
+  std::string prefix;
+  EavtKey::EncodePrefix(attribute, ids::kDbIdent, &prefix);
+  std::unique_ptr<rocksdb::Iterator> it(
+      core_->db->NewIterator(TotalOrderReadOptions(), core_->cf(Cf::kEavt)));
+  it->Seek(prefix);
+  Datom d;
+  if (it->Valid() && it->key().starts_with(prefix) &&
+      DecodeKey(IndexOrder::kEavt,
+                std::string_view(it->key().data(), it->key().size()), &d)
+          .ok() &&
+      d.v.type() == ValueType::kKeyword) {
+    return StrCat(":", d.v.text());
+  }
+  return StrCat("attribute ", attribute);
 }
 
 void ColumnWorker::Build(ColumnCache::Job job) {

@@ -212,8 +212,17 @@ class ColumnCache {
   std::vector<CurrentImage> CurrentImages() const;
 
   // hits: seeks answered from a column; misses: columns built; bytes and
-  // entries: the newest versions; folds: deltas folded.
+  // entries: the newest versions; folds: deltas folded; refused: columns
+  // over max_column_bytes().
   CacheCounters counters() const;
+
+  // Columns refused for their size since the last call, each once, for
+  // the column thread to report (they are otherwise only slow queries).
+  struct Refusal {
+    IndexOrder order;
+    EntityId attribute;
+  };
+  std::vector<Refusal> TakeRefusals();
 
  private:
   struct Slot {
@@ -253,6 +262,10 @@ class ColumnCache {
                   bool replace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops every version of the slot.
   void DropLocked(Slot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the column too big (never tried again), counted and queued for
+  // TakeRefusals the first time.
+  void RefuseLocked(Slot& slot, IndexOrder order, EntityId attribute)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EndJobLocked(Slot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool FoldDueLocked(const AttributeColumn& column) const;
@@ -274,6 +287,8 @@ class ColumnCache {
   uint64_t tick_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t builds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t folds_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Refusal> refusals_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> hits_{0};
 };
 

@@ -57,6 +57,12 @@ class ColumnWorker {
   void Run();
   void Build(ColumnCache::Job job);
   void Fold(ColumnCache::Job job);
+  // Tells the operator (StoreOptions::on_notice, and RocksDB's LOG) of
+  // the columns the cache refused for their size.
+  void ReportRefusals();
+  // ":ns/name" of an attribute, read from the store; "attribute N" if it
+  // has none.
+  std::string AttributeName(EntityId attribute) const;
   // Checks a column installed from an image against the image's checksum
   // before readers are given it (internal/column_image.h).
   void Verify(ColumnCache::Job job);

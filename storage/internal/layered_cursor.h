@@ -28,6 +28,12 @@ class LayeredCursor : public DatomCursor {
     if (fallback_mode_) return fallback_->SeekForward(target);
     SeekWithin(target);
   }
+  // The fallback skips what it serves; the cursor's own keys are stepped
+  // over one by one unless a subclass knows better.
+  uint64_t SkipPrefix(std::string_view prefix, uint64_t limit) override {
+    if (fallback_mode_) return fallback_->SkipPrefix(prefix, limit);
+    return DatomCursor::SkipPrefix(prefix, limit);
+  }
   bool Valid() const final {
     return fallback_mode_ ? fallback_->Valid() : valid_;
   }

@@ -18,6 +18,9 @@ struct CacheCounters {
   uint64_t entries = 0;
   // Column cache only: deltas folded into new bases.
   uint64_t folds = 0;
+  // Column cache only: columns refused because each would take more than
+  // half the cache (not tried again while the store is open).
+  uint64_t refused = 0;
 };
 
 }  // namespace mentat::storage

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 
@@ -81,6 +82,12 @@ struct StoreOptions {
   // after them, so that its first bulk queries find their columns instead
   // of reading RocksDB while the columns are built again. Default: true.
   bool column_images = true;
+  // Called on the column thread with a sentence an operator should read:
+  // a column refused because it would take more than half the column
+  // cache (its attribute's bulk reads then go to the indexes, at many
+  // times a column's cost). Once per column while the store is open. Must
+  // not call back into the store. Default: empty (RocksDB's LOG only).
+  std::function<void(std::string_view message)> on_notice;
   // Most transactions the transactor applies in one group commit.
   // Default: 1024.
   int max_group_transactions = 1024;
