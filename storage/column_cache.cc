@@ -111,7 +111,14 @@ void ColumnCache::RefuseLocked(Slot& slot, IndexOrder order,
 
 std::vector<ColumnCache::Refusal> ColumnCache::TakeRefusals() {
   absl::MutexLock lock(&mu_);
+  reporting_ = !refusals_.empty();
   return std::exchange(refusals_, {});
+}
+
+void ColumnCache::RefusalsReported() {
+  absl::MutexLock lock(&mu_);
+  reporting_ = false;
+  idle_cv_.SignalAll();
 }
 
 void ColumnCache::RequestBuild(IndexOrder order, EntityId attribute) {
@@ -435,7 +442,10 @@ void ColumnCache::Stop() {
 
 void ColumnCache::WaitIdle() {
   absl::MutexLock lock(&mu_);
-  while (!jobs_.empty() || running_ != 0) idle_cv_.Wait(&mu_);
+  // A job's refusals are reported after it ends (ColumnWorker::Run).
+  while (!jobs_.empty() || running_ != 0 || !refusals_.empty() || reporting_) {
+    idle_cv_.Wait(&mu_);
+  }
 }
 
 void ColumnCache::Install(std::shared_ptr<const AttributeColumn> column,

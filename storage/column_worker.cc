@@ -89,6 +89,7 @@ void ColumnWorker::ReportRefusals() {
                   message.c_str());
     if (core_->options.on_notice) core_->options.on_notice(message);
   }
+  cache_->RefusalsReported();
 }
 
 std::string ColumnWorker::AttributeName(EntityId attribute) const {

@@ -4,6 +4,7 @@
 // next groups.
 
 #include <utility>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "internal/transactor.h"
@@ -128,6 +129,42 @@ void Transactor::SyncAndAnswer(std::deque<Unsynced>* batch) {
     }
     Answer(&u.group, &u.results);
   }
+}
+
+void Transactor::UpdateColumns(
+    EntityId tx, const std::vector<absl::StatusOr<TxReport>>& results) {
+  internal::ColumnCache* columns = core_->column_cache.get();
+  if (columns == nullptr) return;
+  std::vector<const Datom*> datoms;
+  for (const auto& r : results) {
+    if (!r.ok()) continue;
+    for (const Datom& d : r->datoms) datoms.push_back(&d);
+  }
+  columns->Commit(tx, datoms);
+}
+
+void Transactor::Answer(std::deque<Pending>* group,
+                        std::vector<absl::StatusOr<TxReport>>* results_in) {
+  std::vector<absl::StatusOr<TxReport>>& results = *results_in;
+  uint64_t committed = 0, failed = 0, datoms = 0;
+  for (const auto& r : results) {
+    if (r.ok()) {
+      committed++;
+      datoms += r->datoms.size();
+    } else {
+      failed++;
+    }
+  }
+  if (committed > 0) groups_.fetch_add(1, std::memory_order_relaxed);
+  transactions_.fetch_add(committed, std::memory_order_relaxed);
+  failed_transactions_.fetch_add(failed, std::memory_order_relaxed);
+  datoms_.fetch_add(datoms, std::memory_order_relaxed);
+  if (group->size() > largest_group_.load(std::memory_order_relaxed)) {
+    largest_group_.store(group->size(), std::memory_order_relaxed);
+  }
+
+  size_t i = 0;
+  for (Pending& p : *group) p.done(std::move(results[i++]));
 }
 
 }  // namespace mentat::storage

@@ -187,7 +187,8 @@ class ColumnCache {
   void FinishVerify(const Job& job, bool intact);
   // Wakes NextJob with false; later jobs are dropped.
   void Stop();
-  // Waits until no job is queued or running (tests and benchmarks).
+  // Waits until no job is queued or running, and every refusal of the
+  // jobs that ran was reported (tests and benchmarks).
   void WaitIdle();
 
   // Images (internal/column_image.h). The store opening, before any
@@ -223,6 +224,8 @@ class ColumnCache {
     EntityId attribute;
   };
   std::vector<Refusal> TakeRefusals();
+  // The column thread, once it has reported what TakeRefusals returned.
+  void RefusalsReported();
 
  private:
   struct Slot {
@@ -289,6 +292,8 @@ class ColumnCache {
   uint64_t folds_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Refusal> refusals_ ABSL_GUARDED_BY(mu_);
+  // TakeRefusals returned some that are not reported yet.
+  bool reporting_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> hits_{0};
 };
 
