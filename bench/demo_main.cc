@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("statistics:\n");
-  for (const auto& [a, st] : db->stats().all()) {
+  for (const auto& [a, held] : db->stats().all()) {
+    const auto& st = *held;
     const auto* attr = db->schema().FindAttribute(a);
     if (attr == nullptr || mentat::storage::PartitionIndex(a) != 0 || a < 1000)
       continue;

@@ -100,7 +100,8 @@ Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
         response.set_basis_tx(db->basis_tx());
         response.set_basis_tx_instant_micros(db->basis_tx_instant());
         std::vector<std::pair<std::string, storage::EntityId>> by_ident;
-        for (const auto& [a, stats] : db->stats().all()) {
+        for (const auto& entry : db->stats().all()) {
+          const storage::EntityId a = entry.first;
           const storage::Attribute* attr = schema.FindAttribute(a);
           by_ident.emplace_back(attr != nullptr ? attr->ident : "", a);
         }

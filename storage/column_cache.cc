@@ -151,7 +151,8 @@ void ColumnCache::QueueImportBuilds(const Statistics& stats) {
     EntityId attribute;
   };
   std::vector<Wanted> wanted;
-  for (const auto& [attribute, s] : stats.all()) {
+  for (const auto& [attribute, held] : stats.all()) {
+    const AttributeStats& s = *held;
     if (s.datoms < 0 ||
         static_cast<uint64_t>(s.datoms) < options_.build_after_rows) {
       continue;

@@ -263,3 +263,49 @@ TEST_CASE(
 
 }  // namespace
 }  // namespace mentat::storage
+
+namespace mentat::storage {
+namespace {
+
+// A commit must not copy every attribute's statistics (with up to
+// low_cardinality_limit value counts each): the new snapshot shares the
+// statistics of the attributes it did not write with the one before, and
+// the one before keeps its own figures for those it did.
+TEST_CASE("a commit copies the statistics of the attributes it wrote alone") {
+  TempDir dir;
+  auto store = *Store::Open(dir.path());
+  REQUIRE(store
+              ->Transact(Tx(Concat({Attr("g/kind", "db.type/keyword"),
+                                    Attr("g/size", "db.type/long")})))
+              .get()
+              .ok());
+  std::vector<TxOp> ops;
+  for (int i = 0; i < 50; ++i) {
+    const std::string e = "e" + std::to_string(i);
+    ops.push_back(Add(E(e.c_str()), "g/kind",
+                      Value::Keyword(i % 2 == 0 ? "k/even" : "k/odd")));
+    ops.push_back(Add(E(e.c_str()), "g/size", Value::Long(i)));
+  }
+  REQUIRE(store->Transact(Tx(ops)).get().ok());
+  const Schema& schema = store->Latest()->schema();
+  const EntityId kind = schema.FindAttribute("g/kind")->id;
+  const EntityId size = schema.FindAttribute("g/size")->id;
+
+  auto before = store->Latest();
+  REQUIRE(store->Transact(Tx({Add(E("new"), "g/size", Value::Long(7))}))
+              .get()
+              .ok());
+  auto after = store->Latest();
+  // Not written: the very same statistics.
+  CHECK(after->stats().Find(kind) == before->stats().Find(kind));
+  CHECK(after->stats().Find(kind)->value_counts.size() == 2);
+  // Written: the new snapshot's own, and the old one's unchanged.
+  REQUIRE(after->stats().Find(size) != before->stats().Find(size));
+  CHECK(before->stats().Find(size)->datoms == 50);
+  CHECK(after->stats().Find(size)->datoms == 51);
+  CHECK(before->stats().Find(size)->value_counts.at(Value::Long(7)) == 1);
+  CHECK(after->stats().Find(size)->value_counts.at(Value::Long(7)) == 2);
+}
+
+}  // namespace
+}  // namespace mentat::storage

@@ -196,9 +196,9 @@ TEST_CASE("an import into a store with values keeps statistics exact") {
         CAPTURE(a);
         const AttributeStats* got = imported->Latest()->stats().Find(a);
         REQUIRE(got != nullptr);
-        CHECK(got->datoms == st.datoms);
-        CHECK(got->distinct_values == st.distinct_values);
-        CHECK(got->values_tracked == st.values_tracked);
+        CHECK(got->datoms == st->datoms);
+        CHECK(got->distinct_values == st->distinct_values);
+        CHECK(got->values_tracked == st->values_tracked);
       }
       CHECK(Dump(*imported) == want);
       // And as read back from meta.

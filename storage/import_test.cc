@@ -160,10 +160,10 @@ TEST_CASE("bulk import reads back exactly as transacted") {
   for (const auto& [attr, st] : sa) {
     CAPTURE(attr);
     REQUIRE(sb.contains(attr));
-    CHECK(sb.at(attr).datoms == st.datoms);
-    CHECK(sb.at(attr).distinct_values == st.distinct_values);
-    CHECK(sb.at(attr).values_tracked == st.values_tracked);
-    CHECK(sb.at(attr).value_counts == st.value_counts);
+    CHECK(sb.at(attr)->datoms == st->datoms);
+    CHECK(sb.at(attr)->distinct_values == st->distinct_values);
+    CHECK(sb.at(attr)->values_tracked == st->values_tracked);
+    CHECK(sb.at(attr)->value_counts == st->value_counts);
   }
   // And after a reopen, the imported store keeps transacting.
   imported.reset();

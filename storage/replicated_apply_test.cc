@@ -86,10 +86,10 @@ void CheckSame(const Store& primary, const Store& replica) {
   for (const auto& [a, st] : ps) {
     auto it = rs.find(a);
     REQUIRE(it != rs.end());
-    CHECK(st.datoms == it->second.datoms);
-    CHECK(st.distinct_values == it->second.distinct_values);
-    CHECK(st.values_tracked == it->second.values_tracked);
-    CHECK(st.value_counts == it->second.value_counts);
+    CHECK(st->datoms == it->second->datoms);
+    CHECK(st->distinct_values == it->second->distinct_values);
+    CHECK(st->values_tracked == it->second->values_tracked);
+    CHECK(st->value_counts == it->second->value_counts);
   }
   CHECK(p->schema().attributes().size() == r->schema().attributes().size());
   CHECK(p->schema().idents() == r->schema().idents());

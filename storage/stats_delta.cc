@@ -35,7 +35,7 @@ int64_t ReadTxInstantCeiling(rocksdb::DB* db,
 void ApplyStatsDelta(const StatsDelta& delta, int low_cardinality_limit,
                      Statistics* stats, StatsDirty* dirty) {
   for (const auto& [a, d] : delta.by_attribute) {
-    AttributeStats& s = stats->mutable_all()[a];
+    AttributeStats& s = stats->Mutable(a);
     dirty->attributes.insert(a);
     s.datoms += d.datoms;
     if (!s.values_tracked) {
@@ -112,8 +112,8 @@ absl::Status LoadStatsMeta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
     if (k.size() != 9 || v.size() != 17) {
       return absl::DataLossError("malformed statistics entry in meta");
     }
-    AttributeStats& s = stats->mutable_all()[static_cast<EntityId>(
-        DecodeFixed64BE(k.substr(1)))];
+    AttributeStats& s =
+        stats->Mutable(static_cast<EntityId>(DecodeFixed64BE(k.substr(1))));
     s.datoms = static_cast<int64_t>(DecodeFixed64BE(v));
     s.distinct_values = static_cast<int64_t>(DecodeFixed64BE(v.substr(8)));
     s.values_tracked = v[16] != 0;
@@ -130,7 +130,7 @@ absl::Status LoadStatsMeta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
     Value value;
     absl::Status st = DecodeValue(&encoded, &value);
     if (!st.ok()) return st;
-    stats->mutable_all()[a].value_counts[value] =
+    stats->Mutable(a).value_counts[value] =
         static_cast<int64_t>(DecodeFixed64BE(v));
   }
   if (!it->status().ok()) {

@@ -44,7 +44,7 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
   // between chunks: the transactions of one chunk all defer the same ones.
   auto defer_untracked = [&] {
     for (const auto& [a, st] : stats->all()) {
-      if (!st.values_tracked) batch.CountDistinctOf(a);
+      if (!st->values_tracked) batch.CountDistinctOf(a);
     }
   };
   defer_untracked();
@@ -74,9 +74,9 @@ absl::StatusOr<ImportReport> Transactor::ImportOnThread(
     // The chunk's own change of distinct values: into its statistics and
     // the running ones (the later chunks' statistics start from those).
     for (const auto& [a, change] : batch.TakeDistinctDeltas()) {
-      pending->stats->mutable_all()[a].distinct_values += change;
+      pending->stats->Mutable(a).distinct_values += change;
       pending->dirty.attributes.insert(a);
-      stats->mutable_all()[a].distinct_values += change;
+      stats->Mutable(a).distinct_values += change;
       dirty.attributes.insert(a);
     }
     const internal::TxState& done = pending->state;

@@ -21,23 +21,42 @@ struct AttributeStats {
   absl::flat_hash_map<Value, int64_t, ValueHash> value_counts;
 };
 
-// An immutable snapshot of the statistics, shared by readers.
+// A snapshot of the statistics, shared by readers once published.
+//
+// Copying one is cheap: it copies a pointer per attribute, and the two
+// copies share every attribute's AttributeStats until one of them changes
+// it through Mutable, which copies that attribute alone first. So a commit
+// pays for the attributes it wrote, not for every attribute's value
+// counts (up to low_cardinality_limit values each). A published snapshot
+// is immutable; Mutable is for the one thread that owns an unpublished
+// copy (the transactor, the loader).
 class Statistics {
  public:
+  using Map =
+      absl::flat_hash_map<EntityId, std::shared_ptr<const AttributeStats>>;
+
   // nullptr if the attribute has no datoms and never had.
   const AttributeStats* Find(EntityId attribute) const {
     auto it = by_attribute_.find(attribute);
-    return it == by_attribute_.end() ? nullptr : &it->second;
+    return it == by_attribute_.end() ? nullptr : it->second.get();
   }
-  const absl::flat_hash_map<EntityId, AttributeStats>& all() const {
-    return by_attribute_;
-  }
-  absl::flat_hash_map<EntityId, AttributeStats>& mutable_all() {
-    return by_attribute_;
+  // Every attribute's statistics (never a null pointer).
+  const Map& all() const { return by_attribute_; }
+  // The attribute's statistics to change (made empty if missing), this
+  // copy's own: copied first if another snapshot shares them.
+  AttributeStats& Mutable(EntityId attribute) {
+    std::shared_ptr<const AttributeStats>& p = by_attribute_[attribute];
+    if (p == nullptr) {
+      p = std::make_shared<AttributeStats>();
+    } else if (p.use_count() > 1) {
+      p = std::make_shared<AttributeStats>(*p);
+    }
+    // Made above as non-const objects, and held by this copy alone.
+    return const_cast<AttributeStats&>(*p);
   }
 
  private:
-  absl::flat_hash_map<EntityId, AttributeStats> by_attribute_;
+  Map by_attribute_;
 };
 
 }  // namespace mentat::storage
