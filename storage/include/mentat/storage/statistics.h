@@ -1,6 +1,7 @@
 #ifndef MENTAT_STORAGE_STATISTICS_H_
 #define MENTAT_STORAGE_STATISTICS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -43,13 +44,18 @@ class Statistics {
   // Every attribute's statistics (never a null pointer).
   const Map& all() const { return by_attribute_; }
   // The attribute's statistics to change (made empty if missing), this
-  // copy's own: copied first if another snapshot shares them.
+  // copy's own: copied first while another copy shares them.
   AttributeStats& Mutable(EntityId attribute) {
     std::shared_ptr<const AttributeStats>& p = by_attribute_[attribute];
     if (p == nullptr) {
       p = std::make_shared<AttributeStats>();
     } else if (p.use_count() > 1) {
       p = std::make_shared<AttributeStats>(*p);
+    } else {
+      // Held by this copy alone: only its owner can copy it, but a
+      // reader may just have dropped the last other copy (its release of
+      // the count pairs with this acquire before we write).
+      std::atomic_thread_fence(std::memory_order_acquire);
     }
     // Made above as non-const objects, and held by this copy alone.
     return const_cast<AttributeStats&>(*p);
