@@ -85,11 +85,8 @@ class ColumnCursor : public LayeredCursor {
       scanned_ += n;
       return n;
     }
-    // The tighter of the two prefixes bounds the run (both start the
-    // current key).
-    const std::string_view bound =
-        prefix.size() >= prefix_.size() ? prefix : std::string_view(prefix_);
-    std::string end_key;
+    // `prefix` starts with prefix_ (the contract), so it bounds the run.
+    const std::string end_key = PrefixSuccessor(prefix);
     uint64_t n = 0;
     while (n < limit && valid_ && key().starts_with(prefix)) {
       if (from_delta_ || b_ >= stop_) {
@@ -97,7 +94,6 @@ class ColumnCursor : public LayeredCursor {
         ++n;
         continue;
       }
-      if (end_key.empty()) end_key = PrefixSuccessor(bound);
       size_t end =
           end_key.empty()
               ? stop_
