@@ -7,6 +7,7 @@
 #include "internal/column_worker.h"
 #include "internal/fulltext_index.h"
 #include "internal/info_log.h"
+#include "internal/insert_hints.h"
 #include "internal/log_codec.h"
 #include "internal/meta_keys.h"
 #include "internal/presized_log.h"
@@ -126,11 +127,12 @@ rocksdb::ColumnFamilyOptions IndexFamilyOptions(
   cf.bottommost_compression = rocksdb::kLZ4Compression;
   cf.level_compaction_dynamic_level_bytes = true;
   cf.write_buffer_size = internal::kMemtableBytes;
-  // Keys of one entity (EAVT) or one attribute (AEVT, AVET) arrive in runs;
-  // a memtable insert hint per 8-byte prefix turns most skiplist inserts
-  // into a short walk from the previous one.
-  cf.memtable_insert_with_hint_prefix_extractor.reset(
-      rocksdb::NewFixedPrefixTransform(8));
+  // A large transaction's keys of one entity (EAVT) or one attribute
+  // (AEVT, AVET) arrive in runs; a memtable insert hint per 8-byte prefix
+  // turns most of their skiplist inserts into a short walk from the
+  // previous one (on for such writes only: internal/insert_hints.h).
+  cf.memtable_insert_with_hint_prefix_extractor =
+      std::make_shared<internal::InsertHintTransform>();
   return cf;
 }
 

@@ -14,6 +14,7 @@
 #include "internal/column_image.h"
 #include "internal/commit_batch.h"
 #include "internal/excision_purge.h"
+#include "internal/insert_hints.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
@@ -514,7 +515,11 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
                        (core_->options.stream_before_sync || handoff);
     wo.sync = core_->options.sync_commits && !early;
     rocksdb::Status s = PinMemtable();
-    if (s.ok()) s = core_->db->Write(wo, batch.batch());
+    if (s.ok()) {
+      internal::HintedInserts hints(internal::HintedInserts::Gains(
+          batch.batch()->Count(), results.size()));
+      s = core_->db->Write(wo, batch.batch());
+    }
     if (s.ok() && handoff) {
       // The snapshot before the next group's write: the state to publish.
       written = MakeDb(stats);
