@@ -158,10 +158,6 @@ void Client::PrimaryFailed(const std::string& address) {
   }
 }
 
-namespace {
-
-// The primary a node names when it refuses a write: "... send writes to
-// the primary at HOST:PORT"; "" when the message names none.
 std::string NamedPrimary(const absl::Status& status) {
   if (status.code() != absl::StatusCode::kFailedPrecondition &&
       status.code() != absl::StatusCode::kUnavailable) {
@@ -178,8 +174,6 @@ std::string NamedPrimary(const absl::Status& status) {
   while (!address.empty() && address.back() == '.') address.remove_suffix(1);
   return std::string(address);
 }
-
-}  // namespace
 
 absl::Status Client::WaitForConnected(std::chrono::milliseconds timeout) {
   if (channel_->WaitForConnected(std::chrono::system_clock::now() + timeout)) {
@@ -242,9 +236,6 @@ void Client::Prepare(grpc::ClientContext* context,
   }
 }
 
-namespace {
-
-// A unary answer parsed into *response; INTERNAL when it cannot be.
 absl::Status ParseAnswer(grpc::ByteBuffer* raw,
                          google::protobuf::Message* response) {
   if (ParseResponse(raw, response)) return absl::OkStatus();
@@ -253,8 +244,6 @@ absl::Status ParseAnswer(grpc::ByteBuffer* raw,
       " from the server could not be parsed (a value nested deeper than "
       "protobuf's limit of 100, or a corrupt message)");
 }
-
-}  // namespace
 
 absl::Status Client::Unary(const CallOptions& call, const char* method,
                            const google::protobuf::Message& request,

@@ -25,6 +25,14 @@ inline bool ParseResponse(grpc::ByteBuffer* buffer,
   return out->ParseFromZeroCopyStream(&reader);
 }
 
+// A unary answer parsed into *response; INTERNAL when it cannot be.
+[[nodiscard]] absl::Status ParseAnswer(grpc::ByteBuffer* raw,
+                                       google::protobuf::Message* response);
+
+// The primary a node names when it refuses a write: "... send writes to
+// the primary at HOST:PORT"; "" when the message names none.
+std::string NamedPrimary(const absl::Status& status);
+
 // Decodes a QueryResponse the client received raw into *batch, reading
 // the buffer's own bytes when they are one slice (`*slice` then holds a
 // reference to them; gRPC hands a message of up to several KB so), else

@@ -149,6 +149,22 @@ class Client {
   [[nodiscard]] absl::StatusOr<v1::PingResponse> Ping(
       const CallOptions& call = {});
 
+  // Transact and Ping without waiting for the answer: the call is started
+  // and `done` runs once, later, on one of gRPC's threads, with the answer
+  // or the error. Routed as Transact and Ping are (a write refused by a
+  // node naming the primary is sent there once more). For a caller with
+  // many calls in flight and no thread for each (a load generator, a
+  // server of its own): a blocked thread per call costs the client more
+  // CPU than the server's answer. `done` should not block (it holds up
+  // the answers of other calls), may start further calls, and must not
+  // destroy the Client; the Client outlives every call it started.
+  template <typename Response>
+  using Done = std::function<void(absl::StatusOr<Response>)>;
+  void TransactAsync(const v1::TransactRequest& request,
+                     Done<v1::TransactResponse> done,
+                     const CallOptions& call = {});
+  void PingAsync(Done<v1::PingResponse> done, const CallOptions& call = {});
+
   // The standard grpc.health.v1 Check of the whole server (no token
   // needed): OK when it answers SERVING, UNAVAILABLE when it answers
   // anything else, the call's error when it cannot be reached.
@@ -263,6 +279,18 @@ class Client {
   [[nodiscard]] absl::StatusOr<Response> UnaryReturning(
       const CallOptions& call, const char* method,
       const google::protobuf::Message& request, Route route = Route::kRead);
+  // An asynchronous unary call (TransactAsync, PingAsync); client_async.cc.
+  template <typename Response>
+  struct PendingUnary;
+  template <typename Response>
+  void StartUnary(std::unique_ptr<PendingUnary<Response>> pending,
+                  const google::protobuf::Message& request);
+  template <typename Response>
+  void FinishUnary(std::unique_ptr<PendingUnary<Response>> pending,
+                   const grpc::Status& status);
+  template <typename Response>
+  void UnaryAsync(const char* method, const google::protobuf::Message& request,
+                  Route route, Done<Response> done, const CallOptions& call);
   // The channel of the next node for a read (round robin).
   grpc::Channel* ReadChannel();
   // The primary's node as believed now, skipping nodes whose channel is

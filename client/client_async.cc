@@ -1,0 +1,129 @@
+// Client's unary calls that do not wait for their answer (TransactAsync,
+// PingAsync), over gRPC's callback API: the answer arrives on one of
+// gRPC's threads, so the caller holds no thread per call in flight.
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/client_callback.h>
+
+#include <utility>
+
+#include "mentat/client/client.h"
+#include "response_parser.h"
+
+namespace mentat::client {
+
+// One call in flight: what gRPC writes into, and what a second attempt at
+// a named primary needs (a ClientContext serves one call only).
+template <typename Response>
+struct Client::PendingUnary {
+  const char* method = nullptr;
+  CallOptions call;
+  Done<Response> done;
+  grpc::ClientContext context;
+  grpc::ByteBuffer raw;
+  grpc::Channel* channel = nullptr;
+  // A write's first attempt over several nodes: the node it went to and
+  // its request, to send it once more to a primary the node names.
+  std::string address;
+  std::unique_ptr<google::protobuf::Message> request_copy;
+};
+
+template <typename Response>
+void Client::UnaryAsync(const char* method,
+                        const google::protobuf::Message& request, Route route,
+                        Done<Response> done, const CallOptions& call) {
+  auto pending = std::make_unique<PendingUnary<Response>>();
+  pending->method = method;
+  pending->call = call;
+  pending->done = std::move(done);
+  pending->channel = channel_.get();
+  if (!single_node_) {
+    size_t count;
+    {
+      absl::MutexLock lock(&mu_);
+      count = nodes_.size();
+    }
+    if (count > 1 && route == Route::kWrite) {
+      const Node node = PrimaryNode();
+      pending->channel = node.channel.get();
+      pending->address = node.address;
+      pending->request_copy.reset(request.New());
+      pending->request_copy->CopyFrom(request);
+    } else if (count > 1) {
+      pending->channel = ReadChannel();
+    }
+  }
+  StartUnary(std::move(pending), request);
+}
+
+template <typename Response>
+void Client::StartUnary(std::unique_ptr<PendingUnary<Response>> pending,
+                        const google::protobuf::Message& request) {
+  PendingUnary<Response>* p = pending.get();
+  Prepare(&p->context, p->call);
+  if (p->call.canceller != nullptr) p->call.canceller->Attach(&p->context);
+  // The request is serialized before CallbackUnaryCall returns (as the
+  // blocking call's is), so it need not outlive this call.
+  grpc::internal::CallbackUnaryCall<google::protobuf::Message,
+                                    grpc::ByteBuffer>(
+      p->channel,
+      grpc::internal::RpcMethod(p->method,
+                                grpc::internal::RpcMethod::NORMAL_RPC),
+      &p->context, &request, &p->raw,
+      [this, owned = pending.release()](grpc::Status status) {
+        FinishUnary(std::unique_ptr<PendingUnary<Response>>(owned), status);
+      });
+}
+
+template <typename Response>
+void Client::FinishUnary(std::unique_ptr<PendingUnary<Response>> q,
+                         const grpc::Status& status) {
+  if (q->call.canceller != nullptr) q->call.canceller->Detach(&q->context);
+  absl::StatusOr<Response> answer;
+  if (status.ok()) {
+    Response response;
+    absl::Status parsed = ParseAnswer(&q->raw, &response);
+    if (parsed.ok()) {
+      answer = std::move(response);
+    } else {
+      answer = parsed;
+    }
+  } else {
+    answer = FromGrpc(status);
+  }
+  const bool cancelled =
+      q->call.canceller != nullptr && q->call.canceller->cancelled();
+  if (!answer.ok() && q->request_copy != nullptr && !cancelled) {
+    const std::string named = NamedPrimary(answer.status());
+    if (!named.empty() && named != q->address) {
+      // The refusal wrote nothing: the write goes to the node it names,
+      // once (as Transact's does).
+      auto again = std::make_unique<PendingUnary<Response>>();
+      again->method = q->method;
+      again->call = q->call;
+      again->done = std::move(q->done);
+      again->channel = SetPrimary(named);
+      StartUnary(std::move(again), *q->request_copy);
+      return;
+    }
+    if (answer.status().code() == absl::StatusCode::kUnavailable) {
+      PrimaryFailed(q->address);
+    }
+  }
+  q->done(std::move(answer));
+}
+
+void Client::TransactAsync(const v1::TransactRequest& request,
+                           Done<v1::TransactResponse> done,
+                           const CallOptions& call) {
+  UnaryAsync<v1::TransactResponse>("/mentat.v1.Mentat/Transact", request,
+                                   Route::kWrite, std::move(done), call);
+}
+
+void Client::PingAsync(Done<v1::PingResponse> done, const CallOptions& call) {
+  v1::PingRequest request;
+  UnaryAsync<v1::PingResponse>("/mentat.v1.Mentat/Ping", request, Route::kRead,
+                               std::move(done), call);
+}
+
+}  // namespace mentat::client

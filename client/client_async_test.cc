@@ -1,0 +1,192 @@
+// TransactAsync and PingAsync against a live mentatd: many calls in flight
+// with no thread each, answers that start the next call, errors, and a
+// write a replica refuses followed to the primary it names.
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "mentat/client/client.h"
+
+#ifdef MENTATD_BINARY
+
+#include "live_server.h"
+
+namespace mentat::client {
+namespace {
+
+using testing::Connected;
+using testing::TestServer;
+
+// Counts answers in; Wait returns once `n` came.
+class Answers {
+ public:
+  void Add(absl::Status status, int64_t tx) {
+    absl::MutexLock lock(&mu_);
+    if (!status.ok()) errors_.push_back(status.ToString());
+    if (tx != 0) txs_.insert(tx);
+    count_++;
+  }
+  void Wait(int n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&] { return count_ >= n; };
+    mu_.Await(absl::Condition(&enough));
+  }
+  std::vector<std::string> errors() {
+    absl::MutexLock lock(&mu_);
+    return errors_;
+  }
+  std::set<int64_t> txs() {
+    absl::MutexLock lock(&mu_);
+    return txs_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> errors_ ABSL_GUARDED_BY(mu_);
+  std::set<int64_t> txs_ ABSL_GUARDED_BY(mu_);
+};
+
+int64_t CountValues(Client& client, const std::string& attribute) {
+  v1::QueryRequest query;
+  query.set_query("[:find (count ?v) . :where [_ " + attribute + " ?v]]");
+  int64_t n = 0;  // (count ...) of nothing is no row
+  absl::Status s = client.Query(query, [&](const v1::QueryResponse& m) {
+    for (const auto& row : m.rows()) n = row.values(0).long_value();
+    return true;
+  });
+  REQUIRE_MESSAGE(s.ok(), std::string(s.message()));
+  return n;
+}
+
+TEST_CASE("client: async calls, many in flight, each answered once") {
+  TestServer server;
+  std::unique_ptr<Client> client = Connected(server);
+  v1::TransactRequest schema;
+  schema.set_tx_data(
+      "[{:db/ident :a/v :db/valueType :db.type/long "
+      ":db/cardinality :db.cardinality/one}]");
+  REQUIRE(client->Transact(schema).ok());
+
+  SUBCASE("64 transactions at once commit, each in its own transaction") {
+    constexpr int kCalls = 64;
+    Answers answers;
+    for (int i = 0; i < kCalls; ++i) {
+      v1::TransactRequest request;
+      request.set_tx_data("[{:a/v " + std::to_string(i) + "}]");
+      client->TransactAsync(request,
+                            [&](absl::StatusOr<v1::TransactResponse> r) {
+                              answers.Add(r.status(), r.ok() ? r->tx() : 0);
+                            });
+    }
+    answers.Wait(kCalls);
+    CHECK(answers.errors().empty());
+    CHECK(answers.txs().size() == kCalls);
+    CHECK(CountValues(*client, ":a/v") == kCalls);
+  }
+
+  SUBCASE("an answer may start the next call: 200 in a chain") {
+    constexpr int kChain = 200;
+    Answers answers;
+    std::function<void(int)> next = [&](int i) {
+      v1::TransactRequest request;
+      request.set_tx_data("[{:a/v " + std::to_string(1000 + i) + "}]");
+      client->TransactAsync(request,
+                            [&, i](absl::StatusOr<v1::TransactResponse> r) {
+                              // Before Add: the waiter may return (and `next`
+                              // go) after it.
+                              if (r.ok() && i + 1 < kChain) next(i + 1);
+                              answers.Add(r.status(), r.ok() ? r->tx() : 0);
+                            });
+    };
+    next(0);
+    answers.Wait(kChain);
+    CHECK(answers.errors().empty());
+    CHECK(answers.txs().size() == kChain);
+    // In a chain each transaction follows the last one's answer: their
+    // basis grows one by one.
+    CHECK(*answers.txs().rbegin() > *answers.txs().begin());
+    CHECK(CountValues(*client, ":a/v") == kChain);
+  }
+
+  SUBCASE("a refused transaction's error reaches its callback") {
+    Answers answers;
+    absl::Status got;
+    v1::TransactRequest bad;
+    bad.set_tx_data("[{:a/v \"not a long\"}]");
+    client->TransactAsync(bad, [&](absl::StatusOr<v1::TransactResponse> r) {
+      got = r.status();
+      answers.Add(absl::OkStatus(), 0);
+    });
+    v1::TransactRequest unreadable;
+    unreadable.set_tx_data("[{:a/v 1}");
+    absl::Status syntax;
+    client->TransactAsync(unreadable,
+                          [&](absl::StatusOr<v1::TransactResponse> r) {
+                            syntax = r.status();
+                            answers.Add(absl::OkStatus(), 0);
+                          });
+    answers.Wait(2);
+    CHECK(got.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(got.message()).find(":a/v") != std::string::npos);
+    CHECK(syntax.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(CountValues(*client, ":a/v") == 0);
+  }
+
+  SUBCASE("pings in flight answer with the server's version") {
+    constexpr int kCalls = 32;
+    Answers answers;
+    for (int i = 0; i < kCalls; ++i) {
+      client->PingAsync([&](absl::StatusOr<v1::PingResponse> pong) {
+        absl::Status s = pong.status();
+        if (pong.ok() && pong->server_version().rfind("mentatd ", 0) != 0) {
+          s = absl::InternalError("version " + pong->server_version());
+        }
+        answers.Add(s, 0);
+      });
+    }
+    answers.Wait(kCalls);
+    CHECK(answers.errors().empty());
+  }
+}
+
+TEST_CASE("client: an async write a replica refuses goes to the primary") {
+  TestServer primary;
+  TestServer replica({"--replica-of", primary.address()});
+  ClientOptions options;
+  options.address = replica.address() + "," + primary.address();
+  absl::StatusOr<std::unique_ptr<Client>> connected = Client::Connect(options);
+  REQUIRE(connected.ok());
+  Client& client = **connected;
+  REQUIRE(client.WaitForConnected(std::chrono::seconds(20)).ok());
+  REQUIRE(client.primary() == replica.address());
+
+  v1::TransactRequest schema;
+  schema.set_tx_data(
+      "[{:db/ident :r/v :db/valueType :db.type/long "
+      ":db/cardinality :db.cardinality/one}]");
+  absl::StatusOr<v1::TransactResponse> written;
+  for (int i = 0; i < 200; ++i) {  // the primary may still be starting
+    Answers answers;
+    client.TransactAsync(schema, [&](absl::StatusOr<v1::TransactResponse> r) {
+      written = std::move(r);
+      answers.Add(absl::OkStatus(), 0);
+    });
+    answers.Wait(1);
+    if (written.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE_MESSAGE(written.ok(), std::string(written.status().message()));
+  CHECK(client.primary() == primary.address());
+}
+
+}  // namespace
+}  // namespace mentat::client
+
+#endif  // MENTATD_BINARY
