@@ -5,7 +5,8 @@
 //                     [--method import|transact] [--inflight N] [--db NAME]
 //   mentat-bench run --data DIR --out OUT [--address A | --mentatd BIN
 //                    --server-data D] [--scenarios a,b] [--clients 1,8,32]
-//                    [--write-clients 1,16,64] [--reps 3] [--min-s 10]
+//                    [--write-clients 1,16,64] [--write-drive calls|threads]
+//                    [--reps 3] [--min-s 10]
 //                    [--duration-s 60] [--sustained-clients 128]
 //                    [--mixed-rates 1000,5000] [--mixed-queries q3,since]
 //                    [--mixed-writers N]
@@ -47,6 +48,7 @@ constexpr char kHelp[] =
     "  mentat-bench run --data DIR --out OUT (--address A | --mentatd BIN\n"
     "                   --server-data D) [--scenarios a,b,...]\n"
     "                   [--clients 1,8,32] [--write-clients 1,16,64]\n"
+    "                   [--write-drive calls|threads]\n"
     "                   [--reps 3] [--min-s 10] [--min-samples 30]\n"
     "                   [--warmup-s 0]\n"
     "                   [--duration-s 60]\n"
@@ -62,7 +64,9 @@ constexpr char kHelp[] =
     "      write, write_mixed,\n"
     "      concurrency_sweep, cold_vs_warm, sustained. --query-rpc: queries\n"
     "      through QueryFirst then a stream for the rest (the clients' way,\n"
-    "      default) or every query a Query stream\n"
+    "      default) or every query a Query stream. --write-drive: the\n"
+    "      write scenario's clients as calls in flight on gRPC's threads\n"
+    "      (default) or a thread each blocked on its call\n"
     "  mentat-bench report OUT\n"
     "      summarise a run in OUT/summary.md, with gnuplot plots\n"
     "  mentat-bench compare OLD NEW [--threshold 10]\n"
@@ -259,6 +263,10 @@ int Main(int argc, char** argv) {
     if (f.values.count("clients")) o.clients = SplitInts(f.Get("clients"));
     if (f.values.count("write-clients")) {
       o.write_clients = SplitInts(f.Get("write-clients"));
+    }
+    o.write_drive = f.Get("write-drive", "calls");
+    if (o.write_drive != "calls" && o.write_drive != "threads") {
+      return Usage("--write-drive: expected calls or threads");
     }
     o.sustained_clients = std::stoi(f.Get("sustained-clients", "128"));
     o.duration_s = std::stod(f.Get("duration-s", "60"));

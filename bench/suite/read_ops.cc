@@ -19,8 +19,9 @@
 
 namespace mentat::bench {
 
-std::string Runner::Ping() {
-  auto pong = client_.Ping();
+std::string Runner::Ping() { return Pong(client_.Ping()); }
+
+std::string Runner::Pong(const absl::StatusOr<v1::PingResponse>& pong) {
   if (!pong.ok()) return pong.status().ToString();
   if (pong->server_version().rfind("mentatd ", 0) != 0) {
     return StrCat("ping: server version \"", pong->server_version(), "\"");

@@ -42,6 +42,10 @@ struct Point {
 // An operation: runs one call, checks it; returns "" when right, else why
 // not. `worker` and `rng` belong to the calling thread.
 using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
+// Starts one call and returns; `answered` runs once with its failure (""
+// for a right answer) when the answer is in, on any thread.
+using Answered = std::function<void(std::string failure)>;
+using AsyncOp = std::function<void(Answered answered)>;
 // Sees one row of a query's answer. The row is a view into the bytes the
 // client received (see client::Client::QueryBatches): it is valid only
 // during the call.
@@ -71,6 +75,14 @@ class Runner {
   // as check failures of `what`.
   Sample Measure(const std::string& what, int clients, double seconds,
                  const Op& op);
+  // Measure's figures for `clients` calls kept in flight without a thread
+  // each: a client starts its next call from the last one's answer.
+  Sample MeasureInFlight(const std::string& what, int clients, double seconds,
+                         const AsyncOp& op);
+  // MeasureInFlight, --reps times, into points_.
+  void MeasurePointInFlight(const std::string& scenario,
+                            const std::string& op_name, int clients,
+                            const AsyncOp& op);
   // Medians over the reps; printed and returned.
   Point Summarize(const std::string& scenario, const std::string& op,
                   int clients, const std::vector<Sample>& reps);
@@ -130,6 +142,12 @@ class Runner {
   std::string FulltextFew(std::mt19937_64& rng);
   std::string ReadMix(std::mt19937_64& rng);
   std::string Write();
+  void WriteAsync(Answered answered);
+  // A write's request (false: out of bench labels) and its answer's check.
+  bool WriteRequest(v1::TransactRequest* request);
+  std::string WriteAnswered(
+      const absl::StatusOr<v1::TransactResponse>& response);
+  std::string Pong(const absl::StatusOr<v1::PingResponse>& pong);
 
   [[nodiscard]] absl::Status SetUpWrites();
   [[nodiscard]] absl::Status CheckWrites();

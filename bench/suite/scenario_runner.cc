@@ -169,6 +169,79 @@ Sample Runner::Measure(const std::string& what, int clients, double seconds,
   return sample;
 }
 
+Sample Runner::MeasureInFlight(const std::string& what, int clients,
+                               double seconds, const AsyncOp& op) {
+  // Each client's calls follow one another (the next starts in the last
+  // one's answer), so its slot is touched by one call at a time, on
+  // whichever gRPC thread answered: no lock per call.
+  struct Slot {
+    std::vector<double> ms;
+    Clock::time_point t0;
+    int warm = 3;
+    int64_t right = 0;
+  };
+  std::vector<Slot> slots(static_cast<size_t>(clients));
+  std::atomic<int64_t> errors{0};
+  absl::Mutex mu;
+  int running = clients;
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  const size_t min_each =
+      static_cast<size_t>(std::max(1, options_.min_samples / clients));
+  std::function<void(size_t)> next = [&](size_t i) {
+    slots[i].t0 = Clock::now();
+    op([&, i](std::string failure) {
+      Slot& slot = slots[i];
+      const auto now = Clock::now();
+      if (slot.warm > 0) {
+        --slot.warm;
+      } else {
+        slot.ms.push_back(
+            std::chrono::duration<double, std::milli>(now - slot.t0).count());
+        if (!failure.empty()) {
+          errors++;
+          Check(what, failure);
+        } else {
+          ++slot.right;
+        }
+      }
+      if (slot.warm > 0 || now < end || slot.ms.size() < min_each) {
+        next(i);
+        return;
+      }
+      CountRight(what, slot.right);
+      absl::MutexLock lock(&mu);
+      --running;
+    });
+  };
+  for (size_t i = 0; i < slots.size(); ++i) next(i);
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &running));
+  }
+  Sample sample;
+  sample.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (Slot& s : slots)
+    sample.ms.insert(sample.ms.end(), s.ms.begin(), s.ms.end());
+  sample.errors = errors;
+  return sample;
+}
+
+void Runner::MeasurePointInFlight(const std::string& scenario,
+                                  const std::string& op_name, int clients,
+                                  const AsyncOp& op) {
+  if (options_.warmup_s > 0 &&
+      warmed_.insert(StrCat(scenario, "/", op_name)).second) {
+    (void)MeasureInFlight(scenario, clients, options_.warmup_s, op);
+  }
+  std::vector<Sample> reps;
+  for (int r = 0; r < options_.reps; ++r) {
+    reps.push_back(MeasureInFlight(scenario, clients, options_.min_s, op));
+  }
+  points_.push_back(Summarize(scenario, op_name, clients, reps));
+}
+
 Point Runner::Summarize(const std::string& scenario, const std::string& op,
                         int clients, const std::vector<Sample>& reps) {
   std::vector<double> p50, p95, p99, mx, tput, count, errs;
@@ -246,23 +319,44 @@ absl::Status Runner::SetUpWrites() {
   return absl::OkStatus();
 }
 
-std::string Runner::Write() {
+bool Runner::WriteRequest(v1::TransactRequest* request) {
   const int64_t c = write_counter_.fetch_add(1);
   const int64_t n = meta_.scale.issues;
   const size_t label = static_cast<size_t>(c / n);
-  if (label >= bench_labels_.size()) return "out of bench labels";
-  v1::TransactRequest req;
-  req.set_database(options_.database);
-  req.set_tx_data(StrCat("[[:db/add ",
-                         load_.issue_ids[static_cast<size_t>(c % n)],
-                         " :issue/label ", bench_labels_[label], "]]"));
-  auto resp = client_.Transact(req);
+  if (label >= bench_labels_.size()) return false;
+  request->set_database(options_.database);
+  request->set_tx_data(StrCat("[[:db/add ",
+                              load_.issue_ids[static_cast<size_t>(c % n)],
+                              " :issue/label ", bench_labels_[label], "]]"));
+  return true;
+}
+
+std::string Runner::WriteAnswered(
+    const absl::StatusOr<v1::TransactResponse>& resp) {
   if (!resp.ok()) return resp.status().ToString();
   writes_acked_++;
   if (resp->datom_count() != 2) {
     return StrCat("write: ", resp->datom_count(), " datoms, expected 2");
   }
   return "";
+}
+
+std::string Runner::Write() {
+  v1::TransactRequest req;
+  if (!WriteRequest(&req)) return "out of bench labels";
+  return WriteAnswered(client_.Transact(req));
+}
+
+void Runner::WriteAsync(Answered answered) {
+  v1::TransactRequest req;
+  if (!WriteRequest(&req)) {
+    answered("out of bench labels");
+    return;
+  }
+  client_.TransactAsync(req, [this, answered = std::move(answered)](
+                                 absl::StatusOr<v1::TransactResponse> resp) {
+    answered(WriteAnswered(resp));
+  });
 }
 
 absl::Status Runner::CheckWrites() {
@@ -423,12 +517,26 @@ absl::Status Runner::Run() {
     for (int c : options_.write_clients) {
       // The floor at the writers' concurrency: what a bare RPC reaches
       // with as many callers (on 2 cores, gRPC's own ceiling).
-      if (c > 1 && Wanted("ping")) {
+      const bool in_flight = options_.write_drive == "calls" && c > 1;
+      if (c > 1 && Wanted("ping") && in_flight) {
+        MeasurePointInFlight("ping", "ping", c, [&](Answered answered) {
+          client_.PingAsync([this, answered = std::move(answered)](
+                                absl::StatusOr<v1::PingResponse> pong) {
+            answered(Pong(pong));
+          });
+        });
+      } else if (c > 1 && Wanted("ping")) {
         MeasurePoint("ping", "ping", c,
                      [&](int, std::mt19937_64&) { return Ping(); });
       }
-      MeasurePoint("write", "write", c,
-                   [&](int, std::mt19937_64&) { return Write(); });
+      if (in_flight) {
+        MeasurePointInFlight("write", "write", c, [&](Answered answered) {
+          WriteAsync(std::move(answered));
+        });
+      } else {
+        MeasurePoint("write", "write", c,
+                     [&](int, std::mt19937_64&) { return Write(); });
+      }
     }
   }
   if (Wanted("write_mixed")) {

@@ -49,6 +49,13 @@ struct RunOptions {
   std::vector<std::string> scenarios;  // empty: all
   std::vector<int> clients = {1, 8, 32, 64, 128};
   std::vector<int> write_clients = {1, 16, 64};
+  // How the write scenario (and the ping beside it) keeps its clients'
+  // calls in flight: "calls", each client a call that starts the next
+  // when its answer arrives, all on gRPC's threads (as pgbench drives
+  // many connections from a few threads); "threads", each client a
+  // thread blocked on its call (the client then costs more CPU than a
+  // write on the server, and 64 threads on 2 cores wait to be scheduled).
+  std::string write_drive = "calls";
   int sustained_clients = 128;
   double duration_s = 60;  // sustained
   int reps = 3;
