@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "absl/synchronization/mutex.h"
 #include "mentat/client/client.h"
 #include "response_parser.h"
 
@@ -14,8 +15,21 @@ namespace mentat::client {
 
 // One call in flight: what gRPC writes into, and what a second attempt at
 // a named primary needs (a ClientContext serves one call only).
+//
+// A reactor rather than a plain callback: gRPC calls OnDone after it has
+// let go of the call, so once every OnDone has returned the Client may go
+// (~Client waits for that). A plain callback runs before gRPC's last use
+// of the call, and a Client destroyed between the two took the process's
+// callback queue down under it (an abort seen in client_async_test).
 template <typename Response>
-struct Client::PendingUnary {
+struct Client::PendingUnary : grpc::ClientUnaryReactor {
+  void OnDone(const grpc::Status& status) override {
+    Client* c = client;
+    c->FinishUnary(std::unique_ptr<PendingUnary>(this), status);
+    c->AsyncCallEnded();
+  }
+
+  Client* client = nullptr;
   const char* method = nullptr;
   CallOptions call;
   Done<Response> done;
@@ -59,20 +73,36 @@ void Client::UnaryAsync(const char* method,
 template <typename Response>
 void Client::StartUnary(std::unique_ptr<PendingUnary<Response>> pending,
                         const google::protobuf::Message& request) {
-  PendingUnary<Response>* p = pending.get();
+  {
+    absl::MutexLock lock(&async_mu_);
+    async_calls_++;
+  }
+  PendingUnary<Response>* p = pending.release();  // OnDone takes it back
+  p->client = this;
   Prepare(&p->context, p->call);
   if (p->call.canceller != nullptr) p->call.canceller->Attach(&p->context);
-  // The request is serialized before CallbackUnaryCall returns (as the
-  // blocking call's is), so it need not outlive this call.
-  grpc::internal::CallbackUnaryCall<google::protobuf::Message,
-                                    grpc::ByteBuffer>(
+  grpc::internal::ClientCallbackUnaryFactory::Create<google::protobuf::Message,
+                                                     grpc::ByteBuffer>(
       p->channel,
       grpc::internal::RpcMethod(p->method,
                                 grpc::internal::RpcMethod::NORMAL_RPC),
-      &p->context, &request, &p->raw,
-      [this, owned = pending.release()](grpc::Status status) {
-        FinishUnary(std::unique_ptr<PendingUnary<Response>>(owned), status);
-      });
+      &p->context, &request, &p->raw, p);
+  // The request is serialized here (as the blocking call's is), so it
+  // need not outlive this call.
+  p->StartCall();
+}
+
+void Client::AsyncCallEnded() {
+  absl::MutexLock lock(&async_mu_);
+  async_calls_--;
+}
+
+Client::~Client() {
+  absl::MutexLock lock(&async_mu_);
+  auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(async_mu_) {
+    return async_calls_ == 0;
+  };
+  async_mu_.Await(absl::Condition(&ended));
 }
 
 template <typename Response>

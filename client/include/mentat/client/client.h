@@ -101,6 +101,8 @@ class Client {
   // for an unreadable TLS CA file.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Client>> Connect(
       const ClientOptions& options);
+  // Waits for the asynchronous calls still in flight (TransactAsync).
+  ~Client();
 
   // Waits up to `timeout` for the channel to connect; UNAVAILABLE if it
   // does not.
@@ -157,7 +159,8 @@ class Client {
   // server of its own): a blocked thread per call costs the client more
   // CPU than the server's answer. `done` should not block (it holds up
   // the answers of other calls), may start further calls, and must not
-  // destroy the Client; the Client outlives every call it started.
+  // destroy the Client. Destroying the Client waits until every call it
+  // started has ended and its `done` has returned.
   template <typename Response>
   using Done = std::function<void(absl::StatusOr<Response>)>;
   void TransactAsync(const v1::TransactRequest& request,
@@ -291,6 +294,8 @@ class Client {
   template <typename Response>
   void UnaryAsync(const char* method, const google::protobuf::Message& request,
                   Route route, Done<Response> done, const CallOptions& call);
+  // Counts a call StartUnary started out, once gRPC has let go of it.
+  void AsyncCallEnded();
   // The channel of the next node for a read (round robin).
   grpc::Channel* ReadChannel();
   // The primary's node as believed now, skipping nodes whose channel is
@@ -345,6 +350,9 @@ class Client {
   // streamed answer comes in one message (QueryFirst may answer it whole
   // now). Lock-free: a lookup is one load, shared by all threads.
   std::array<std::atomic<uint64_t>, 64> streamed_queries_{};
+  // Asynchronous calls started and not yet ended (~Client waits for 0).
+  absl::Mutex async_mu_;
+  int async_calls_ ABSL_GUARDED_BY(async_mu_) = 0;
 };
 
 // gRPC status to absl::Status: same code, same message.
