@@ -86,6 +86,9 @@ std::shared_ptr<grpc::Channel> Client::MakeChannel(
   // be large; the server enforces its own limit.
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
+  if (options_.own_connection) {
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  }
   return grpc::CreateCustomChannel(address, credentials_, args);
 }
 

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -343,6 +345,50 @@ TEST_CASE("client: ping answers with the server's version") {
   CallOptions call;
   call.timeout = std::chrono::milliseconds(20000);
   CHECK(client->Ping(call).ok());
+}
+
+// Connections to `port` from this machine (/proc/net/tcp and tcp6, where
+// gRPC's sockets are: the client's end of each names the server's port as
+// its remote one).
+int ConnectionsTo(int port) {
+  int n = 0;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream tcp(table);
+    std::string line;
+    std::getline(tcp, line);  // the column names
+    while (std::getline(tcp, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      const size_t colon = remote.find(':');
+      if (state == "01" && colon != std::string::npos &&
+          std::stoi(remote.substr(colon + 1), nullptr, 16) == port) {
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+TEST_CASE("client: own_connection keeps a client off the others' socket") {
+  TestServer server;
+  const int port =
+      std::stoi(server.address().substr(server.address().rfind(':') + 1));
+  std::unique_ptr<Client> first = Connected(server);
+  std::unique_ptr<Client> second = Connected(server);
+  REQUIRE(first->Ping().ok());
+  REQUIRE(second->Ping().ok());
+  // gRPC shares one connection among a process's channels to one address.
+  CHECK(ConnectionsTo(port) == 1);
+
+  ClientOptions options;
+  options.address = server.address();
+  options.own_connection = true;
+  absl::StatusOr<std::unique_ptr<Client>> own = Client::Connect(options);
+  REQUIRE(own.ok());
+  REQUIRE((*own)->WaitForConnected(std::chrono::seconds(20)).ok());
+  REQUIRE((*own)->Ping().ok());
+  CHECK(ConnectionsTo(port) == 2);
 }
 
 TEST_CASE("client: a dry run, and reads with speculative transactions") {

@@ -39,6 +39,11 @@ struct ClientOptions {
   // a Query stream; false sends every query to the stream at once (so
   // that a benchmark can compare the two).
   bool query_first = true;
+  // A connection of this client's own. By default gRPC shares one
+  // connection among the channels of a process that go to the same
+  // address with the same settings, so two Clients of one process (a
+  // writer's and a reader's) would read their answers off one socket.
+  bool own_connection = false;
 };
 
 // Cancels calls from another thread (a Ctrl-C handler's watcher): Cancel()
