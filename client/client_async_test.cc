@@ -34,7 +34,9 @@ class Answers {
   }
   void Wait(int n) {
     absl::MutexLock lock(&mu_);
-    auto enough = [&] { return count_ >= n; };
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return count_ >= n;
+    };
     mu_.Await(absl::Condition(&enough));
   }
   std::vector<std::string> errors() {
