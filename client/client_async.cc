@@ -1,10 +1,12 @@
 // Client's unary calls that do not wait for their answer (TransactAsync,
-// PingAsync), over gRPC's callback API: the answer arrives on one of
-// gRPC's threads, so the caller holds no thread per call in flight.
+// PingAsync, QueryFirstAsync), over gRPC's callback API: the answer arrives on
+// one of gRPC's threads, so the caller holds no thread per call in flight.
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/client_callback.h>
 
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
@@ -110,7 +112,21 @@ void Client::FinishUnary(std::unique_ptr<PendingUnary<Response>> q,
                          const grpc::Status& status) {
   if (q->call.canceller != nullptr) q->call.canceller->Detach(&q->context);
   absl::StatusOr<Response> answer;
-  if (status.ok()) {
+  // A QueryFirst reply, read in place from the bytes gRPC received (the
+  // batch and what it views live until `done` returns).
+  QueryBatch batch;
+  grpc::Slice slice;
+  std::string scratch;
+  if (!status.ok()) {
+    answer = FromGrpc(status);
+  } else if constexpr (std::is_same_v<Response, const QueryBatch*>) {
+    absl::Status decoded = DecodeResponse(q->raw, &slice, &scratch, &batch);
+    if (decoded.ok()) {
+      answer = &batch;
+    } else {
+      answer = decoded;
+    }
+  } else {
     Response response;
     absl::Status parsed = ParseAnswer(&q->raw, &response);
     if (parsed.ok()) {
@@ -118,8 +134,6 @@ void Client::FinishUnary(std::unique_ptr<PendingUnary<Response>> q,
     } else {
       answer = parsed;
     }
-  } else {
-    answer = FromGrpc(status);
   }
   const bool cancelled =
       q->call.canceller != nullptr && q->call.canceller->cancelled();
@@ -148,6 +162,13 @@ void Client::TransactAsync(const v1::TransactRequest& request,
                            const CallOptions& call) {
   UnaryAsync<v1::TransactResponse>("/mentat.v1.Mentat/Transact", request,
                                    Route::kWrite, std::move(done), call);
+}
+
+void Client::QueryFirstAsync(const v1::QueryRequest& request,
+                             Done<const QueryBatch*> done,
+                             const CallOptions& call) {
+  UnaryAsync<const QueryBatch*>("/mentat.v1.Mentat/QueryFirst", request,
+                                Route::kRead, std::move(done), call);
 }
 
 void Client::PingAsync(Done<v1::PingResponse> done, const CallOptions& call) {

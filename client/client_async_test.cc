@@ -1,6 +1,7 @@
-// TransactAsync and PingAsync against a live mentatd: many calls in flight
-// with no thread each, answers that start the next call, errors, and a
-// write a replica refuses followed to the primary it names.
+// TransactAsync, PingAsync and QueryFirstAsync against a live mentatd:
+// many calls in flight with no thread each, answers that start the next
+// call, errors, and a write a replica refuses followed to the primary it
+// names.
 
 #include <doctest/doctest.h>
 
@@ -139,6 +140,64 @@ TEST_CASE("client: async calls, many in flight, each answered once") {
     CHECK(std::string(got.message()).find(":a/v") != std::string::npos);
     CHECK(syntax.code() == absl::StatusCode::kInvalidArgument);
     CHECK(CountValues(*client, ":a/v") == 0);
+  }
+
+  SUBCASE("queries in flight: each reply whole, or more, or the error") {
+    std::string data = "[";
+    for (int i = 0; i < 5000; ++i) data += "{:a/v " + std::to_string(i) + "}";
+    v1::TransactRequest load;
+    load.set_tx_data(data + "]");
+    REQUIRE(client->Transact(load).ok());
+    constexpr int kCalls = 48;
+    Answers answers;
+    for (int i = 0; i < kCalls; ++i) {
+      v1::QueryRequest query;
+      query.set_query("[:find ?e ?v :in $ ?v :where [?e :a/v ?v]]");
+      query.add_inputs()->set_edn(std::to_string(i * 100));
+      client->QueryFirstAsync(
+          query, [&, i](absl::StatusOr<const QueryBatch*> b) {
+            absl::Status s = b.status();
+            if (b.ok() && ((*b)->more() || (*b)->rows_size() != 1 ||
+                           (*b)->row(0)[1].long_value() != i * 100)) {
+              s = absl::InternalError("wrong answer for " +
+                                      std::to_string(i * 100));
+            }
+            answers.Add(s, 0);
+          });
+    }
+    answers.Wait(kCalls);
+    CHECK(answers.errors().empty());
+
+    // 5,000 rows are not a small answer: nothing comes, and more() says
+    // that the stream has it.
+    Answers big_answer;
+    bool more = false;
+    int64_t rows = -1;
+    v1::QueryRequest all;
+    all.set_query("[:find ?e ?v :where [?e :a/v ?v]]");
+    client->QueryFirstAsync(all, [&](absl::StatusOr<const QueryBatch*> b) {
+      if (b.ok()) {
+        more = (*b)->more();
+        rows = (*b)->rows_size();
+      }
+      big_answer.Add(b.status(), 0);
+    });
+    big_answer.Wait(1);
+    CHECK(big_answer.errors().empty());
+    CHECK(more);
+    CHECK(rows < 5000);
+
+    Answers bad_answer;
+    absl::Status bad;
+    v1::QueryRequest unreadable;
+    unreadable.set_query("[:find ?v :where [?e :a/v ?v]");
+    client->QueryFirstAsync(unreadable,
+                            [&](absl::StatusOr<const QueryBatch*> b) {
+                              bad = b.status();
+                              bad_answer.Add(absl::OkStatus(), 0);
+                            });
+    bad_answer.Wait(1);
+    CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
   }
 
   SUBCASE("pings in flight answer with the server's version") {

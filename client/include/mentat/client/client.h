@@ -172,6 +172,16 @@ class Client {
                      Done<v1::TransactResponse> done,
                      const CallOptions& call = {});
   void PingAsync(Done<v1::PingResponse> done, const CallOptions& call = {});
+  // One QueryFirst call without waiting: `done` gets the server's reply
+  // decoded as a QueryBatch (valid until `done` returns) or the error. A
+  // reply whose more() is set does not hold the whole answer: with a
+  // resume_token() the rest follows from it, without one (a query the
+  // server does not judge small) nothing was sent; either way the caller
+  // goes on with QueryBatches, which a gRPC thread must not wait for.
+  // For many small queries in flight (mentat-bench's read mix).
+  void QueryFirstAsync(const v1::QueryRequest& request,
+                       Done<const QueryBatch*> done,
+                       const CallOptions& call = {});
 
   // The standard grpc.health.v1 Check of the whole server (no token
   // needed): OK when it answers SERVING, UNAVAILABLE when it answers
