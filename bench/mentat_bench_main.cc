@@ -6,6 +6,7 @@
 //   mentat-bench run --data DIR --out OUT [--address A | --mentatd BIN
 //                    --server-data D] [--scenarios a,b] [--clients 1,8,32]
 //                    [--write-clients 1,16,64] [--write-drive calls|threads]
+//                    [--read-drive calls|threads]
 //                    [--reps 3] [--min-s 10]
 //                    [--duration-s 60] [--sustained-clients 128]
 //                    [--mixed-rates 1000,5000] [--mixed-queries q3,since]
@@ -49,6 +50,7 @@ constexpr char kHelp[] =
     "                   --server-data D) [--scenarios a,b,...]\n"
     "                   [--clients 1,8,32] [--write-clients 1,16,64]\n"
     "                   [--write-drive calls|threads]\n"
+    "                   [--read-drive calls|threads]\n"
     "                   [--reps 3] [--min-s 10] [--min-samples 30]\n"
     "                   [--warmup-s 0]\n"
     "                   [--duration-s 60]\n"
@@ -66,7 +68,8 @@ constexpr char kHelp[] =
     "      through QueryFirst then a stream for the rest (the clients' way,\n"
     "      default) or every query a Query stream. --write-drive: the\n"
     "      write scenario's clients as calls in flight on gRPC's threads\n"
-    "      (default) or a thread each blocked on its call\n"
+    "      (default) or a thread each blocked on its call; --read-drive:\n"
+    "      the same for the read mix (concurrency_sweep)\n"
     "  mentat-bench report OUT\n"
     "      summarise a run in OUT/summary.md, with gnuplot plots\n"
     "  mentat-bench compare OLD NEW [--threshold 10]\n"
@@ -267,6 +270,10 @@ int Main(int argc, char** argv) {
     o.write_drive = f.Get("write-drive", "calls");
     if (o.write_drive != "calls" && o.write_drive != "threads") {
       return Usage("--write-drive: expected calls or threads");
+    }
+    o.read_drive = f.Get("read-drive", "calls");
+    if (o.read_drive != "calls" && o.read_drive != "threads") {
+      return Usage("--read-drive: expected calls or threads");
     }
     o.sustained_clients = std::stoi(f.Get("sustained-clients", "128"));
     o.duration_s = std::stod(f.Get("duration-s", "60"));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A short end-to-end run of mentat-bench (about 20 s): gen xs
 # (deterministic whatever --jobs), start mentatd, load by import, run ping,
-# two read scenarios and a short mixed run for 1 s each, report, compare a
+# two read scenarios and a short mixed run for 1 s each, the read mix at 4
+# clients, report, compare a
 # run with itself (exit 0) and with a doctored slower copy (exit 1); a
 # dataset of the older format is refused.
 #   suite_test.sh MENTAT_BENCH MENTATD
@@ -47,6 +48,14 @@ test "$(wc -l < "$tmp/run/mixed.csv")" -eq 4
 "$bench" run --address "unix:$sock" --data "$tmp/data" --scenarios since \
   --min-s 0.2 --reps 1 --out "$tmp/run2"
 grep -q "^PASS since" "$tmp/run2/checks.txt"
+# The read mix above one client keeps its calls in flight (--read-drive
+# calls: QueryFirstAsync), every answer checked as the waiting calls' are.
+"$bench" run --address "unix:$sock" --data "$tmp/data" \
+  --scenarios concurrency_sweep --clients 4 --min-s 0.5 --reps 1 \
+  --out "$tmp/run3"
+grep -q "^PASS concurrency_sweep" "$tmp/run3/checks.txt"
+if grep -q "^FAIL" "$tmp/run3/checks.txt"; then exit 1; fi
+grep -q '^concurrency_sweep,mentatd,xs,[0-9]*,4,read_mix,' "$tmp/run3/timings.csv"
 head -1 "$tmp/run/timings.csv" | grep -q \
   '^scenario,system,scale,n_datoms,clients,op,count,p50_ms,p95_ms,p99_ms,max_ms,throughput_ops_s,errors,reps$'
 "$bench" report "$tmp/run"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -29,62 +30,107 @@ std::string Runner::Pong(const absl::StatusOr<v1::PingResponse>& pong) {
   return "";
 }
 
-std::string Runner::Q1(std::mt19937_64& rng) {
+std::shared_ptr<ReadCheck> Runner::Q1Check(std::mt19937_64& rng) {
   const int64_t k = static_cast<int64_t>(rng() % meta_.scale.users);
-  int64_t rows = 0;
-  bool right_name = false;
-  absl::Status s =
-      Query(kQ1, {Quote(UserEmail(k))}, [&](const client::WireRow& r) {
-        ++rows;
-        right_name =
-            r.size() == 2 && IsNumbered(r[1].string_value(), "User ", k);
-      });
-  if (!s.ok()) return s.ToString();
-  if (rows != 1) return StrCat("q1 user ", k, ": ", rows, " rows");
-  if (!right_name) return StrCat("q1 user ", k, ": wrong name");
-  return "";
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kQ1;
+  c->inputs = {Quote(UserEmail(k))};
+  struct Seen {
+    int64_t rows = 0;
+    bool right_name = false;
+  };
+  auto seen = std::make_shared<Seen>();
+  c->on_row = [seen, k](const client::WireRow& r) {
+    ++seen->rows;
+    seen->right_name =
+        r.size() == 2 && IsNumbered(r[1].string_value(), "User ", k);
+  };
+  c->finish = [seen, k]() -> std::string {
+    if (seen->rows != 1)
+      return StrCat("q1 user ", k, ": ", seen->rows, " rows");
+    if (!seen->right_name) return StrCat("q1 user ", k, ": wrong name");
+    return "";
+  };
+  return c;
 }
 
-std::string Runner::Q2(std::mt19937_64& rng, bool as_of) {
+std::shared_ptr<ReadCheck> Runner::Q2Check(std::mt19937_64& rng, bool as_of) {
   const int64_t u = probes_[rng() % probes_.size()];
-  v1::Basis basis;
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kQ2;
+  c->inputs = {Quote(UserEmail(u))};
   if (as_of) {
-    basis.set_kind(v1::Basis::AS_OF);
-    basis.set_tx(load_.t_mid);
+    c->basis.emplace();
+    c->basis->set_kind(v1::Basis::AS_OF);
+    c->basis->set_tx(load_.t_mid);
   }
+  auto it = truth_.assigned.find(u);
+  const std::vector<std::array<int64_t, 3>>* want =
+      it == truth_.assigned.end() ? nullptr : &it->second;
   // (issue index, state index) per row; a row that is not of that shape
   // gets -1s, which the truth never holds.
-  std::vector<std::pair<int64_t, int>> got;
-  auto it = truth_.assigned.find(u);
-  const size_t want_size = it == truth_.assigned.end() ? 0 : it->second.size();
-  got.reserve(want_size);
-  absl::Status s = Query(
-      kQ2, {Quote(UserEmail(u))},
-      [&](const client::WireRow& r) {
-        if (r.size() != 3) {
-          got.emplace_back(-1, -1);
-          return;
-        }
-        got.emplace_back(IssueIndex(r[1].string_value()),
-                         StateIndex(r[2].keyword()));
-      },
-      as_of ? &basis : nullptr);
-  if (!s.ok()) return s.ToString();
-  // The truth lists each issue once, in index order; a repeated row is
-  // wrong too (a :find answer is a set).
-  std::sort(got.begin(), got.end());
-  bool same = got.size() == want_size;
-  for (size_t i = 0; same && i < want_size; ++i) {
-    const auto& t = it->second[i];
-    same = got[i].first == t[0] && got[i].second == (as_of ? t[1] : t[2]);
-  }
-  if (!same) {
+  auto got = std::make_shared<std::vector<std::pair<int64_t, int>>>();
+  got->reserve(want == nullptr ? 0 : want->size());
+  c->on_row = [got](const client::WireRow& r) {
+    if (r.size() != 3) {
+      got->emplace_back(-1, -1);
+      return;
+    }
+    got->emplace_back(IssueIndex(r[1].string_value()),
+                      StateIndex(r[2].keyword()));
+  };
+  c->finish = [got, want, u, as_of]() -> std::string {
+    // The truth lists each issue once, in index order; a repeated row is
+    // wrong too (a :find answer is a set).
+    const size_t want_size = want == nullptr ? 0 : want->size();
+    std::sort(got->begin(), got->end());
+    bool same = got->size() == want_size;
+    for (size_t i = 0; same && i < want_size; ++i) {
+      const auto& t = (*want)[i];
+      same =
+          (*got)[i].first == t[0] && (*got)[i].second == (as_of ? t[1] : t[2]);
+    }
+    if (same) return "";
     return StrCat(
-        as_of ? "as_of " : "", "q2 user ", u, ": ", got.size(),
+        as_of ? "as_of " : "", "q2 user ", u, ": ", got->size(),
         " (issue, state) rows, expected ", want_size,
-        got.size() == want_size ? " (different issues or states)" : "");
-  }
-  return "";
+        got->size() == want_size ? " (different issues or states)" : "");
+  };
+  return c;
+}
+
+std::string Runner::RunCheck(ReadCheck& c) {
+  absl::Status s = Query(c.query, c.inputs, c.on_row,
+                         c.basis.has_value() ? &*c.basis : nullptr);
+  if (!s.ok()) return s.ToString();
+  return c.finish();
+}
+
+void Runner::RunCheckAsync(std::shared_ptr<ReadCheck> c, Answered answered) {
+  v1::QueryRequest req;
+  req.set_database(options_.database);
+  req.set_query(c->query);
+  for (const std::string& in : c->inputs) req.add_inputs()->set_edn(in);
+  if (c->basis.has_value()) *req.mutable_basis() = *c->basis;
+  client_.QueryFirstAsync(
+      req, [c, answered = std::move(answered)](
+               absl::StatusOr<const client::QueryBatch*> batch) {
+        if (!batch.ok()) return answered(batch.status().ToString());
+        if ((*batch)->more()) {
+          // Not whole in one reply: the rest would need the stream, which
+          // a gRPC thread must not wait for.
+          return answered(
+              StrCat("\"", c->query, "\": not answered whole by QueryFirst"));
+        }
+        for (const client::WireRow r : (*batch)->rows()) c->on_row(r);
+        answered(c->finish());
+      });
+}
+
+std::string Runner::Q1(std::mt19937_64& rng) { return RunCheck(*Q1Check(rng)); }
+
+std::string Runner::Q2(std::mt19937_64& rng, bool as_of) {
+  return RunCheck(*Q2Check(rng, as_of));
 }
 
 std::string Runner::Q3() {
@@ -117,40 +163,56 @@ std::string Runner::Q4() {
   return "";
 }
 
-std::string Runner::PullIssue(std::mt19937_64& rng) {
+std::shared_ptr<ReadCheck> Runner::PullCheck(std::mt19937_64& rng) {
   // Any issue but the mixed writer's, whose state only it knows.
   int64_t idx;
   do {
     idx = static_cast<int64_t>(rng() % meta_.scale.issues);
   } while (pool_.Contains(idx));
-  const Issue issue = GenerateIssue(meta_.scale, idx);
-  int final_state = issue.state;
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kPull;
+  c->inputs = {std::to_string(load_.issue_ids[static_cast<size_t>(idx)])};
+  struct Seen {
+    Issue issue;
+    int final_state = 0;
+    int64_t rows = 0;
+    // What the answer held, when it was wrong ("" when right).
+    std::string wrong;
+  };
+  auto seen = std::make_shared<Seen>();
+  seen->issue = GenerateIssue(meta_.scale, idx);
+  seen->final_state = seen->issue.state;
   int changed;
-  if (HistoryChange(meta_.scale, idx, &changed)) final_state = changed;
-  int64_t rows = 0;
-  // What the answer held, when it was wrong ("" when right).
-  std::string wrong;
-  absl::Status s =
-      Query(kPull, {std::to_string(load_.issue_ids[static_cast<size_t>(idx)])},
-            [&](const client::WireRow& r) {
-              if (++rows != 1 || r.size() != 1) return;
-              std::string_view title, state;
-              int64_t priority = 0;
-              for (const client::WireValueMap::Entry& e : r[0].map()) {
-                const std::string_view k = e.key.keyword();
-                if (k == "issue/title") title = e.value.string_value();
-                if (k == "issue/state") state = e.value.keyword();
-                if (k == "issue/priority") priority = e.value.long_value();
-              }
-              if (title != issue.title || state != kStates[final_state] ||
-                  priority != issue.priority) {
-                wrong = StrCat("(", title, ", ", state, ", ", priority, ")");
-              }
-            });
-  if (!s.ok()) return s.ToString();
-  if (rows != 1) return StrCat("pull issue ", idx, ": ", rows, " results");
-  if (!wrong.empty()) return StrCat("pull issue ", idx, ": got ", wrong);
-  return "";
+  if (HistoryChange(meta_.scale, idx, &changed)) seen->final_state = changed;
+  c->on_row = [seen](const client::WireRow& r) {
+    if (++seen->rows != 1 || r.size() != 1) return;
+    std::string_view title, state;
+    int64_t priority = 0;
+    for (const client::WireValueMap::Entry& e : r[0].map()) {
+      const std::string_view k = e.key.keyword();
+      if (k == "issue/title") title = e.value.string_value();
+      if (k == "issue/state") state = e.value.keyword();
+      if (k == "issue/priority") priority = e.value.long_value();
+    }
+    if (title != seen->issue.title || state != kStates[seen->final_state] ||
+        priority != seen->issue.priority) {
+      seen->wrong = StrCat("(", title, ", ", state, ", ", priority, ")");
+    }
+  };
+  c->finish = [seen, idx]() -> std::string {
+    if (seen->rows != 1) {
+      return StrCat("pull issue ", idx, ": ", seen->rows, " results");
+    }
+    if (!seen->wrong.empty()) {
+      return StrCat("pull issue ", idx, ": got ", seen->wrong);
+    }
+    return "";
+  };
+  return c;
+}
+
+std::string Runner::PullIssue(std::mt19937_64& rng) {
+  return RunCheck(*PullCheck(rng));
 }
 
 std::string Runner::SinceRows(int64_t* rows, int64_t* basis_tx) {
@@ -306,15 +368,19 @@ std::string Runner::Inputs(std::mt19937_64& rng) {
   return "";
 }
 
-std::string Runner::ReadMix(std::mt19937_64& rng) {
+std::shared_ptr<ReadCheck> Runner::ReadMixCheck(std::mt19937_64& rng) {
   switch (rng() % 3) {
     case 0:
-      return Q1(rng);
+      return Q1Check(rng);
     case 1:
-      return Q2(rng, false);
+      return Q2Check(rng, false);
     default:
-      return PullIssue(rng);
+      return PullCheck(rng);
   }
+}
+
+std::string Runner::ReadMix(std::mt19937_64& rng) {
+  return RunCheck(*ReadMixCheck(rng));
 }
 
 }  // namespace mentat::bench

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -45,11 +47,25 @@ using Op = std::function<std::string(int worker, std::mt19937_64& rng)>;
 // Starts one call and returns; `answered` runs once with its failure (""
 // for a right answer) when the answer is in, on any thread.
 using Answered = std::function<void(std::string failure)>;
-using AsyncOp = std::function<void(Answered answered)>;
+// `rng` belongs to the client whose call it starts (its calls follow one
+// another, so one at a time).
+using AsyncOp = std::function<void(std::mt19937_64& rng, Answered answered)>;
 // Sees one row of a query's answer. The row is a view into the bytes the
 // client received (see client::Client::QueryBatches): it is valid only
 // during the call.
 using RowVisitor = absl::FunctionRef<void(const client::WireRow&)>;
+
+// One read of the workload as a request and the check of its answer, so
+// that a call that waits (RunCheck) and one that does not (RunCheckAsync)
+// share them: `on_row` sees every row, then `finish` says "" when the
+// answer was right, else what was wrong.
+struct ReadCheck {
+  std::string query;
+  std::vector<std::string> inputs;
+  std::optional<v1::Basis> basis;
+  std::function<void(const client::WireRow&)> on_row;
+  std::function<std::string()> finish;
+};
 
 struct Sample {
   std::vector<double> ms;
@@ -141,6 +157,18 @@ class Runner {
   std::string Fulltext();
   std::string FulltextFew(std::mt19937_64& rng);
   std::string ReadMix(std::mt19937_64& rng);
+  // The reads above as checks (q1, q2 or its as_of, pull; the read mix
+  // picks one of q1, q2 and pull).
+  std::shared_ptr<ReadCheck> Q1Check(std::mt19937_64& rng);
+  std::shared_ptr<ReadCheck> Q2Check(std::mt19937_64& rng, bool as_of);
+  std::shared_ptr<ReadCheck> PullCheck(std::mt19937_64& rng);
+  std::shared_ptr<ReadCheck> ReadMixCheck(std::mt19937_64& rng);
+  // Runs a check's query and waits; "" when right.
+  std::string RunCheck(ReadCheck& check);
+  // Starts a check's query as one QueryFirst call and returns; `answered`
+  // gets the check's verdict (an answer QueryFirst did not give whole is
+  // a failure: these reads are small).
+  void RunCheckAsync(std::shared_ptr<ReadCheck> check, Answered answered);
   std::string Write();
   void WriteAsync(Answered answered);
   // A write's request (false: out of bench labels) and its answer's check.

@@ -179,8 +179,10 @@ Sample Runner::MeasureInFlight(const std::string& what, int clients,
     Clock::time_point t0;
     int warm = 3;
     int64_t right = 0;
+    std::mt19937_64 rng;
   };
   std::vector<Slot> slots(static_cast<size_t>(clients));
+  for (size_t i = 0; i < slots.size(); ++i) slots[i].rng.seed(i * 7919 + 17);
   std::atomic<int64_t> errors{0};
   absl::Mutex mu;
   int running = clients;
@@ -190,7 +192,7 @@ Sample Runner::MeasureInFlight(const std::string& what, int clients,
       static_cast<size_t>(std::max(1, options_.min_samples / clients));
   std::function<void(size_t)> next = [&](size_t i) {
     slots[i].t0 = Clock::now();
-    op([&, i](std::string failure) {
+    op(slots[i].rng, [&, i](std::string failure) {
       Slot& slot = slots[i];
       const auto now = Clock::now();
       if (slot.warm > 0) {
@@ -507,8 +509,19 @@ absl::Status Runner::Run() {
   }
   if (Wanted("concurrency_sweep")) {
     for (int c : options_.clients) {
-      MeasurePoint("concurrency_sweep", "read_mix", c,
-                   [&](int, std::mt19937_64& r) { return ReadMix(r); });
+      // As the writes: more than one client's calls in flight from gRPC's
+      // threads (--read-drive calls), each read one QueryFirst call.
+      if (options_.read_drive == "calls" && c > 1 &&
+          client_.options().query_first) {
+        MeasurePointInFlight("concurrency_sweep", "read_mix", c,
+                             [&](std::mt19937_64& r, Answered answered) {
+                               RunCheckAsync(ReadMixCheck(r),
+                                             std::move(answered));
+                             });
+      } else {
+        MeasurePoint("concurrency_sweep", "read_mix", c,
+                     [&](int, std::mt19937_64& r) { return ReadMix(r); });
+      }
     }
   }
   if (Wanted("write")) {
@@ -519,20 +532,22 @@ absl::Status Runner::Run() {
       // with as many callers (on 2 cores, gRPC's own ceiling).
       const bool in_flight = options_.write_drive == "calls" && c > 1;
       if (c > 1 && Wanted("ping") && in_flight) {
-        MeasurePointInFlight("ping", "ping", c, [&](Answered answered) {
-          client_.PingAsync([this, answered = std::move(answered)](
-                                absl::StatusOr<v1::PingResponse> pong) {
-            answered(Pong(pong));
-          });
-        });
+        MeasurePointInFlight(
+            "ping", "ping", c, [&](std::mt19937_64&, Answered answered) {
+              client_.PingAsync([this, answered = std::move(answered)](
+                                    absl::StatusOr<v1::PingResponse> pong) {
+                answered(Pong(pong));
+              });
+            });
       } else if (c > 1 && Wanted("ping")) {
         MeasurePoint("ping", "ping", c,
                      [&](int, std::mt19937_64&) { return Ping(); });
       }
       if (in_flight) {
-        MeasurePointInFlight("write", "write", c, [&](Answered answered) {
-          WriteAsync(std::move(answered));
-        });
+        MeasurePointInFlight("write", "write", c,
+                             [&](std::mt19937_64&, Answered answered) {
+                               WriteAsync(std::move(answered));
+                             });
       } else {
         MeasurePoint("write", "write", c,
                      [&](int, std::mt19937_64&) { return Write(); });

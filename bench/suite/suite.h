@@ -56,6 +56,10 @@ struct RunOptions {
   // thread blocked on its call (the client then costs more CPU than a
   // write on the server, and 64 threads on 2 cores wait to be scheduled).
   std::string write_drive = "calls";
+  // The same for the read mix (concurrency_sweep) above one client:
+  // "calls" sends each read as one QueryFirst call (the reads of the mix
+  // are small) and needs --query-rpc first; "threads" as before.
+  std::string read_drive = "calls";
   int sustained_clients = 128;
   double duration_s = 60;  // sustained
   int reps = 3;
