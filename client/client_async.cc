@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "absl/synchronization/mutex.h"
 #include "mentat/client/client.h"
@@ -112,17 +113,23 @@ void Client::FinishUnary(std::unique_ptr<PendingUnary<Response>> q,
                          const grpc::Status& status) {
   if (q->call.canceller != nullptr) q->call.canceller->Detach(&q->context);
   absl::StatusOr<Response> answer;
-  // A QueryFirst reply, read in place from the bytes gRPC received (the
-  // batch and what it views live until `done` returns).
-  QueryBatch batch;
-  grpc::Slice slice;
-  std::string scratch;
+  // A QueryFirst reply is read in place from the bytes gRPC received: the
+  // batch and what it views live until `done` returns. Other replies need
+  // none of it.
+  struct BatchReply {
+    QueryBatch batch;
+    grpc::Slice slice;
+    std::string scratch;
+  };
+  constexpr bool kBatch = std::is_same_v<Response, const QueryBatch*>;
+  std::conditional_t<kBatch, BatchReply, std::monostate> reply;
   if (!status.ok()) {
     answer = FromGrpc(status);
-  } else if constexpr (std::is_same_v<Response, const QueryBatch*>) {
-    absl::Status decoded = DecodeResponse(q->raw, &slice, &scratch, &batch);
+  } else if constexpr (kBatch) {
+    absl::Status decoded =
+        DecodeResponse(q->raw, &reply.slice, &reply.scratch, &reply.batch);
     if (decoded.ok()) {
-      answer = &batch;
+      answer = &reply.batch;
     } else {
       answer = decoded;
     }
