@@ -107,14 +107,11 @@ std::string Runner::RunCheck(ReadCheck& c) {
 }
 
 void Runner::RunCheckAsync(std::shared_ptr<ReadCheck> c, Answered answered) {
-  v1::QueryRequest req;
-  req.set_database(options_.database);
-  req.set_query(c->query);
-  for (const std::string& in : c->inputs) req.add_inputs()->set_edn(in);
-  if (c->basis.has_value()) *req.mutable_basis() = *c->basis;
   client_.QueryFirstAsync(
-      req, [c, answered = std::move(answered)](
-               absl::StatusOr<const client::QueryBatch*> batch) {
+      QueryRequest(c->query, c->inputs,
+                   c->basis.has_value() ? &*c->basis : nullptr),
+      [c, answered = std::move(answered)](
+          absl::StatusOr<const client::QueryBatch*> batch) {
         if (!batch.ok()) return answered(batch.status().ToString());
         if ((*batch)->more()) {
           // Not whole in one reply: the rest would need the stream, which
@@ -147,15 +144,11 @@ std::string Runner::Q3() {
 
 std::string Runner::Q4() {
   int64_t n = 0;
-  v1::QueryRequest req;
-  req.set_database(options_.database);
-  req.set_query(kQ4);
-  req.add_inputs()->set_edn("4");
-  absl::Status s =
-      client_.QueryBatches(req, [&](const client::QueryBatch& batch) {
-        n += batch.rows_size();
-        return true;
-      });
+  absl::Status s = client_.QueryBatches(QueryRequest(kQ4, {"4"}, nullptr),
+                                        [&](const client::QueryBatch& batch) {
+                                          n += batch.rows_size();
+                                          return true;
+                                        });
   if (!s.ok()) return s.ToString();
   if (n != truth_.open_at_least[4]) {
     return StrCat("q4: ", n, " rows, expected ", truth_.open_at_least[4]);

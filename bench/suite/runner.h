@@ -114,6 +114,11 @@ class Runner {
   // Counts `right` right answers of `what` at once. Any thread.
   void CountRight(const std::string& what, int64_t right);
 
+  // The request of query `q` with `inputs` (EDN) against the run's
+  // database, at `basis` if set.
+  v1::QueryRequest QueryRequest(const std::string& q,
+                                const std::vector<std::string>& inputs,
+                                const v1::Basis* basis) const;
   // Runs a query and shows `on_row` every row of the answer, in the order
   // they come; the basis it read into *basis_tx if set. No row is copied
   // or kept: checks compare as the rows go by.

@@ -72,15 +72,22 @@ void Runner::CountRight(const std::string& what, int64_t right) {
   checks_ok_[what] += right;
 }
 
-absl::Status Runner::Query(const std::string& q,
-                           const std::vector<std::string>& inputs,
-                           RowVisitor on_row, const v1::Basis* basis,
-                           int64_t* basis_tx) {
+v1::QueryRequest Runner::QueryRequest(const std::string& q,
+                                      const std::vector<std::string>& inputs,
+                                      const v1::Basis* basis) const {
   v1::QueryRequest req;
   req.set_database(options_.database);
   req.set_query(q);
   for (const std::string& in : inputs) req.add_inputs()->set_edn(in);
   if (basis != nullptr) *req.mutable_basis() = *basis;
+  return req;
+}
+
+absl::Status Runner::Query(const std::string& q,
+                           const std::vector<std::string>& inputs,
+                           RowVisitor on_row, const v1::Basis* basis,
+                           int64_t* basis_tx) {
+  const v1::QueryRequest req = QueryRequest(q, inputs, basis);
   // The rows are read where they arrived (the bytes gRPC received), not
   // parsed into messages or kept.
   return client_.QueryBatches(req, [&](const client::QueryBatch& batch) {
