@@ -26,6 +26,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "mentat/base/str_cat.h"
+#include "placeholder_connection.h"
 
 namespace mentat::server {
 
@@ -149,6 +150,17 @@ class GrpcListener::Loop {
       : owner_(owner), acceptor_(acceptor), context_(*owner->context_) {
     fd_limit_ = SoftDescriptorLimit();
     reserve_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (owner->options_.queue_turns > 1) {
+      auto placeholders = PlaceholderConnections::Open();
+      if (placeholders.ok()) {
+        placeholders_ = *std::move(placeholders);
+      } else {
+        spdlog::warn(
+            "gRPC connections go to its completion queues in turn, the "
+            "callback API's among them (slower point reads on those): {}",
+            std::string(placeholders.status().message()));
+      }
+    }
   }
   ~Loop() {
     if (reserve_ >= 0) ::close(reserve_);
@@ -178,6 +190,7 @@ class GrpcListener::Loop {
     c.accepted = accepted_.load(std::memory_order_relaxed);
     c.refused = refused_.load(std::memory_order_relaxed);
     c.fd_limit = fd_limit_;
+    c.placeholders = placeholders_handed_.load(std::memory_order_relaxed);
     absl::MutexLock lock(&mu_);
     SweepLocked();
     c.open = static_cast<int64_t>(open_.size());
@@ -302,12 +315,40 @@ class GrpcListener::Loop {
       const int one = 1;
       (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
+    if (placeholders_ != nullptr) {
+      // gRPC skips (and closes) a connection that has no peer any more
+      // without taking a turn: skip it here too, so that the turns counted
+      // stay gRPC's.
+      sockaddr_storage peer;
+      socklen_t peer_length = sizeof peer;
+      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) !=
+          0) {
+        ::close(fd);
+        return;
+      }
+      if (handed_ % owner_->options_.queue_turns == 0)
+        HandPlaceholder(listener);
+    }
+    accepted_.fetch_add(1, std::memory_order_relaxed);
+    HandOver(listener, fd);
+  }
+
+  // gRPC owns the descriptor from here on, and closes it.
+  void HandOver(int listener, int fd) {
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
     p.listener_fd = listener;
     p.fd = fd;
-    accepted_.fetch_add(1, std::memory_order_relaxed);
-    // gRPC owns the descriptor from here on, and closes it.
+    ++handed_;
     acceptor_->HandleNewConnection(&p);
+  }
+
+  // Takes the callback queue's turn (Options::queue_turns).
+  void HandPlaceholder(int listener) {
+    const PlaceholderConnections::Ends ends = placeholders_->Make();
+    if (ends.server < 0) return;  // this connection takes the turn
+    HandOver(listener, ends.server);
+    PlaceholderConnections::Reset(ends.client);
+    placeholders_handed_.fetch_add(1, std::memory_order_relaxed);
   }
 
   // Closes a connection we will not serve: with a reset, so the client
@@ -358,6 +399,9 @@ class GrpcListener::Loop {
   int reserve_ = -1;  // the loop thread's
   std::chrono::steady_clock::time_point last_note_{};
   int64_t notes_skipped_ = 0;
+  std::unique_ptr<PlaceholderConnections> placeholders_;
+  int64_t handed_ = 0;  // connections handed to gRPC, placeholders too
+  std::atomic<int64_t> placeholders_handed_{0};
   std::atomic<int64_t> accepted_{0};
   std::atomic<int64_t> refused_{0};
   absl::Mutex mu_;

@@ -194,6 +194,11 @@ std::string Metrics::RenderPrometheus(
          "out of descriptors).");
   StrAppend(&out, "mentat_connections_refused_total ", connections.refused,
             "\n");
+  Header(&out, "mentat_connections_placeholder_total", "counter",
+         "Placeholder connections handed to gRPC to take the callback "
+         "API's completion queue's turns (server/grpc_listener.h).");
+  StrAppend(&out, "mentat_connections_placeholder_total ",
+            connections.placeholders, "\n");
   Header(&out, "mentat_connections_open", "gauge", "gRPC connections open.");
   StrAppend(&out, "mentat_connections_open ", connections.open, "\n");
   Header(&out, "mentat_descriptor_limit", "gauge",

@@ -101,6 +101,7 @@ class Metrics {
     int64_t refused = 0;
     int64_t open = 0;
     int64_t fd_limit = 0;
+    int64_t placeholders = 0;
   };
 
   // The whole exposition: the server's counters, then the databases'.

@@ -164,6 +164,15 @@ absl::Status ServerImpl::Start() {
   listen_options.addresses = ListenAddresses(config);
   listen_options.max_connections = config.max_connections;
   listen_options.reserved_fds = config.reserved_fds;
+  const int unary_threads =
+      config.unary_threads > 0
+          ? config.unary_threads
+          : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  // The callback API's completion queue, then one per unary thread (with
+  // `epoll1` every queue polls every connection: no turns to steer).
+  if (config.grpc_poll_strategy == "poll") {
+    listen_options.queue_turns = 1 + unary_threads;
+  }
   auto bound = GrpcListener::Bind(listen_options);
   if (!bound.ok()) return bound.status();
   listener = *std::move(bound);
@@ -258,11 +267,7 @@ absl::Status ServerImpl::Start() {
   builder.RegisterService(service.get());
   builder.RegisterService(replication_service.get());
   unary = std::make_unique<AsyncUnaryServer>(
-      *sc, service.get(), builder,
-      config.unary_threads > 0
-          ? config.unary_threads
-          : std::max(2, static_cast<int>(std::thread::hardware_concurrency())),
-      config.unary_spin_us);
+      *sc, service.get(), builder, unary_threads, config.unary_spin_us);
   grpc_server = builder.BuildAndStart();
   if (grpc_server == nullptr) {
     return absl::UnavailableError(
@@ -387,7 +392,7 @@ HttpServer::Response ServerImpl::Http(const std::string& target) {
     Metrics::ConnectionFigures connections;
     if (listener != nullptr) {
       const GrpcListener::Counters c = listener->counters();
-      connections = {c.accepted, c.refused, c.open, c.fd_limit};
+      connections = {c.accepted, c.refused, c.open, c.fd_limit, c.placeholders};
     }
     r.body = metrics.RenderPrometheus(figures, readers->queue_depth(),
                                       readers->threads(), connections);
