@@ -147,8 +147,11 @@ class TxApplier {
   [[nodiscard]] absl::Status BuildDatoms();
   [[nodiscard]] absl::Status AddAssertion(EntityId e, const Attribute& attr,
                                           Value v, const TxOp* source);
+  // `asserted_tx`: the tx that asserted [e a v], when the caller has just
+  // read the datom (a scan of the group); 0 to look it up.
   [[nodiscard]] absl::Status AddRetraction(EntityId e, const Attribute& attr,
-                                           const Value& v, const TxOp* source);
+                                           const Value& v, const TxOp* source,
+                                           EntityId asserted_tx = 0);
   [[nodiscard]] absl::Status RetractEntity(EntityId e, const TxOp* source,
                                            int depth);
   // tx_composite.cc: after BuildDatoms, the assertions and retractions
