@@ -298,6 +298,18 @@ class GrpcListener::Loop {
       ::close(fd);
       return;
     }
+    if (placeholders_ != nullptr) {
+      // gRPC skips (and closes) a connection that has no peer any more
+      // without taking a turn: skip it here too, so that the turns counted
+      // stay gRPC's.
+      sockaddr_storage peer;
+      socklen_t peer_length = sizeof peer;
+      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) !=
+          0) {
+        ::close(fd);
+        return;
+      }
+    }
     const int max = owner_->options_.max_connections;
     {
       absl::MutexLock lock(&mu_);
@@ -315,19 +327,9 @@ class GrpcListener::Loop {
       const int one = 1;
       (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
-    if (placeholders_ != nullptr) {
-      // gRPC skips (and closes) a connection that has no peer any more
-      // without taking a turn: skip it here too, so that the turns counted
-      // stay gRPC's.
-      sockaddr_storage peer;
-      socklen_t peer_length = sizeof peer;
-      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) !=
-          0) {
-        ::close(fd);
-        return;
-      }
-      if (handed_ % owner_->options_.queue_turns == 0)
-        HandPlaceholder(listener);
+    if (placeholders_ != nullptr &&
+        handed_ % owner_->options_.queue_turns == 0) {
+      HandPlaceholder(listener);
     }
     accepted_.fetch_add(1, std::memory_order_relaxed);
     HandOver(listener, fd);

@@ -5,11 +5,16 @@
 // slower.
 
 #include <doctest/doctest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "placeholder_connection.h"
 #include "test_support.h"
 #include "testing/mentatd_process.h"
 
@@ -76,6 +81,29 @@ TEST_CASE("mentatd: no connection's calls go through gRPC's callback threads") {
     // otherwise only for their own timeouts (about once a second each).
     CHECK_MESSAGE(woke < kPings / 3, "connection ", c, ": gRPC's callback ",
                   "threads woke ", woke, " times during ", kPings, " pings");
+  }
+}
+
+TEST_CASE("placeholder connections: connected, then reset") {
+  auto placeholders = PlaceholderConnections::Open();
+  REQUIRE_MESSAGE(placeholders.ok(), placeholders.status().ToString());
+  for (int i = 0; i < 3; ++i) {
+    const PlaceholderConnections::Ends ends = (*placeholders)->Make();
+    REQUIRE(ends.server >= 0);
+    REQUIRE(ends.client >= 0);
+    // gRPC asks the server end for its peer before it takes it.
+    sockaddr_storage peer;
+    socklen_t length = sizeof peer;
+    CHECK(::getpeername(ends.server, reinterpret_cast<sockaddr*>(&peer),
+                        &length) == 0);
+    PlaceholderConnections::Reset(ends.client);
+    // The server end reads the end of the connection, not silence.
+    pollfd p{ends.server, POLLIN, 0};
+    REQUIRE(::poll(&p, 1, 10000) == 1);
+    char byte;
+    const ssize_t n = ::recv(ends.server, &byte, 1, 0);
+    CHECK((n == 0 || (n < 0 && errno == ECONNRESET)));
+    ::close(ends.server);
   }
 }
 
