@@ -40,30 +40,28 @@ void FillAttribute(const storage::Attribute& a, v1::Attribute* out) {
 // Posts `work(call, request, database)` to a reader thread after the usual
 // checks; `work` finishes the call.
 template <typename Request, typename Work>
-Unary* OnDatabase(ServiceContext& sc, Method method, Ctx* ctx, const Buf* req,
-                  Buf* resp, Work work) {
-  UnaryCall call(sc, method, ctx, resp);
+void OnDatabase(const UnaryCall& call, const Buf* req, Work work) {
   auto request = std::make_shared<Request>();
   absl::Status s = call.Begin(req, request.get());
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
+  ServiceContext& sc = call.sc();
   auto database = sc.registry.Get(request->database());
-  if (!database.ok()) return FinishNow(call, database.status());
+  if (!database.ok()) return call.Finish(database.status());
   // Read-your-writes: the read runs once the database has the basis.
   std::shared_ptr<Database> db = *std::move(database);
-  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(ctx),
+  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(call.context()),
                 [call, request, db, work](absl::Status ready) {
                   if (!ready.ok()) return call.Finish(ready);
                   call.sc().readers.Post(
                       [call, request, db, work] { work(call, *request, *db); });
                 });
-  return call.reactor();
 }
 
 }  // namespace
 
-Unary* HandleSchema(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  return OnDatabase<v1::SchemaRequest>(
-      sc, Method::kSchema, ctx, req, resp,
+void ServeSchema(const UnaryCall& call, const Buf* req) {
+  OnDatabase<v1::SchemaRequest>(
+      call, req,
       [](const UnaryCall& call, const v1::SchemaRequest&, Database& database) {
         std::shared_ptr<const storage::Db> db = database.Latest();
         const storage::Schema& schema = db->schema();
@@ -89,9 +87,9 @@ Unary* HandleSchema(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
       });
 }
 
-Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  return OnDatabase<v1::StatsRequest>(
-      sc, Method::kStats, ctx, req, resp,
+void ServeStats(const UnaryCall& call, const Buf* req) {
+  OnDatabase<v1::StatsRequest>(
+      call, req,
       [](const UnaryCall& call, const v1::StatsRequest& request,
          Database& database) {
         std::shared_ptr<const storage::Db> db = database.Latest();
@@ -161,15 +159,14 @@ Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
       });
 }
 
-Unary* HandleCreateDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                            Buf* resp) {
-  UnaryCall call(sc, Method::kCreateDatabase, ctx, resp);
+void ServeCreateDatabase(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   auto request = std::make_shared<v1::CreateDatabaseRequest>();
   absl::Status s = call.Begin(req, request.get());
   if (s.ok()) s = RefuseAtReplica(sc, "CreateDatabase");
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   s = DatabaseRegistry::CheckName(request->name());
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   sc.readers.Post([call, request] {
     auto db = call.sc().registry.Create(request->name());
     if (!db.ok()) return call.Finish(db.status());
@@ -178,15 +175,13 @@ Unary* HandleCreateDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
     response.set_basis_tx((*db)->Latest()->basis_tx());
     call.Finish(absl::OkStatus(), &response);
   });
-  return call.reactor();
 }
 
-Unary* HandleListDatabases(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                           Buf* resp) {
-  UnaryCall call(sc, Method::kListDatabases, ctx, resp);
+void ServeListDatabases(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   v1::ListDatabasesRequest request;
   absl::Status s = call.Begin(req, &request);
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   sc.readers.Post([call] {
     v1::ListDatabasesResponse response;
     for (const auto& db : call.sc().registry.List()) {
@@ -199,23 +194,20 @@ Unary* HandleListDatabases(ServiceContext& sc, Ctx* ctx, const Buf* req,
     }
     call.Finish(absl::OkStatus(), &response);
   });
-  return call.reactor();
 }
 
-Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                            Buf* resp) {
-  UnaryCall call(sc, Method::kDeleteDatabase, ctx, resp);
+void ServeDeleteDatabase(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   auto request = std::make_shared<v1::DeleteDatabaseRequest>();
   absl::Status s = call.Begin(req, request.get());
   if (s.ok()) s = RefuseAtReplica(sc, "DeleteDatabase");
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   sc.readers.Post([call, request] {
     absl::Status s = call.sc().registry.Delete(request->name());
     if (!s.ok()) return call.Finish(s);
     v1::DeleteDatabaseResponse response;
     call.Finish(absl::OkStatus(), &response);
   });
-  return call.reactor();
 }
 
 }  // namespace mentat::server

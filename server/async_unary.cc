@@ -19,9 +19,21 @@ namespace {
 // may start between two turns of the queue's thread.
 constexpr int kAskedPerMethod = 8;
 
-enum class Kind { kPing, kQueryFirst, kPull, kTransact };
-constexpr Kind kKinds[] = {Kind::kPing, Kind::kQueryFirst, Kind::kPull,
-                           Kind::kTransact};
+enum class Kind {
+  kPing,
+  kQueryFirst,
+  kPull,
+  kTransact,
+  kSchema,
+  kStats,
+  kCreateDatabase,
+  kListDatabases,
+  kDeleteDatabase,
+};
+constexpr Kind kKinds[] = {
+    Kind::kPing,           Kind::kQueryFirst,    Kind::kPull,
+    Kind::kTransact,       Kind::kSchema,        Kind::kStats,
+    Kind::kCreateDatabase, Kind::kListDatabases, Kind::kDeleteDatabase};
 
 // One async call, from being asked for to gRPC's last event about it.
 // After its request event it holds two references, one for each event
@@ -58,6 +70,26 @@ class AsyncCall final : public UnaryCompletion {
       case Kind::kTransact:
         service->RequestTransact(&call->ctx_, &call->request_,
                                  &call->responder_, cq, cq, tag);
+        break;
+      case Kind::kSchema:
+        service->RequestSchema(&call->ctx_, &call->request_, &call->responder_,
+                               cq, cq, tag);
+        break;
+      case Kind::kStats:
+        service->RequestStats(&call->ctx_, &call->request_, &call->responder_,
+                              cq, cq, tag);
+        break;
+      case Kind::kCreateDatabase:
+        service->RequestCreateDatabase(&call->ctx_, &call->request_,
+                                       &call->responder_, cq, cq, tag);
+        break;
+      case Kind::kListDatabases:
+        service->RequestListDatabases(&call->ctx_, &call->request_,
+                                      &call->responder_, cq, cq, tag);
+        break;
+      case Kind::kDeleteDatabase:
+        service->RequestDeleteDatabase(&call->ctx_, &call->request_,
+                                       &call->responder_, cq, cq, tag);
         break;
     }
   }
@@ -124,6 +156,29 @@ class AsyncCall final : public UnaryCompletion {
       case Kind::kTransact:
         ServeTransact(
             UnaryCall(sc_, Method::kTransact, &ctx_, this, &response_),
+            &request_);
+        return;
+      case Kind::kSchema:
+        ServeSchema(UnaryCall(sc_, Method::kSchema, &ctx_, this, &response_),
+                    &request_);
+        return;
+      case Kind::kStats:
+        ServeStats(UnaryCall(sc_, Method::kStats, &ctx_, this, &response_),
+                   &request_);
+        return;
+      case Kind::kCreateDatabase:
+        ServeCreateDatabase(
+            UnaryCall(sc_, Method::kCreateDatabase, &ctx_, this, &response_),
+            &request_);
+        return;
+      case Kind::kListDatabases:
+        ServeListDatabases(
+            UnaryCall(sc_, Method::kListDatabases, &ctx_, this, &response_),
+            &request_);
+        return;
+      case Kind::kDeleteDatabase:
+        ServeDeleteDatabase(
+            UnaryCall(sc_, Method::kDeleteDatabase, &ctx_, this, &response_),
             &request_);
         return;
     }

@@ -11,32 +11,33 @@
 namespace mentat::server {
 
 // mentat.v1.Mentat with every method taking raw bytes (see call.h for
-// why). Most methods use gRPC's callback API: each hands its work to the
-// transactor or the reader pool and returns at once; the handlers live in
-// *_call.cc, one file per concern. The short unary reads (Ping,
-// QueryFirst, Pull) and Transact are async methods instead, served on threads
-// of our own (async_unary.h).
+// why). The streams, Explain, PullMany and Backup use gRPC's callback API:
+// each hands its work to the transactor or the reader pool and returns at
+// once; the handlers live in *_call.cc, one file per concern. The short
+// unary reads (Ping, QueryFirst, Pull), Transact and the calls a client
+// makes on connecting or for monitoring (Schema, Stats, the database
+// list and management) are async methods instead, served on threads of
+// our own (async_unary.h): a connection that made one callback-API call
+// is polled by gRPC's callback threads from then on, which then read its
+// point reads too (server/README.md).
 template <class Base>
 using CallbackMethods = v1::Mentat::WithRawCallbackMethod_Query<
     v1::Mentat::WithRawCallbackMethod_PullMany<
         v1::Mentat::WithRawCallbackMethod_Datoms<
             v1::Mentat::WithRawCallbackMethod_TxRange<
                 v1::Mentat::WithRawCallbackMethod_Subscribe<
-                    v1::Mentat::WithRawCallbackMethod_Schema<
-                        v1::Mentat::WithRawCallbackMethod_Stats<
-                            v1::Mentat::WithRawCallbackMethod_Explain<
-                                v1::Mentat::WithRawCallbackMethod_CreateDatabase<
-                                    v1::Mentat::
-                                        WithRawCallbackMethod_ListDatabases<
-                                            v1::Mentat::WithRawCallbackMethod_DeleteDatabase<
-                                                v1::Mentat::
-                                                    WithRawCallbackMethod_Import<
-                                                        v1::Mentat::
-                                                            WithRawCallbackMethod_Backup<
-                                                                Base>>>>>>>>>>>>>;
-using AsyncMethods = v1::Mentat::WithRawMethod_Ping<
-    v1::Mentat::WithRawMethod_QueryFirst<v1::Mentat::WithRawMethod_Pull<
-        v1::Mentat::WithRawMethod_Transact<v1::Mentat::Service>>>>;
+                    v1::Mentat::WithRawCallbackMethod_Explain<
+                        v1::Mentat::WithRawCallbackMethod_Import<
+                            v1::Mentat::WithRawCallbackMethod_Backup<
+                                Base>>>>>>>>;
+using AsyncMethods =
+    v1::Mentat::WithRawMethod_Ping<v1::Mentat::WithRawMethod_QueryFirst<
+        v1::Mentat::WithRawMethod_Pull<v1::Mentat::WithRawMethod_Transact<
+            v1::Mentat::WithRawMethod_Schema<v1::Mentat::WithRawMethod_Stats<
+                v1::Mentat::WithRawMethod_CreateDatabase<
+                    v1::Mentat::WithRawMethod_ListDatabases<
+                        v1::Mentat::WithRawMethod_DeleteDatabase<
+                            v1::Mentat::Service>>>>>>>>>;
 using RawMentatService = CallbackMethods<AsyncMethods>;
 
 using Ctx = grpc::CallbackServerContext;
@@ -54,14 +55,6 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Writer* HandleTxRange(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Writer* HandleSubscribe(ServiceContext& sc, Ctx* ctx, const Buf* req);
-Unary* HandleSchema(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
-Unary* HandleStats(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
-Unary* HandleCreateDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                            Buf* resp);
-Unary* HandleListDatabases(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                           Buf* resp);
-Unary* HandleDeleteDatabase(ServiceContext& sc, Ctx* ctx, const Buf* req,
-                            Buf* resp);
 // import_call.cc and backup_call.cc.
 Reader* HandleImport(ServiceContext& sc, Ctx* ctx, Buf* resp);
 Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
@@ -73,6 +66,12 @@ void ServeTransact(const UnaryCall& call, const Buf* req);
 void ServeQueryFirst(const UnaryCall& call, const Buf* req);
 void ServePull(const UnaryCall& call, const Buf* req);
 void ServePing(const UnaryCall& call, const Buf* req);
+// admin_call.cc.
+void ServeSchema(const UnaryCall& call, const Buf* req);
+void ServeStats(const UnaryCall& call, const Buf* req);
+void ServeCreateDatabase(const UnaryCall& call, const Buf* req);
+void ServeListDatabases(const UnaryCall& call, const Buf* req);
+void ServeDeleteDatabase(const UnaryCall& call, const Buf* req);
 
 // The service object registered with the gRPC server.
 class MentatService final : public RawMentatService {
@@ -94,23 +93,8 @@ class MentatService final : public RawMentatService {
   Writer* Subscribe(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleSubscribe(sc_, ctx, req));
   }
-  Unary* Schema(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleSchema(sc_, ctx, req, resp));
-  }
-  Unary* Stats(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleStats(sc_, ctx, req, resp));
-  }
   Unary* Explain(Ctx* ctx, const Buf* req, Buf* resp) override {
     return HandedToGrpc(HandleExplain(sc_, ctx, req, resp));
-  }
-  Unary* CreateDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleCreateDatabase(sc_, ctx, req, resp));
-  }
-  Unary* ListDatabases(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleListDatabases(sc_, ctx, req, resp));
-  }
-  Unary* DeleteDatabase(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleDeleteDatabase(sc_, ctx, req, resp));
   }
   Reader* Import(Ctx* ctx, Buf* resp) override {
     return HandedToGrpc(HandleImport(sc_, ctx, resp));
