@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <iterator>
 
 #include "call.h"
 #include "tsan_handoff.h"
@@ -29,11 +30,19 @@ enum class Kind {
   kCreateDatabase,
   kListDatabases,
   kDeleteDatabase,
+  kPullMany,
+  kExplain,
+  kBackup,
 };
 constexpr Kind kKinds[] = {
     Kind::kPing,           Kind::kQueryFirst,    Kind::kPull,
     Kind::kTransact,       Kind::kSchema,        Kind::kStats,
-    Kind::kCreateDatabase, Kind::kListDatabases, Kind::kDeleteDatabase};
+    Kind::kCreateDatabase, Kind::kListDatabases, Kind::kDeleteDatabase,
+    Kind::kPullMany,       Kind::kExplain,       Kind::kBackup};
+// A method of the async service that no queue asks for would hold its
+// calls forever.
+static_assert(std::size(kKinds) == static_cast<size_t>(Kind::kBackup) + 1,
+              "every Kind is asked for");
 
 // One async call, from being asked for to gRPC's last event about it.
 // After its request event it holds two references, one for each event
@@ -90,6 +99,18 @@ class AsyncCall final : public UnaryCompletion {
       case Kind::kDeleteDatabase:
         service->RequestDeleteDatabase(&call->ctx_, &call->request_,
                                        &call->responder_, cq, cq, tag);
+        break;
+      case Kind::kPullMany:
+        service->RequestPullMany(&call->ctx_, &call->request_,
+                                 &call->responder_, cq, cq, tag);
+        break;
+      case Kind::kExplain:
+        service->RequestExplain(&call->ctx_, &call->request_, &call->responder_,
+                                cq, cq, tag);
+        break;
+      case Kind::kBackup:
+        service->RequestBackup(&call->ctx_, &call->request_, &call->responder_,
+                               cq, cq, tag);
         break;
     }
   }
@@ -180,6 +201,19 @@ class AsyncCall final : public UnaryCompletion {
         ServeDeleteDatabase(
             UnaryCall(sc_, Method::kDeleteDatabase, &ctx_, this, &response_),
             &request_);
+        return;
+      case Kind::kPullMany:
+        ServePullMany(
+            UnaryCall(sc_, Method::kPullMany, &ctx_, this, &response_),
+            &request_);
+        return;
+      case Kind::kExplain:
+        ServeExplain(UnaryCall(sc_, Method::kExplain, &ctx_, this, &response_),
+                     &request_);
+        return;
+      case Kind::kBackup:
+        ServeBackup(UnaryCall(sc_, Method::kBackup, &ctx_, this, &response_),
+                    &request_);
         return;
     }
   }

@@ -1,9 +1,9 @@
 #ifndef MENTAT_SERVER_ASYNC_UNARY_H_
 #define MENTAT_SERVER_ASYNC_UNARY_H_
 
-// The short unary calls (Ping, QueryFirst, Pull, Transact) and the ones
-// clients make on connecting or for monitoring (Schema, Stats, the
-// database list and management) served on threads of mentatd's own.
+// The unary calls (Ping, QueryFirst, Pull, Transact, PullMany, Schema,
+// Stats, Explain, Backup and the database calls) served on threads of
+// mentatd's own.
 //
 // gRPC's callback API, which the other methods use, reads a call on one of
 // its poller threads and runs the handler on its executor, then hands the

@@ -67,16 +67,16 @@ bool IsUnder(const fs::path& path, const fs::path& dir) {
 
 }  // namespace
 
-Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  UnaryCall call(sc, Method::kBackup, ctx, resp);
+void ServeBackup(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   auto request = std::make_shared<v1::BackupRequest>();
   absl::Status s = call.Begin(req, request.get());
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   absl::StatusOr<fs::path> destination =
       CheckDestination(sc.config, request->destination());
-  if (!destination.ok()) return FinishNow(call, destination.status());
+  if (!destination.ok()) return call.Finish(destination.status());
   auto database = sc.registry.Get(request->database());
-  if (!database.ok()) return FinishNow(call, database.status());
+  if (!database.ok()) return call.Finish(database.status());
   sc.readers.Post([call, request, database = *std::move(database),
                    path = destination->string()] {
     absl::Status wanted = call.StillWanted();
@@ -119,7 +119,6 @@ Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
                  response.bytes(), response.elapsed_micros());
     call.Finish(absl::OkStatus(), &response);
   });
-  return call.reactor();
 }
 
 }  // namespace mentat::server

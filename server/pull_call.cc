@@ -162,13 +162,13 @@ void ServePull(const UnaryCall& call, const Buf* req) {
   }
 }
 
-Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  UnaryCall call(sc, Method::kPullMany, ctx, resp);
+void ServePullMany(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   auto request = std::make_shared<v1::PullManyRequest>();
   absl::Status s = call.Begin(req, request.get());
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   auto database = sc.registry.Get(request->database());
-  if (!database.ok()) return FinishNow(call, database.status());
+  if (!database.ok()) return call.Finish(database.status());
   std::shared_ptr<Database> db = *std::move(database);
   auto run = [call, request, database = db] {
     ServiceContext& sc = call.sc();
@@ -211,12 +211,11 @@ Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     call.FinishSerialized(std::move(response));
   };
   // Read-your-writes: the read runs once the database has the basis.
-  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(ctx),
+  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(call.context()),
                 [call, run](absl::Status ready) {
                   if (!ready.ok()) return call.Finish(ready);
                   call.sc().readers.Post(run);
                 });
-  return call.reactor();
 }
 
 }  // namespace mentat::server

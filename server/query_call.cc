@@ -210,17 +210,17 @@ void ServeQueryFirst(const UnaryCall& call, const Buf* req) {
 // takes one of the --max-concurrent-queries slots (RESOURCE_EXHAUSTED when
 // none is free), and the engine stops it at the call's deadline, when the
 // client cancels, or past the per-query memory budget.
-Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
-  UnaryCall call(sc, Method::kExplain, ctx, resp);
+void ServeExplain(const UnaryCall& call, const Buf* req) {
+  ServiceContext& sc = call.sc();
   auto request = std::make_shared<v1::ExplainRequest>();
   absl::Status s = call.Begin(req, request.get());
-  if (!s.ok()) return FinishNow(call, s);
+  if (!s.ok()) return call.Finish(s);
   auto database = sc.registry.Get(request->database());
-  if (!database.ok()) return FinishNow(call, database.status());
+  if (!database.ok()) return call.Finish(database.status());
   const bool profile = request->profile();
   if (profile) {
     s = TakeQuerySlot(sc.config, sc.metrics);
-    if (!s.ok()) return FinishNow(call, s);
+    if (!s.ok()) return call.Finish(s);
   }
   std::shared_ptr<Database> db = *std::move(database);
   auto explain = [call, request, profile, database = db] {
@@ -258,7 +258,7 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
     }
   };
   // Read-your-writes: the plan is made once the database has the basis.
-  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(ctx),
+  AfterMinBasis(sc, db, request->min_basis_tx(), SteadyDeadline(call.context()),
                 [call, explain, profile](absl::Status ready) {
                   if (!ready.ok()) {
                     if (profile) ReleaseQuerySlot(call.sc().metrics);
@@ -266,7 +266,6 @@ Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp) {
                   }
                   call.sc().readers.Post(explain);
                 });
-  return call.reactor();
 }
 
 }  // namespace mentat::server

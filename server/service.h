@@ -11,25 +11,19 @@
 namespace mentat::server {
 
 // mentat.v1.Mentat with every method taking raw bytes (see call.h for
-// why). The streams, Explain, PullMany and Backup use gRPC's callback API:
-// each hands its work to the transactor or the reader pool and returns at
-// once; the handlers live in *_call.cc, one file per concern. The short
-// unary reads (Ping, QueryFirst, Pull), Transact and the calls a client
-// makes on connecting or for monitoring (Schema, Stats, the database
-// list and management) are async methods instead, served on threads of
-// our own (async_unary.h): a connection that made one callback-API call
-// is polled by gRPC's callback threads from then on, which then read its
-// point reads too (server/README.md).
+// why). The streams (Query, Datoms, TxRange, Subscribe, Import) use
+// gRPC's callback API: each hands its work to the transactor or the
+// reader pool and returns at once; the handlers live in *_call.cc, one
+// file per concern. Every unary method is an async method instead, served
+// on threads of our own (async_unary.h): a connection that made one
+// callback-API call is polled by gRPC's callback threads from then on,
+// which then read its point reads too (server/README.md).
 template <class Base>
 using CallbackMethods = v1::Mentat::WithRawCallbackMethod_Query<
-    v1::Mentat::WithRawCallbackMethod_PullMany<
-        v1::Mentat::WithRawCallbackMethod_Datoms<
-            v1::Mentat::WithRawCallbackMethod_TxRange<
-                v1::Mentat::WithRawCallbackMethod_Subscribe<
-                    v1::Mentat::WithRawCallbackMethod_Explain<
-                        v1::Mentat::WithRawCallbackMethod_Import<
-                            v1::Mentat::WithRawCallbackMethod_Backup<
-                                Base>>>>>>>>;
+    v1::Mentat::WithRawCallbackMethod_Datoms<
+        v1::Mentat::WithRawCallbackMethod_TxRange<
+            v1::Mentat::WithRawCallbackMethod_Subscribe<
+                v1::Mentat::WithRawCallbackMethod_Import<Base>>>>>;
 using AsyncMethods =
     v1::Mentat::WithRawMethod_Ping<v1::Mentat::WithRawMethod_QueryFirst<
         v1::Mentat::WithRawMethod_Pull<v1::Mentat::WithRawMethod_Transact<
@@ -37,7 +31,10 @@ using AsyncMethods =
                 v1::Mentat::WithRawMethod_CreateDatabase<
                     v1::Mentat::WithRawMethod_ListDatabases<
                         v1::Mentat::WithRawMethod_DeleteDatabase<
-                            v1::Mentat::Service>>>>>>>>>;
+                            v1::Mentat::WithRawMethod_PullMany<
+                                v1::Mentat::WithRawMethod_Explain<
+                                    v1::Mentat::WithRawMethod_Backup<
+                                        v1::Mentat::Service>>>>>>>>>>>>;
 using RawMentatService = CallbackMethods<AsyncMethods>;
 
 using Ctx = grpc::CallbackServerContext;
@@ -50,14 +47,11 @@ using Reader = grpc::ServerReadReactor<grpc::ByteBuffer>;
 // datoms_call.cc, log_call.cc, admin_call.cc, import_call.cc,
 // backup_call.cc, ping_call.cc).
 Writer* HandleQuery(ServiceContext& sc, Ctx* ctx, const Buf* req);
-Unary* HandleExplain(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
-Unary* HandlePullMany(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 Writer* HandleDatoms(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Writer* HandleTxRange(ServiceContext& sc, Ctx* ctx, const Buf* req);
 Writer* HandleSubscribe(ServiceContext& sc, Ctx* ctx, const Buf* req);
 // import_call.cc and backup_call.cc.
 Reader* HandleImport(ServiceContext& sc, Ctx* ctx, Buf* resp);
-Unary* HandleBackup(ServiceContext& sc, Ctx* ctx, const Buf* req, Buf* resp);
 // The async methods' handlers (transact_call.cc, query_call.cc,
 // pull_call.cc, ping_call.cc),
 // run on an async_unary.h thread: each finishes `call` exactly once, here
@@ -72,6 +66,10 @@ void ServeStats(const UnaryCall& call, const Buf* req);
 void ServeCreateDatabase(const UnaryCall& call, const Buf* req);
 void ServeListDatabases(const UnaryCall& call, const Buf* req);
 void ServeDeleteDatabase(const UnaryCall& call, const Buf* req);
+// pull_call.cc, query_call.cc, backup_call.cc.
+void ServePullMany(const UnaryCall& call, const Buf* req);
+void ServeExplain(const UnaryCall& call, const Buf* req);
+void ServeBackup(const UnaryCall& call, const Buf* req);
 
 // The service object registered with the gRPC server.
 class MentatService final : public RawMentatService {
@@ -80,9 +78,6 @@ class MentatService final : public RawMentatService {
 
   Writer* Query(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleQuery(sc_, ctx, req));
-  }
-  Unary* PullMany(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandlePullMany(sc_, ctx, req, resp));
   }
   Writer* Datoms(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleDatoms(sc_, ctx, req));
@@ -93,14 +88,8 @@ class MentatService final : public RawMentatService {
   Writer* Subscribe(Ctx* ctx, const Buf* req) override {
     return HandedToGrpc(HandleSubscribe(sc_, ctx, req));
   }
-  Unary* Explain(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleExplain(sc_, ctx, req, resp));
-  }
   Reader* Import(Ctx* ctx, Buf* resp) override {
     return HandedToGrpc(HandleImport(sc_, ctx, resp));
-  }
-  Unary* Backup(Ctx* ctx, const Buf* req, Buf* resp) override {
-    return HandedToGrpc(HandleBackup(sc_, ctx, req, resp));
   }
 
  private:
