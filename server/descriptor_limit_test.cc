@@ -125,6 +125,7 @@ TEST_CASE(
   std::string body;
   int code = 0;
   bool refused = false;
+  bool saw_503 = false;
   for (int attempt = 0; attempt < 5 && !refused; ++attempt) {
     if (attempt > 0) {
       for (int i = 0; i < 20; ++i) {
@@ -132,16 +133,20 @@ TEST_CASE(
         if (fd >= 0) idle.push_back(fd);
       }
     }
+    // Until mentatd has taken the connections waiting for it.
     const auto until =
-        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < until) {
       code = Health(http, &body);
       if (code == 503) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    CHECK_MESSAGE(code == 503, code, " ", body);
-    CHECK_MESSAGE(body.find("descriptors") != std::string::npos, body);
     MESSAGE("/healthz while out of descriptors: ", code, " ", body);
+    // A descriptor stayed free (then "ok" is the truth): more connections
+    // take it first.
+    if (code != 503) continue;
+    saw_503 = true;
+    CHECK_MESSAGE(body.find("descriptors") != std::string::npos, body);
     const auto call_start = std::chrono::steady_clock::now();
     s = ListDatabases(port, 20000);
     const auto call_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -154,6 +159,7 @@ TEST_CASE(
                   StatusText(s));
     refused = s.error_code() == grpc::StatusCode::UNAVAILABLE;
   }
+  CHECK(saw_503);
   CHECK(refused);
 
   // Once the connections close, new calls are served again.

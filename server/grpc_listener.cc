@@ -40,6 +40,9 @@ namespace {
 // known to pass, wait this long before trying again.
 constexpr auto kShortPause = std::chrono::milliseconds(20);
 constexpr auto kLongPause = std::chrono::seconds(1);
+// No placeholder connection (Options::queue_turns) once the descriptors
+// handed out come within this many of the reserve.
+constexpr int kPlaceholderMargin = 32;
 // Refusals and accept errors are logged at most once per this long.
 constexpr auto kLogEvery = std::chrono::seconds(10);
 
@@ -327,8 +330,12 @@ class GrpcListener::Loop {
       const int one = 1;
       (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
+    // A placeholder takes two descriptors for a moment, and gRPC closes
+    // its end later, from another thread: near the limit the descriptors
+    // are the connections', and a slower connection beats a refused one.
     if (placeholders_ != nullptr &&
-        handed_ % owner_->options_.queue_turns == 0) {
+        handed_ % owner_->options_.queue_turns == 0 &&
+        fd < fd_limit_ - reserved - kPlaceholderMargin) {
       HandPlaceholder(listener);
     }
     accepted_.fetch_add(1, std::memory_order_relaxed);
