@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <iterator>
 
 #include "call.h"
 #include "tsan_handoff.h"
@@ -20,29 +19,37 @@ namespace {
 // may start between two turns of the queue's thread.
 constexpr int kAskedPerMethod = 8;
 
-enum class Kind {
-  kPing,
-  kQueryFirst,
-  kPull,
-  kTransact,
-  kSchema,
-  kStats,
-  kCreateDatabase,
-  kListDatabases,
-  kDeleteDatabase,
-  kPullMany,
-  kExplain,
-  kBackup,
+// An async method: how to ask gRPC for its next call, and its handler.
+struct AsyncMethod {
+  using Request = void (RawMentatService::*)(
+      grpc::ServerContext*, grpc::ByteBuffer*,
+      grpc::ServerAsyncResponseWriter<grpc::ByteBuffer>*,
+      grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*);
+  Request request;
+  Method method;
+  void (*serve)(const UnaryCall& call, const Buf* req);
 };
-constexpr Kind kKinds[] = {
-    Kind::kPing,           Kind::kQueryFirst,    Kind::kPull,
-    Kind::kTransact,       Kind::kSchema,        Kind::kStats,
-    Kind::kCreateDatabase, Kind::kListDatabases, Kind::kDeleteDatabase,
-    Kind::kPullMany,       Kind::kExplain,       Kind::kBackup};
-// A method of the async service that no queue asks for would hold its
-// calls forever.
-static_assert(std::size(kKinds) == static_cast<size_t>(Kind::kBackup) + 1,
-              "every Kind is asked for");
+
+// Every method of AsyncMethods (service.h): one left out would have its
+// calls held by gRPC forever, as none is ever asked for.
+const AsyncMethod kAsyncMethods[] = {
+    {&RawMentatService::RequestPing, Method::kPing, &ServePing},
+    {&RawMentatService::RequestQueryFirst, Method::kQueryFirst,
+     &ServeQueryFirst},
+    {&RawMentatService::RequestPull, Method::kPull, &ServePull},
+    {&RawMentatService::RequestTransact, Method::kTransact, &ServeTransact},
+    {&RawMentatService::RequestPullMany, Method::kPullMany, &ServePullMany},
+    {&RawMentatService::RequestSchema, Method::kSchema, &ServeSchema},
+    {&RawMentatService::RequestStats, Method::kStats, &ServeStats},
+    {&RawMentatService::RequestExplain, Method::kExplain, &ServeExplain},
+    {&RawMentatService::RequestCreateDatabase, Method::kCreateDatabase,
+     &ServeCreateDatabase},
+    {&RawMentatService::RequestListDatabases, Method::kListDatabases,
+     &ServeListDatabases},
+    {&RawMentatService::RequestDeleteDatabase, Method::kDeleteDatabase,
+     &ServeDeleteDatabase},
+    {&RawMentatService::RequestBackup, Method::kBackup, &ServeBackup},
+};
 
 // One async call, from being asked for to gRPC's last event about it.
 // After its request event it holds two references, one for each event
@@ -56,63 +63,15 @@ class AsyncCall final : public UnaryCompletion {
     Event event;
   };
 
-  // Asks gRPC for the next call of `kind` on `cq`.
+  // Asks gRPC for the next call of `method` on `cq`.
   static void Ask(ServiceContext& sc, RawMentatService* service,
-                  grpc::ServerCompletionQueue* cq, Kind kind) {
-    auto* call = new AsyncCall(sc, service, cq, kind);
+                  grpc::ServerCompletionQueue* cq, const AsyncMethod* method) {
+    auto* call = new AsyncCall(sc, service, cq, method);
     call->ctx_.AsyncNotifyWhenDone(&call->done_tag_);
     HandOffRelease(call);
-    auto* tag = &call->request_tag_;
-    switch (kind) {
-      case Kind::kPing:
-        service->RequestPing(&call->ctx_, &call->request_, &call->responder_,
-                             cq, cq, tag);
-        break;
-      case Kind::kQueryFirst:
-        service->RequestQueryFirst(&call->ctx_, &call->request_,
-                                   &call->responder_, cq, cq, tag);
-        break;
-      case Kind::kPull:
-        service->RequestPull(&call->ctx_, &call->request_, &call->responder_,
-                             cq, cq, tag);
-        break;
-      case Kind::kTransact:
-        service->RequestTransact(&call->ctx_, &call->request_,
-                                 &call->responder_, cq, cq, tag);
-        break;
-      case Kind::kSchema:
-        service->RequestSchema(&call->ctx_, &call->request_, &call->responder_,
-                               cq, cq, tag);
-        break;
-      case Kind::kStats:
-        service->RequestStats(&call->ctx_, &call->request_, &call->responder_,
-                              cq, cq, tag);
-        break;
-      case Kind::kCreateDatabase:
-        service->RequestCreateDatabase(&call->ctx_, &call->request_,
-                                       &call->responder_, cq, cq, tag);
-        break;
-      case Kind::kListDatabases:
-        service->RequestListDatabases(&call->ctx_, &call->request_,
-                                      &call->responder_, cq, cq, tag);
-        break;
-      case Kind::kDeleteDatabase:
-        service->RequestDeleteDatabase(&call->ctx_, &call->request_,
-                                       &call->responder_, cq, cq, tag);
-        break;
-      case Kind::kPullMany:
-        service->RequestPullMany(&call->ctx_, &call->request_,
-                                 &call->responder_, cq, cq, tag);
-        break;
-      case Kind::kExplain:
-        service->RequestExplain(&call->ctx_, &call->request_, &call->responder_,
-                                cq, cq, tag);
-        break;
-      case Kind::kBackup:
-        service->RequestBackup(&call->ctx_, &call->request_, &call->responder_,
-                               cq, cq, tag);
-        break;
-    }
+    (service->*(method->request))(&call->ctx_, &call->request_,
+                                  &call->responder_, cq, cq,
+                                  &call->request_tag_);
   }
 
   // On the queue's thread.
@@ -126,7 +85,7 @@ class AsyncCall final : public UnaryCompletion {
           delete this;
           return;
         }
-        Ask(sc_, service_, cq_, kind_);
+        Ask(sc_, service_, cq_, method_);
         sc_.active_calls.fetch_add(1, std::memory_order_relaxed);
         Serve();
         return;
@@ -156,66 +115,12 @@ class AsyncCall final : public UnaryCompletion {
 
  private:
   AsyncCall(ServiceContext& sc, RawMentatService* service,
-            grpc::ServerCompletionQueue* cq, Kind kind)
-      : sc_(sc), service_(service), cq_(cq), kind_(kind) {}
+            grpc::ServerCompletionQueue* cq, const AsyncMethod* method)
+      : sc_(sc), service_(service), cq_(cq), method_(method) {}
 
   void Serve() {
-    switch (kind_) {
-      case Kind::kPing:
-        ServePing(UnaryCall(sc_, Method::kPing, &ctx_, this, &response_),
-                  &request_);
-        return;
-      case Kind::kQueryFirst:
-        ServeQueryFirst(
-            UnaryCall(sc_, Method::kQueryFirst, &ctx_, this, &response_),
-            &request_);
-        return;
-      case Kind::kPull:
-        ServePull(UnaryCall(sc_, Method::kPull, &ctx_, this, &response_),
-                  &request_);
-        return;
-      case Kind::kTransact:
-        ServeTransact(
-            UnaryCall(sc_, Method::kTransact, &ctx_, this, &response_),
-            &request_);
-        return;
-      case Kind::kSchema:
-        ServeSchema(UnaryCall(sc_, Method::kSchema, &ctx_, this, &response_),
-                    &request_);
-        return;
-      case Kind::kStats:
-        ServeStats(UnaryCall(sc_, Method::kStats, &ctx_, this, &response_),
+    method_->serve(UnaryCall(sc_, method_->method, &ctx_, this, &response_),
                    &request_);
-        return;
-      case Kind::kCreateDatabase:
-        ServeCreateDatabase(
-            UnaryCall(sc_, Method::kCreateDatabase, &ctx_, this, &response_),
-            &request_);
-        return;
-      case Kind::kListDatabases:
-        ServeListDatabases(
-            UnaryCall(sc_, Method::kListDatabases, &ctx_, this, &response_),
-            &request_);
-        return;
-      case Kind::kDeleteDatabase:
-        ServeDeleteDatabase(
-            UnaryCall(sc_, Method::kDeleteDatabase, &ctx_, this, &response_),
-            &request_);
-        return;
-      case Kind::kPullMany:
-        ServePullMany(
-            UnaryCall(sc_, Method::kPullMany, &ctx_, this, &response_),
-            &request_);
-        return;
-      case Kind::kExplain:
-        ServeExplain(UnaryCall(sc_, Method::kExplain, &ctx_, this, &response_),
-                     &request_);
-        return;
-      case Kind::kBackup:
-        ServeBackup(UnaryCall(sc_, Method::kBackup, &ctx_, this, &response_),
-                    &request_);
-        return;
-    }
   }
 
   void Release() {
@@ -228,7 +133,7 @@ class AsyncCall final : public UnaryCompletion {
   ServiceContext& sc_;
   RawMentatService* const service_;
   grpc::ServerCompletionQueue* const cq_;
-  const Kind kind_;
+  const AsyncMethod* const method_;
   grpc::ServerContext ctx_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
@@ -283,9 +188,9 @@ AsyncUnaryServer::~AsyncUnaryServer() { Stop(); }
 
 void AsyncUnaryServer::Start() {
   for (auto& queue : queues_) {
-    for (Kind kind : kKinds) {
+    for (const AsyncMethod& method : kAsyncMethods) {
       for (int i = 0; i < kAskedPerMethod; ++i) {
-        AsyncCall::Ask(sc_, service_, queue.get(), kind);
+        AsyncCall::Ask(sc_, service_, queue.get(), &method);
       }
     }
   }
