@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "mentat/base/str_cat.h"
 #include "stats_util.h"
@@ -135,15 +136,9 @@ Sample Runner::MeasureInFlight(const std::string& what, int clients,
 void Runner::MeasurePointInFlight(const std::string& scenario,
                                   const std::string& op_name, int clients,
                                   const AsyncOp& op) {
-  if (options_.warmup_s > 0 &&
-      warmed_.insert(StrCat(scenario, "/", op_name)).second) {
-    (void)MeasureInFlight(scenario, clients, options_.warmup_s, op);
-  }
-  std::vector<Sample> reps;
-  for (int r = 0; r < options_.reps; ++r) {
-    reps.push_back(MeasureInFlight(scenario, clients, options_.min_s, op));
-  }
-  points_.push_back(Summarize(scenario, op_name, clients, reps));
+  MeasureReps(scenario, op_name, clients, [&](double seconds) {
+    return MeasureInFlight(scenario, clients, seconds, op);
+  });
 }
 
 Point Runner::Summarize(const std::string& scenario, const std::string& op,
@@ -188,16 +183,24 @@ Point Runner::Summarize(const std::string& scenario, const std::string& op,
 void Runner::MeasurePoint(const std::string& scenario,
                           const std::string& op_name, int clients,
                           const Op& op) {
+  MeasureReps(scenario, op_name, clients, [&](double seconds) {
+    return Measure(scenario, clients, seconds, op);
+  });
+}
+
+void Runner::MeasureReps(const std::string& scenario,
+                         const std::string& op_name, int clients,
+                         absl::FunctionRef<Sample(double seconds)> measure) {
   // Once per operation, its first point runs unmeasured for --warmup-s: a
   // scenario over random keys (pull: 130K issues at s) otherwise measures
   // mostly first touches of records the server caches after.
   if (options_.warmup_s > 0 &&
       warmed_.insert(StrCat(scenario, "/", op_name)).second) {
-    (void)Measure(scenario, clients, options_.warmup_s, op);
+    (void)measure(options_.warmup_s);
   }
   std::vector<Sample> reps;
   for (int r = 0; r < options_.reps; ++r) {
-    reps.push_back(Measure(scenario, clients, options_.min_s, op));
+    reps.push_back(measure(options_.min_s));
   }
   points_.push_back(Summarize(scenario, op_name, clients, reps));
 }

@@ -105,6 +105,12 @@ class Runner {
   // Measure, --reps times, into points_.
   void MeasurePoint(const std::string& scenario, const std::string& op_name,
                     int clients, const Op& op);
+  // What MeasurePoint and MeasurePointInFlight share: `measure` for
+  // --warmup-s the first time (scenario, op) is measured, then --reps
+  // times for --min-s, summarized into points_.
+  void MeasureReps(const std::string& scenario, const std::string& op_name,
+                   int clients,
+                   absl::FunctionRef<Sample(double seconds)> measure);
   // The point of (scenario, op) measured earlier in this run, or null.
   const Point* FindPoint(const std::string& scenario,
                          const std::string& op) const;
@@ -209,7 +215,7 @@ class Runner {
   std::vector<int64_t> since_history_ids_;
   int64_t fulltext_truth_ = -1;  // issues kFulltextSearch finds
   std::vector<Point> points_;
-  // Operations MeasurePoint has warmed up (--warmup-s), by scenario/op.
+  // Operations MeasureReps has warmed up (--warmup-s), by scenario/op.
   std::set<std::string> warmed_;
   std::vector<std::string> notes_;
 
