@@ -106,7 +106,8 @@ class Client {
   // for an unreadable TLS CA file.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Client>> Connect(
       const ClientOptions& options);
-  // Waits for the asynchronous calls still in flight (TransactAsync).
+  // Waits for the asynchronous calls still in flight (TransactAsync,
+  // PingAsync, QueryFirstAsync) to end.
   ~Client();
 
   // Waits up to `timeout` for the channel to connect; UNAVAILABLE if it
