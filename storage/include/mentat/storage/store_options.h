@@ -56,8 +56,10 @@ struct StoreOptions {
   // 0 turns it off. Default: 512 MiB.
   size_t entity_cache_bytes = size_t{512} << 20;
   // The same for AVET reads of one attribute and value (unique lookups,
-  // input bindings), for values held by at most 64 entities. 0 turns it
-  // off. Default: 128 MiB.
+  // input bindings, the entities a ref points from), for values held by at
+  // most 1,024 entities; as the entity cache, with the value's history
+  // once a reader of an earlier basis asked for it. 0 turns it off.
+  // Default: 128 MiB.
   size_t value_cache_bytes = size_t{128} << 20;
   // Columns of attributes read in bulk: every current key of the
   // attribute in AEVT or AVET order in memory, so that aggregates and
