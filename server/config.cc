@@ -164,8 +164,8 @@ const std::vector<Flag>& Flags() {
       BoolFlag("pin-readers", "pin reader threads to their node's CPUs",
                &ServerConfig::pin_readers),
       IntFlag("unary-threads",
-              "threads serving Ping, QueryFirst and Pull (0: one per CPU, "
-              "at least 2)",
+              "threads serving the unary calls (every call but the "
+              "streams; 0: one per CPU, at least 2)",
               &ServerConfig::unary_threads, 0, 1024),
       IntFlag("unary-spin-us",
               "microseconds a unary thread polls after its last call before "
