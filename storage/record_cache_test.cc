@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <random>
 #include <thread>
@@ -275,6 +276,30 @@ TEST_CASE(
   CHECK(c.bytes < kMany * 24);
 }
 
+// A prefix read at the latest basis, then as of an earlier one, then at
+// both again, through the cache `counters` describes: `now_right` and
+// `then_right` read it and say whether they read the right datoms. The
+// first read keeps a record without history; the first earlier-basis read
+// reads it again with its history (more bytes), once; later readers of
+// either basis use that record.
+void CheckHistoryReadOnce(const std::function<bool()>& now_right,
+                          const std::function<bool()>& then_right,
+                          const std::function<CacheCounters()>& counters) {
+  CHECK(now_right());
+  const CacheCounters current_only = counters();
+  CHECK(current_only.entries == 1);
+  CHECK(then_right());
+  const CacheCounters whole = counters();
+  CHECK(whole.entries == 1);
+  CHECK(whole.bytes > current_only.bytes);
+  CHECK(then_right());
+  CHECK(now_right());
+  const CacheCounters after = counters();
+  CHECK(after.bytes == whole.bytes);
+  CHECK(after.misses == whole.misses);
+  CHECK(after.hits == whole.hits + 2);
+}
+
 TEST_CASE(
     "an entity read at the latest basis, then as of an earlier one: its "
     "history is read once, when first needed") {
@@ -288,24 +313,10 @@ TEST_CASE(
   auto one_at = [&](Basis basis) {
     return ValuesOf(store->Latest()->View(basis), e, "m/one");
   };
-  const std::vector<Value> now = {Value::Long(3)};
-  const std::vector<Value> then = {Value::Long(1)};
-  // The latest basis: a record without history.
-  CHECK(one_at(Basis::Current()) == now);
-  const CacheCounters current_only = store->entity_cache_counters();
-  CHECK(current_only.entries == 1);
-  // As of the first value: exact, and the record is read again with its
-  // history (more bytes), once; later readers of either basis use it.
-  CHECK(one_at(Basis::AsOf(first)) == then);
-  const CacheCounters whole = store->entity_cache_counters();
-  CHECK(whole.entries == 1);
-  CHECK(whole.bytes > current_only.bytes);
-  CHECK(one_at(Basis::AsOf(first)) == then);
-  CHECK(one_at(Basis::Current()) == now);
-  const CacheCounters after = store->entity_cache_counters();
-  CHECK(after.bytes == whole.bytes);
-  CHECK(after.misses == whole.misses);
-  CHECK(after.hits == whole.hits + 2);
+  CheckHistoryReadOnce(
+      [&] { return one_at(Basis::Current()) == std::vector{Value::Long(3)}; },
+      [&] { return one_at(Basis::AsOf(first)) == std::vector{Value::Long(1)}; },
+      [&] { return store->entity_cache_counters(); });
 }
 
 TEST_CASE(
@@ -336,22 +347,9 @@ TEST_CASE(
   };
   const std::vector<EntityId> now = {stayed};
   const std::vector<EntityId> then = {moved, stayed};
-  // The latest basis: a record without history.
-  CHECK(holders_of_1(Basis::Current()) == now);
-  const CacheCounters current_only = store->value_cache_counters();
-  CHECK(current_only.entries == 1);
-  // As of the first value: exact, and the record is read again with its
-  // history (more bytes), once; later readers of either basis use it.
-  CHECK(holders_of_1(Basis::AsOf(first)) == then);
-  const CacheCounters whole = store->value_cache_counters();
-  CHECK(whole.entries == 1);
-  CHECK(whole.bytes > current_only.bytes);
-  CHECK(holders_of_1(Basis::AsOf(first)) == then);
-  CHECK(holders_of_1(Basis::Current()) == now);
-  const CacheCounters after = store->value_cache_counters();
-  CHECK(after.bytes == whole.bytes);
-  CHECK(after.misses == whole.misses);
-  CHECK(after.hits == whole.hits + 2);
+  CheckHistoryReadOnce([&] { return holders_of_1(Basis::Current()) == now; },
+                       [&] { return holders_of_1(Basis::AsOf(first)) == then; },
+                       [&] { return store->value_cache_counters(); });
 }
 
 TEST_CASE("an entity too big for the cache reads from RocksDB") {
