@@ -33,10 +33,12 @@ done
 
 "$bench" load --address "unix:$sock" --data "$tmp/data" --method import
 "$bench" run --address "unix:$sock" --data "$tmp/data" \
-  --scenarios bulk_load,ping,point_lookup,pull,mixed --min-s 1 --reps 1 \
+  --scenarios bulk_load,ping,point_lookup,pull,paired,mixed --min-s 1 --reps 1 \
   --mixed-rates 300 --mixed-queries pull,since,q3 --out "$tmp/run"
 grep -q "^PASS point_lookup" "$tmp/run/checks.txt"
 grep -q "^PASS ping" "$tmp/run/checks.txt"
+grep -q "^PASS paired" "$tmp/run/checks.txt"
+grep -q '^paired,mentatd,xs,[0-9]*,1,ping@q1,' "$tmp/run/timings.csv"
 grep -q "^PASS mixed since@300" "$tmp/run/checks.txt"
 grep -q "^PASS mixed: pool members as recorded, after" "$tmp/run/checks.txt"
 if grep -q "^FAIL" "$tmp/run/checks.txt"; then exit 1; fi

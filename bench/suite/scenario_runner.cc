@@ -29,12 +29,25 @@
 namespace mentat::bench {
 namespace {
 
-const char* const kAllScenarios[] = {
-    "bulk_load",    "ping",           "point_lookup", "ref_traversal",
-    "aggregate",    "predicate_scan", "pull",         "as_of",
-    "since",        "input_bindings", "fulltext",     "fulltext_few",
-    "mixed",        "write",          "write_mixed",  "concurrency_sweep",
-    "cold_vs_warm", "sustained"};
+const char* const kAllScenarios[] = {"bulk_load",
+                                     "ping",
+                                     "point_lookup",
+                                     "ref_traversal",
+                                     "aggregate",
+                                     "predicate_scan",
+                                     "pull",
+                                     "as_of",
+                                     "since",
+                                     "input_bindings",
+                                     "fulltext",
+                                     "fulltext_few",
+                                     "paired",
+                                     "mixed",
+                                     "write",
+                                     "write_mixed",
+                                     "concurrency_sweep",
+                                     "cold_vs_warm",
+                                     "sustained"};
 
 }  // namespace
 
@@ -329,6 +342,7 @@ absl::Status Runner::Run() {
          [&](int, std::mt19937_64&) { return Fulltext(); });
   single("fulltext_few", "fulltext_one",
          [&](int, std::mt19937_64& r) { return FulltextFew(r); });
+  if (Wanted("paired")) Paired();
   if (Wanted("mixed")) {
     absl::Status s = Mixed();
     if (!s.ok()) return s;
