@@ -57,7 +57,7 @@ constexpr char kHelp[] =
     "                   [--sustained-clients 128] [--mixed-rates 1000,5000]\n"
     "                   [--mixed-queries q3,since] [--mixed-writers N]\n"
     "                   [--server-cpus L] [--client-cpus L]\n"
-    "                   [--query-rpc first|stream]\n"
+    "                   [--query-rpc first|stream] [--client-poll-us 0]\n"
     "                   [--server-arg --flag=value]...\n"
     "      measure scenarios (default: all of them) and write timings.csv,\n"
     "      checks.txt and env.txt to OUT. Scenarios: bulk_load, ping,\n"
@@ -70,7 +70,9 @@ constexpr char kHelp[] =
     "      default) or every query a Query stream. --write-drive: the\n"
     "      write scenario's clients as calls in flight on gRPC's threads\n"
     "      (default) or a thread each blocked on its call; --read-drive:\n"
-    "      the same for the read mix (concurrency_sweep)\n"
+    "      the same for the read mix (concurrency_sweep). --client-poll-us:\n"
+    "      the client's unary calls poll this long for their answers\n"
+    "      before sleeping (ClientOptions::poll_us)\n"
     "  mentat-bench report OUT\n"
     "      summarise a run in OUT/summary.md, with gnuplot plots\n"
     "  mentat-bench compare OLD NEW [--threshold 10]\n"
@@ -175,6 +177,11 @@ struct Target {
         query_rpc);
   }
   options.query_first = query_rpc == "first";
+  options.poll_us = std::stoi(f.Get("client-poll-us", "0"));
+  if (options.poll_us < 0 || options.poll_us > 100000) {
+    return absl::InvalidArgumentError(
+        "--client-poll-us: expected 0 to 100000 microseconds");
+  }
   if (!f.Get("mentatd").empty()) {
     std::string cpus = f.Get("server-cpus");
     const long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -2,9 +2,11 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/support/async_unary_call.h>
 #include <grpcpp/support/proto_buffer_reader.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -331,6 +333,66 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
   return response;
 }
 
+namespace {
+
+// The calling thread's completion queue for polled unary calls: one call
+// at a time is on it (its thread waits for that call), so every event it
+// gives is that call's.
+class ThreadQueue {
+ public:
+  ~ThreadQueue() {
+    queue_.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (queue_.Next(&tag, &ok)) {
+    }
+  }
+  grpc::CompletionQueue* get() { return &queue_; }
+
+ private:
+  grpc::CompletionQueue queue_;
+};
+
+// BlockingUnaryCall's answer, polled for `poll` before the thread sleeps
+// (ClientOptions::poll_us).
+grpc::Status PolledUnaryCall(grpc::Channel* channel,
+                             const grpc::internal::RpcMethod& method,
+                             grpc::ClientContext* context,
+                             const google::protobuf::Message& request,
+                             grpc::ByteBuffer* response,
+                             std::chrono::microseconds poll) {
+  thread_local ThreadQueue thread_queue;
+  grpc::CompletionQueue* queue = thread_queue.get();
+  // Allocated in the call's arena: the pointer's delete does nothing.
+  std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader(
+      grpc::internal::ClientAsyncResponseReaderHelper::Create<
+          grpc::ByteBuffer, google::protobuf::Message>(channel, queue, method,
+                                                       context, request));
+  reader->StartCall();
+  grpc::Status status;
+  int finished = 0;
+  reader->Finish(response, &status, &finished);
+  const auto until = std::chrono::steady_clock::now() + poll;
+  void* tag = nullptr;
+  bool ok = false;
+  for (;;) {
+    // A deadline already past polls the connection once without sleeping.
+    const bool polling = std::chrono::steady_clock::now() < until;
+    const auto got =
+        queue->AsyncNext(&tag, &ok,
+                         polling ? gpr_time_0(GPR_CLOCK_MONOTONIC)
+                                 : gpr_inf_future(GPR_CLOCK_MONOTONIC));
+    if (got == grpc::CompletionQueue::GOT_EVENT && tag == &finished) break;
+    if (got == grpc::CompletionQueue::SHUTDOWN) {
+      return grpc::Status(grpc::StatusCode::INTERNAL,
+                          "the calling thread's completion queue shut down");
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
 absl::Status Client::UnaryAt(grpc::Channel* channel, const CallOptions& call,
                              const char* method,
                              const google::protobuf::Message& request,
@@ -342,11 +404,15 @@ absl::Status Client::UnaryAt(grpc::Channel* channel, const CallOptions& call,
   // call reports a response that does not parse as UNIMPLEMENTED "No
   // message returned".
   grpc::ByteBuffer raw;
-  const grpc::Status status = grpc::internal::BlockingUnaryCall<
-      google::protobuf::Message, grpc::ByteBuffer>(
-      channel,
-      grpc::internal::RpcMethod(method, grpc::internal::RpcMethod::NORMAL_RPC),
-      &context, request, &raw);
+  const grpc::internal::RpcMethod rpc(method,
+                                      grpc::internal::RpcMethod::NORMAL_RPC);
+  const grpc::Status status =
+      options_.poll_us > 0
+          ? PolledUnaryCall(channel, rpc, &context, request, &raw,
+                            std::chrono::microseconds(options_.poll_us))
+          : grpc::internal::BlockingUnaryCall<google::protobuf::Message,
+                                              grpc::ByteBuffer>(
+                channel, rpc, &context, request, &raw);
   if (call.canceller != nullptr) call.canceller->Detach(&context);
   if (!status.ok()) return FromGrpc(status);
   return read(&raw);

@@ -5,8 +5,10 @@
 #include "mentat/client/client.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -368,6 +370,69 @@ int ConnectionsTo(int port) {
     }
   }
   return n;
+}
+
+// Voluntary context switches of the calling thread so far (the times it
+// slept).
+long VoluntarySwitches() {
+  rusage usage = {};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nvcsw;
+}
+
+TEST_CASE("client: unary calls that poll for their answers (poll_us)") {
+  ClientOptions options = Shared().client->options();
+  // Long enough that no call outlasts it, even on a busy machine: the
+  // calling thread then never sleeps.
+  options.poll_us = 100000;
+  auto polled = Client::Connect(options);
+  REQUIRE(polled.ok());
+  Client* client = polled->get();
+  REQUIRE(client->Ping().ok());  // connected, the thread's queue made
+
+  SUBCASE("answers as a blocking call's, without the thread sleeping") {
+    const long before = VoluntarySwitches();
+    for (int i = 0; i < 100; ++i) REQUIRE(client->Ping().ok());
+    // Each blocking call sleeps until its answer: about 100 here.
+    CHECK(VoluntarySwitches() - before <= 10);
+    v1::QueryRequest query;
+    query.set_query("[:find ?v :in $ [?v ...] :where [_ :n/v ?v]]");
+    query.add_inputs()->set_edn("[3 5 29999 30000]");
+    std::set<int64_t> seen;
+    absl::Status s = client->Query(query, [&](const v1::QueryResponse& m) {
+      for (const v1::Row& row : m.rows())
+        seen.insert(row.values(0).long_value());
+      return true;
+    });
+    REQUIRE(s.ok());
+    CHECK(seen == std::set<int64_t>{3, 5, 29999});
+  }
+
+  SUBCASE("errors and cancellation as a blocking call's") {
+    v1::TransactRequest bad;
+    bad.set_tx_data("[{:n/v 1");
+    absl::StatusOr<v1::TransactResponse> r = client->Transact(bad);
+    REQUIRE(!r.ok());
+    CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+    Canceller canceller;
+    canceller.Cancel();
+    CallOptions call;
+    call.canceller = &canceller;
+    CHECK(client->Ping(call).status().code() == absl::StatusCode::kCancelled);
+    CHECK(client->Ping().ok());
+  }
+
+  SUBCASE("threads each poll their own calls") {
+    std::vector<std::thread> threads;
+    std::atomic<int> right{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < 50; ++i) right += client->Ping().ok() ? 1 : 0;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    CHECK(right == 200);
+  }
 }
 
 TEST_CASE("client: own_connection keeps a client off the others' socket") {
