@@ -80,7 +80,14 @@ class CachedCursor : public LayeredCursor {
     }
     record_ = std::move(record);
     prefix_.assign(prefix);
-    SeekInRecord(prefix);
+    if (prefix.size() == key.size()) {
+      // The record's whole prefix (an entity's fetch, a value's lookup):
+      // every entry is under it, the first is the seek's.
+      pos_ = 0;
+      Settle();
+    } else {
+      SeekInRecord(prefix);
+    }
   }
 
   void SeekWithin(std::string_view target) override {
