@@ -266,6 +266,13 @@ absl::Status Runner::WriteEnv() {
       << (options_.client_cpus.empty()
               ? std::string("unpinned")
               : "pinned to CPUs " + options_.client_cpus)
+      << ", "
+      << (client_.options().poll_us > 0
+              ? StrCat("unary calls polled for ", client_.options().poll_us,
+                       " us")
+              : std::string("unary calls not polled"))
+      << ", queries "
+      << (client_.options().query_first ? "QueryFirst first" : "as streams")
       << "\n"
       << "reps: " << options_.reps
       << ", min seconds per point: " << options_.min_s
