@@ -80,14 +80,7 @@ class CachedCursor : public LayeredCursor {
     }
     record_ = std::move(record);
     prefix_.assign(prefix);
-    if (prefix.size() == key.size()) {
-      // The record's whole prefix (an entity's fetch, a value's lookup):
-      // every entry is under it, the first is the seek's.
-      pos_ = 0;
-      Settle();
-    } else {
-      SeekInRecord(prefix);
-    }
+    SeekInRecord(prefix);
   }
 
   void SeekWithin(std::string_view target) override {
@@ -109,8 +102,12 @@ class CachedCursor : public LayeredCursor {
     return true;
   }
 
+  // `target` starts with the record's prefix.
   void SeekInRecord(std::string_view target) {
     size_t lo = 0, hi = record_->size();
+    // The record's whole prefix (an entity's fetch, a value's lookup):
+    // every entry is under it, the first is the seek's.
+    if (target.size() == record_->prefix().size()) hi = 0;
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
       if (record_->key(record_->entry(mid)) < target) {
@@ -151,9 +148,10 @@ class CachedCursor : public LayeredCursor {
     return it->get();
   }
 
-  // Reads every key under `key` (current, and with `history` the EAVT
-  // history too) from the snapshot. Null on an error (status_ says which).
-  RecordRef Load(std::string_view key, bool history_wanted) {
+  // Reads every key under `key` (current, and with `with_history` its
+  // retracted ones too) from the snapshot. Null on an error (status_ says
+  // which).
+  RecordRef Load(std::string_view key, bool with_history) {
     std::vector<IndexRecord::Entry> entries;
     std::string keys;
     bool history_complete = true;
@@ -166,7 +164,6 @@ class CachedCursor : public LayeredCursor {
     // as_of reader of a value then finds its record whole from then on,
     // where it went to RocksDB's merged current and history iterators for
     // every read: at scale s, about 40% of the workload's as_of q2.
-    const bool with_history = history_wanted;
     if (!with_history) history_complete = false;
     for (const bool history : {false, true}) {
       if (history && !with_history) break;
