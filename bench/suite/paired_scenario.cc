@@ -46,6 +46,14 @@ void Runner::Paired() {
       const auto end = start + std::chrono::duration<double>(seconds);
       const size_t min_pairs = static_cast<size_t>(options_.min_samples);
       int64_t right = 0;
+      auto tally = [&](const std::string& failure, Sample* sample) {
+        if (failure.empty()) {
+          ++right;
+        } else {
+          Check("paired", failure);
+          sample->errors++;
+        }
+      };
       while (Clock::now() < end || op->ms.size() < min_pairs) {
         const auto t0 = Clock::now();
         const std::string ping_failure = Ping();
@@ -54,14 +62,8 @@ void Runner::Paired() {
         const auto t2 = Clock::now();
         ping->ms.push_back(MsSince(t0, t1));
         op->ms.push_back(MsSince(t1, t2));
-        for (const std::string* f : {&ping_failure, &failure}) {
-          if (f->empty()) {
-            ++right;
-          } else {
-            Check("paired", *f);
-            (f == &failure ? op : ping)->errors++;
-          }
-        }
+        tally(ping_failure, ping);
+        tally(failure, op);
       }
       ping->seconds = op->seconds = MsSince(start, Clock::now()) / 1000;
       CountRight("paired", right);
