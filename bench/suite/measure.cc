@@ -22,7 +22,35 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+struct MarkedCall {
+  bool started = false;
+  bool stopped = false;
+  Clock::time_point start;
+  Clock::time_point stop;
+};
+thread_local MarkedCall marked_call;
+
 }  // namespace
+
+void CallSpan::Reset() { marked_call = MarkedCall(); }
+
+void CallSpan::Start() {
+  marked_call.started = true;
+  marked_call.start = Clock::now();
+}
+
+void CallSpan::Stop() {
+  marked_call.stop = Clock::now();
+  marked_call.stopped = marked_call.started;
+}
+
+double CallSpan::Ms(Clock::time_point t0, Clock::time_point t1) {
+  if (marked_call.stopped) {
+    t0 = marked_call.start;
+    t1 = marked_call.stop;
+  }
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
 
 const Point* Runner::FindPoint(const std::string& scenario,
                                const std::string& op) const {
@@ -50,10 +78,10 @@ Sample Runner::Measure(const std::string& what, int clients, double seconds,
     int64_t right = 0;
     for (int i = 0; i < 3; ++i) op(w, rng);
     while (Clock::now() < end || mine.size() < min_each) {
+      CallSpan::Reset();
       const auto t0 = Clock::now();
       const std::string failure = op(w, rng);
-      mine.push_back(
-          std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      mine.push_back(CallSpan::Ms(t0, Clock::now()));
       if (!failure.empty()) {
         errors++;
         Check(what, failure);

@@ -55,13 +55,14 @@ void Runner::Paired() {
         }
       };
       while (Clock::now() < end || op->ms.size() < min_pairs) {
+        CallSpan::Reset();
         const auto t0 = Clock::now();
         const std::string ping_failure = Ping();
+        ping->ms.push_back(CallSpan::Ms(t0, Clock::now()));
+        CallSpan::Reset();
         const auto t1 = Clock::now();
         const std::string failure = read.run(0, rng);
-        const auto t2 = Clock::now();
-        ping->ms.push_back(MsSince(t0, t1));
-        op->ms.push_back(MsSince(t1, t2));
+        op->ms.push_back(CallSpan::Ms(t1, Clock::now()));
         tally(ping_failure, ping);
         tally(failure, op);
       }

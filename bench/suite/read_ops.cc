@@ -100,8 +100,10 @@ std::shared_ptr<ReadCheck> Runner::Q2Check(std::mt19937_64& rng, bool as_of) {
 }
 
 std::string Runner::RunCheck(ReadCheck& c) {
+  CallSpan::Start();
   absl::Status s = Query(c.query, c.inputs, c.on_row,
                          c.basis.has_value() ? &*c.basis : nullptr);
+  CallSpan::Stop();
   if (!s.ok()) return s.ToString();
   return c.finish();
 }
@@ -326,18 +328,21 @@ std::string Runner::FulltextFew(std::mt19937_64& rng) {
   return "";
 }
 
-std::string Runner::Inputs(std::mt19937_64& rng) {
+std::shared_ptr<ReadCheck> Runner::InputsCheck(std::mt19937_64& rng) {
   std::string edn = "[";
-  std::set<int64_t> users;
-  while (users.size() < std::min<size_t>(100, meta_.scale.users)) {
-    users.insert(static_cast<int64_t>(rng() % meta_.scale.users));
+  auto users = std::make_shared<std::set<int64_t>>();
+  while (users->size() < std::min<size_t>(100, meta_.scale.users)) {
+    users->insert(static_cast<int64_t>(rng() % meta_.scale.users));
   }
-  for (int64_t u : users) edn += Quote(UserEmail(u)) + " ";
+  for (int64_t u : *users) edn += Quote(UserEmail(u)) + " ";
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kInputs;
+  c->inputs = {edn + "]"};
   // The user each name is UserName of (-1 for a name of no user); a
   // repeated row is wrong too (a :find answer is a set).
-  std::vector<int64_t> got;
-  got.reserve(users.size());
-  absl::Status s = Query(kInputs, {edn + "]"}, [&](const client::WireRow& r) {
+  auto got = std::make_shared<std::vector<int64_t>>();
+  got->reserve(users->size());
+  c->on_row = [got](const client::WireRow& r) {
     const std::string_view name = r.size() == 2
                                       ? std::string_view(r[1].string_value())
                                       : std::string_view();
@@ -351,14 +356,20 @@ std::string Runner::Inputs(std::mt19937_64& rng) {
         u = -1;
       }
     }
-    got.push_back(u);
-  });
-  if (!s.ok()) return s.ToString();
-  std::sort(got.begin(), got.end());
-  if (!std::equal(got.begin(), got.end(), users.begin(), users.end())) {
-    return StrCat("input bindings: ", got.size(), " names");
-  }
-  return "";
+    got->push_back(u);
+  };
+  c->finish = [got, users]() -> std::string {
+    std::sort(got->begin(), got->end());
+    if (!std::equal(got->begin(), got->end(), users->begin(), users->end())) {
+      return StrCat("input bindings: ", got->size(), " names");
+    }
+    return "";
+  };
+  return c;
+}
+
+std::string Runner::Inputs(std::mt19937_64& rng) {
+  return RunCheck(*InputsCheck(rng));
 }
 
 std::shared_ptr<ReadCheck> Runner::ReadMixCheck(std::mt19937_64& rng) {

@@ -8,6 +8,7 @@
 // writer). Private to mentat-bench.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -39,6 +40,24 @@ struct Point {
   double p50 = 0, p95 = 0, p99 = 0, max = 0, throughput = 0;
   int64_t errors = 0;
   int reps = 1;
+};
+
+// The span Measure and the paired scenario time of one operation: the
+// whole operation, unless it marks its call (RunCheck does), so that
+// making the request's inputs and the verdict on its answer (sorting,
+// comparing with the truth), the benchmark's own work, stay out of the
+// figures, as they do in query-bench. The rows are still read inside the
+// call, as a caller that looks at every row would. Per thread: an
+// operation runs on its caller's thread.
+class CallSpan {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Before an operation: no call marked.
+  static void Reset();
+  static void Start();
+  static void Stop();
+  // Milliseconds of the marked call, or of [t0, t1] when none was marked.
+  static double Ms(Clock::time_point t0, Clock::time_point t1);
 };
 
 // An operation: runs one call, checks it; returns "" when right, else why
@@ -168,13 +187,15 @@ class Runner {
   std::string Fulltext();
   std::string FulltextFew(std::mt19937_64& rng);
   std::string ReadMix(std::mt19937_64& rng);
-  // The reads above as checks (q1, q2 or its as_of, pull; the read mix
-  // picks one of q1, q2 and pull).
+  // The reads above as checks (q1, q2 or its as_of, pull, input
+  // bindings; the read mix picks one of q1, q2 and pull).
   std::shared_ptr<ReadCheck> Q1Check(std::mt19937_64& rng);
   std::shared_ptr<ReadCheck> Q2Check(std::mt19937_64& rng, bool as_of);
   std::shared_ptr<ReadCheck> PullCheck(std::mt19937_64& rng);
+  std::shared_ptr<ReadCheck> InputsCheck(std::mt19937_64& rng);
   std::shared_ptr<ReadCheck> ReadMixCheck(std::mt19937_64& rng);
-  // Runs a check's query and waits; "" when right.
+  // Runs a check's query and waits; "" when right. The query is the
+  // operation's CallSpan.
   std::string RunCheck(ReadCheck& check);
   // Starts a check's query as one QueryFirst call and returns; `answered`
   // gets the check's verdict (an answer QueryFirst did not give whole is
