@@ -32,7 +32,18 @@ thread_local MarkedCall marked_call;
 
 }  // namespace
 
-void CallSpan::Reset() { marked_call = MarkedCall(); }
+std::string CallSpan::Time(absl::FunctionRef<std::string()> op, double* ms) {
+  marked_call = MarkedCall();
+  Clock::time_point t0 = Clock::now();
+  std::string failure = op();
+  Clock::time_point t1 = Clock::now();
+  if (marked_call.stopped) {
+    t0 = marked_call.start;
+    t1 = marked_call.stop;
+  }
+  *ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  return failure;
+}
 
 void CallSpan::Start() {
   marked_call.started = true;
@@ -42,14 +53,6 @@ void CallSpan::Start() {
 void CallSpan::Stop() {
   marked_call.stop = Clock::now();
   marked_call.stopped = marked_call.started;
-}
-
-double CallSpan::Ms(Clock::time_point t0, Clock::time_point t1) {
-  if (marked_call.stopped) {
-    t0 = marked_call.start;
-    t1 = marked_call.stop;
-  }
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
 }
 
 const Point* Runner::FindPoint(const std::string& scenario,
@@ -78,10 +81,10 @@ Sample Runner::Measure(const std::string& what, int clients, double seconds,
     int64_t right = 0;
     for (int i = 0; i < 3; ++i) op(w, rng);
     while (Clock::now() < end || mine.size() < min_each) {
-      CallSpan::Reset();
-      const auto t0 = Clock::now();
-      const std::string failure = op(w, rng);
-      mine.push_back(CallSpan::Ms(t0, Clock::now()));
+      double ms = 0;
+      const std::string failure =
+          CallSpan::Time([&] { return op(w, rng); }, &ms);
+      mine.push_back(ms);
       if (!failure.empty()) {
         errors++;
         Check(what, failure);

@@ -55,14 +55,13 @@ void Runner::Paired() {
         }
       };
       while (Clock::now() < end || op->ms.size() < min_pairs) {
-        CallSpan::Reset();
-        const auto t0 = Clock::now();
-        const std::string ping_failure = Ping();
-        ping->ms.push_back(CallSpan::Ms(t0, Clock::now()));
-        CallSpan::Reset();
-        const auto t1 = Clock::now();
-        const std::string failure = read.run(0, rng);
-        op->ms.push_back(CallSpan::Ms(t1, Clock::now()));
+        double ping_ms = 0, op_ms = 0;
+        const std::string ping_failure =
+            CallSpan::Time([&] { return Ping(); }, &ping_ms);
+        const std::string failure =
+            CallSpan::Time([&] { return read.run(0, rng); }, &op_ms);
+        ping->ms.push_back(ping_ms);
+        op->ms.push_back(op_ms);
         tally(ping_failure, ping);
         tally(failure, op);
       }

@@ -8,7 +8,6 @@
 // writer). Private to mentat-bench.
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,22 +41,21 @@ struct Point {
   int reps = 1;
 };
 
-// The span Measure and the paired scenario time of one operation: the
-// whole operation, unless it marks its call (RunCheck does), so that
-// making the request's inputs and the verdict on its answer (sorting,
-// comparing with the truth), the benchmark's own work, stay out of the
-// figures, as they do in query-bench. The rows are still read inside the
-// call, as a caller that looks at every row would. Per thread: an
-// operation runs on its caller's thread.
+// The span the measuring loops time of one operation: the whole
+// operation, unless it marks its call (RunCheck does), so that making the
+// request's inputs and the verdict on its answer (sorting, comparing with
+// the truth), the benchmark's own work, stay out of the figures, as they
+// do in query-bench. The rows are still read inside the call, as a caller
+// that looks at every row would. Per thread: an operation runs on its
+// caller's thread.
 class CallSpan {
  public:
-  using Clock = std::chrono::steady_clock;
-  // Before an operation: no call marked.
-  static void Reset();
+  // Runs one operation and returns its failure ("" when right); `*ms`
+  // gets its span in milliseconds.
+  static std::string Time(absl::FunctionRef<std::string()> op, double* ms);
+  // Inside an operation: its call starts, and ends.
   static void Start();
   static void Stop();
-  // Milliseconds of the marked call, or of [t0, t1] when none was marked.
-  static double Ms(Clock::time_point t0, Clock::time_point t1);
 };
 
 // An operation: runs one call, checks it; returns "" when right, else why

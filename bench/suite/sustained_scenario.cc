@@ -94,10 +94,8 @@ absl::Status Runner::Sustained() {
   auto reader = [&](int w) {
     std::mt19937_64 rng(static_cast<uint64_t>(w) + 1000);
     while (!stop.load()) {
-      CallSpan::Reset();
-      const auto t0 = Clock::now();
-      std::string f = ReadMix(rng);
-      const double ms = CallSpan::Ms(t0, Clock::now());
+      double ms = 0;
+      const std::string f = CallSpan::Time([&] { return ReadMix(rng); }, &ms);
       Check("sustained", f);
       absl::MutexLock lock(&mu);
       reads.push_back(ms);
