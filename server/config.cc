@@ -207,6 +207,10 @@ const std::vector<Flag>& Flags() {
       SizeFlag("entity-cache",
                "cache of decoded entities per database (0: off)",
                &ServerConfig::entity_cache_bytes),
+      BoolFlag("warm-entity-cache",
+               "fill the entity cache in the background when a database "
+               "opens",
+               &ServerConfig::warm_entity_cache),
       SizeFlag("value-cache",
                "cache of attribute-and-value lookups per database (0: off)",
                &ServerConfig::value_cache_bytes),

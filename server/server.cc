@@ -181,6 +181,7 @@ absl::Status ServerImpl::Start() {
   db_options.store.sync_commits = config.sync_commits;
   db_options.store.block_cache_bytes = config.block_cache_bytes;
   db_options.store.entity_cache_bytes = config.entity_cache_bytes;
+  db_options.store.warm_entity_cache = config.warm_entity_cache;
   db_options.store.value_cache_bytes = config.value_cache_bytes;
   db_options.store.memtable_budget_bytes = config.memtable_budget_bytes;
   db_options.store.column_cache_bytes = config.column_cache_bytes;

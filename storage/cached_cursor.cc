@@ -15,13 +15,12 @@
 namespace mentat::storage::internal {
 namespace {
 
-// Prefixes with more current keys than this are read from RocksDB each
-// time: one read of a huge cardinality-many attribute (EAVT) or of a value
-// thousands of entities share (AVET: an enum) should not flush the cache.
-// A ref's fan-in (the issues of one assignee: about 80 in the workload's
-// q2) is what the value cache is for: at 64 every q2 read its assignee's
-// issues from RocksDB, a quarter of its instructions.
-constexpr size_t kMaxEntityEntries = 1024;
+// Values held by more entities than this are read from RocksDB each time
+// (as entities of more than kMaxEntityEntries datoms): one read of a
+// value thousands of entities share (AVET: an enum) should not flush the
+// cache. A ref's fan-in (the issues of one assignee: about 80 in the
+// workload's q2) is what the value cache is for: at 64 every q2 read its
+// assignee's issues from RocksDB, a quarter of its instructions.
 constexpr size_t kMaxValueEntries = 1024;
 // A record keeps at most this many retracted datoms. An entity changed
 // more often than that (a counter) keeps only its current datoms, so that

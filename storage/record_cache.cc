@@ -130,6 +130,22 @@ void RecordCache::Insert(EntityId read_at, RecordRef record) {
   }
 }
 
+bool RecordCache::InsertIfRoom(EntityId read_at, RecordRef record) {
+  const size_t charge = record->charge() + sizeof(Node) + sizeof(uint64_t);
+  if (charge > UINT32_MAX) return true;  // never kept; not a full shard
+  const uint64_t hash = HashOf(record->prefix());
+  Shard& shard = ShardOf(hash);
+  absl::MutexLock lock(&shard.mu);
+  if (shard.bytes + charge > shard_capacity_) return false;
+  if (read_at < shard.floor || shard.map.contains(hash)) return true;
+  shard.map.emplace(hash, Node{std::move(record), static_cast<uint32_t>(charge),
+                               static_cast<uint32_t>(shard.ring.size()),
+                               /*referenced=*/false});
+  shard.ring.push_back(hash);
+  shard.bytes += charge;
+  return true;
+}
+
 void RecordCache::Invalidate(std::string_view prefix, EntityId tx) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "internal/coding.h"
+#include "internal/cache_warmer.h"
 #include "internal/column_worker.h"
 #include "internal/fulltext_index.h"
 #include "internal/info_log.h"
@@ -522,10 +523,17 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   if (core->column_cache) {
     core->column_worker = std::make_unique<internal::ColumnWorker>(core.get());
   }
+  if (options.warm_entity_cache && core->entity_cache) {
+    Transactor* transactor = store->transactor_.get();
+    store->warmer_ = std::make_unique<internal::CacheWarmer>(
+        [transactor] { return transactor->Latest(); },
+        core->entity_cache.get(), options.entity_cache_bytes / 4 * 3);
+  }
   return store;
 }
 
 void Store::Close() {
+  if (warmer_) warmer_->Stop();
   if (transactor_) transactor_->Stop();
   if (core_ && core_->column_worker) {
     // The columns an import queued are for the next opening's first
@@ -537,6 +545,10 @@ void Store::Close() {
           core_.get(), transactor_ ? transactor_->Latest()->basis_tx() : 0);
     }
   }
+}
+
+void Store::WaitForWarmCache() const {
+  if (warmer_) warmer_->Wait();
 }
 
 void Store::WaitForColumns() const {

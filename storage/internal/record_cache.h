@@ -19,6 +19,11 @@
 namespace mentat::storage::internal {
 
 class IndexRecord;
+
+// An entity with more current datoms than this has no record: its reads
+// go to RocksDB each time (one read of a huge cardinality-many attribute
+// should not flush the cache).
+inline constexpr size_t kMaxEntityEntries = 1024;
 // Shared ownership of a record: the count lives in the record's own block,
 // so taking a reference touches nothing a probe has not touched already.
 using RecordRef = boost::intrusive_ptr<const IndexRecord>;
@@ -138,6 +143,11 @@ class RecordCache {
   // `read_at`, unless a commit after read_at invalidated anything in the
   // prefix's shard.
   void Insert(EntityId read_at, RecordRef record);
+  // Keeps `record` as Insert does, but only when its prefix has no record
+  // (a reader's may hold history this one lacks) and its shard has room
+  // for it without evicting anything. Counts neither a hit nor a miss.
+  // False when the shard had no room (the cache warmer stops filling).
+  bool InsertIfRoom(EntityId read_at, RecordRef record);
   // Transactor: drops the prefix's record; reads older than `tx` can no
   // longer insert into its shard.
   void Invalidate(std::string_view prefix, EntityId tx);

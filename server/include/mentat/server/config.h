@@ -90,6 +90,9 @@ struct ServerConfig {
   size_t block_cache_bytes = size_t{512} << 20;
   // Decoded entities in front of RocksDB (StoreOptions::entity_cache_bytes).
   size_t entity_cache_bytes = size_t{512} << 20;
+  // Fill it in the background when a database opens, up to three quarters
+  // (StoreOptions::warm_entity_cache).
+  bool warm_entity_cache = true;
   // Attribute-and-value lookups (StoreOptions::value_cache_bytes).
   size_t value_cache_bytes = size_t{128} << 20;
   // Columns of attributes read in bulk (StoreOptions::column_cache_bytes).

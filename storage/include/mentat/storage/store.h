@@ -17,6 +17,9 @@
 namespace mentat::storage {
 
 class Transactor;
+namespace internal {
+class CacheWarmer;
+}  // namespace internal
 
 using TxCallback = std::function<void(absl::StatusOr<TxReport>)>;
 
@@ -215,6 +218,9 @@ class Store {
   // Waits until the column cache has no build or fold queued or running
   // (tests and benchmarks: columns are built in the background).
   void WaitForColumns() const;
+  // Waits until the entity cache warmer (StoreOptions::warm_entity_cache)
+  // has ended; at once when it is off. Tests and benchmarks.
+  void WaitForWarmCache() const;
 
   // Counters of the transactor since the store opened (for metrics and
   // benchmarks): groups committed, transactions committed and failed,
@@ -267,6 +273,8 @@ class Store {
   StoreOptions options_;
   std::shared_ptr<internal::StoreCore> core_;
   std::unique_ptr<Transactor> transactor_;
+  // With StoreOptions::warm_entity_cache; stopped first on Close.
+  std::unique_ptr<internal::CacheWarmer> warmer_;
   std::atomic<StoreRole> role_{StoreRole::kPrimary};
 };
 

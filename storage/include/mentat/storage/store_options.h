@@ -55,6 +55,14 @@ struct StoreOptions {
   // the workload (7.5 datoms) takes about 530 bytes (query-bench, scale m).
   // 0 turns it off. Default: 512 MiB.
   size_t entity_cache_bytes = size_t{512} << 20;
+  // Fill the entity cache in the background once the store opens: a
+  // thread at the lowest priority (SCHED_IDLE) reads the entities in EAVT
+  // order until the cache holds three quarters of entity_cache_bytes or
+  // every entity (internal/cache_warmer.h), so that the first read of each
+  // entity after a restart is a hit rather than a RocksDB seek. Off for
+  // embedders and tests that count the cache's misses; mentatd turns it
+  // on (--warm-entity-cache). Default: false.
+  bool warm_entity_cache = false;
   // The same for AVET reads of one attribute and value (unique lookups,
   // input bindings, the entities a ref points from), for values held by at
   // most 1,024 entities; as the entity cache, with the value's history
