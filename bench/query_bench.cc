@@ -5,7 +5,7 @@
 //   query-bench --scale s --dir DIR [--seconds 2] [--only q2,q4]
 //               [--explain 1] [--entity-cache-mb N] [--value-cache-mb N]
 //               [--column-cache-mb N] [--writer-tps N] [--first-q4 1]
-//               [--runs N] [--cold-kb N]
+//               [--runs N] [--cold-kb N] [--warm 0|1]
 //
 // Loads the workload into DIR the first time (then reuses it), runs q1,
 // pull, q2, q2 with its clauses reversed, as_of q2, input bindings, since,
@@ -67,6 +67,9 @@ struct Args {
   int64_t entity_cache_mb = -1;
   int64_t value_cache_mb = -1;
   int64_t column_cache_mb = -1;
+  // StoreOptions::warm_entity_cache (mentatd's default), waited for before
+  // the first scenario.
+  bool warm = false;
   double writer_tps = 0;  // > 0: run the write-sensitive scenarios again
   bool first_q4 = false;
 };
@@ -167,6 +170,7 @@ int Run(const Args& args) {
     options.column_cache_bytes = static_cast<size_t>(args.column_cache_mb)
                                  << 20;
   }
+  options.warm_entity_cache = args.warm;
   auto opened = storage::Store::Open(args.dir, options);
   if (!opened.ok()) {
     std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
@@ -227,7 +231,10 @@ int Run(const Args& args) {
   const std::vector<int64_t> probe_list(probes.begin(), probes.end());
 
   QueryEngine engine;
-  after_warm_up = [&] { store->WaitForColumns(); };
+  after_warm_up = [&] {
+    store->WaitForColumns();
+    store->WaitForWarmCache();
+  };
   auto db = store->Latest();
   const auto current = db->View(Basis::Current());
   const auto as_of = db->View(Basis::AsOf(meta->t_mid));
@@ -471,7 +478,7 @@ int main(int argc, char** argv) {
         "[--only q1,pull,q2,q2_reversed,as_of_q2,input_bindings,since,q3,"
         "q3_scan,q4] [--explain 0|1] [--entity-cache-mb N] "
         "[--value-cache-mb N] [--column-cache-mb N] [--writer-tps N] "
-        "[--first-q4 0|1] [--runs N] [--cold-kb N]\n");
+        "[--first-q4 0|1] [--runs N] [--cold-kb N] [--warm 0|1]\n");
     return 2;
   };
   mentat::bench::Args args;
@@ -495,6 +502,8 @@ int main(int argc, char** argv) {
       args.value_cache_mb = std::atoll(value);
     } else if (std::strcmp(argv[i], "--column-cache-mb") == 0) {
       args.column_cache_mb = std::atoll(value);
+    } else if (std::strcmp(argv[i], "--warm") == 0) {
+      args.warm = std::atoi(value) != 0;
     } else if (std::strcmp(argv[i], "--writer-tps") == 0) {
       args.writer_tps = std::atof(value);
     } else if (std::strcmp(argv[i], "--first-q4") == 0) {

@@ -44,8 +44,8 @@ std::vector<EntityId> Fill(Store& store, int n) {
     for (int i = base; i < base + 100 && i < n; ++i) {
       const std::string tempid = "e" + std::to_string(i);
       ops.push_back(Add(E(tempid.c_str()), "m/one", Value::Long(i)));
-      ops.push_back(
-          Add(E(tempid.c_str()), "m/name", Value::String("name " + std::to_string(i))));
+      ops.push_back(Add(E(tempid.c_str()), "m/name",
+                        Value::String("name " + std::to_string(i))));
     }
     auto r = store.Transact(Tx(ops)).get();
     REQUIRE(r.ok());
@@ -56,8 +56,9 @@ std::vector<EntityId> Fill(Store& store, int n) {
   return entities;
 }
 
-TEST_CASE("a warmed store answers the first read of every entity from the "
-          "cache, with what was written") {
+TEST_CASE(
+    "a warmed store answers the first read of every entity from the "
+    "cache, with what was written") {
   TempDir dir;
   std::vector<EntityId> entities;
   {
@@ -86,8 +87,9 @@ TEST_CASE("a warmed store answers the first read of every entity from the "
   CHECK(after.hits >= 2 * entities.size());
 }
 
-TEST_CASE("commits while the cache warms are never hidden by a record read "
-          "before them") {
+TEST_CASE(
+    "commits while the cache warms are never hidden by a record read "
+    "before them") {
   TempDir dir;
   std::vector<EntityId> entities;
   {
@@ -105,7 +107,8 @@ TEST_CASE("commits while the cache warms are never hidden by a record read "
     std::vector<TxOp> ops;
     for (size_t i = end - 50; i < end; ++i) {
       want[entities[i]] += 100000;
-      ops.push_back(Add(E(entities[i]), "m/one", Value::Long(want[entities[i]])));
+      ops.push_back(
+          Add(E(entities[i]), "m/one", Value::Long(want[entities[i]])));
     }
     REQUIRE(store->Transact(Tx(ops)).get().ok());
   }

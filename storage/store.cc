@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "internal/coding.h"
 #include "internal/cache_warmer.h"
+#include "internal/coding.h"
 #include "internal/column_worker.h"
 #include "internal/fulltext_index.h"
 #include "internal/info_log.h"
@@ -526,8 +526,8 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(
   if (options.warm_entity_cache && core->entity_cache) {
     Transactor* transactor = store->transactor_.get();
     store->warmer_ = std::make_unique<internal::CacheWarmer>(
-        [transactor] { return transactor->Latest(); },
-        core->entity_cache.get(), options.entity_cache_bytes / 4 * 3);
+        [transactor] { return transactor->Latest(); }, core->entity_cache.get(),
+        options.entity_cache_bytes / 4 * 3);
   }
   return store;
 }
