@@ -186,6 +186,11 @@ class RecordCache {
     uint64_t misses ABSL_GUARDED_BY(mu) = 0;
   };
 
+  // What a record costs beyond its own charge: its slot and ring entry.
+  static constexpr size_t kSlotOverhead = sizeof(Node) + sizeof(uint64_t);
+  // Most bytes of a record Prefetch's second step hints.
+  static constexpr size_t kPrefetchRecordBytes = 512;
+
   static uint64_t HashOf(std::string_view prefix);
   Shard& ShardOf(uint64_t hash);
   void EraseLocked(Shard& shard, uint64_t hash)
