@@ -48,7 +48,10 @@ void CacheWarmer::Run() {
 }
 
 bool CacheWarmer::WarmChunk(std::string* start) {
-  if (cache_->counters().bytes >= target_bytes_) return false;
+  // What the cache holds, readers' records included, kept up to date with
+  // the warmer's own until the next chunk counts again.
+  size_t held = cache_->counters().bytes;
+  if (held >= target_bytes_) return false;
   const std::shared_ptr<const Db> db = latest_();
   const StoreCore& core = db->core();
   rocksdb::ReadOptions ro;
@@ -109,10 +112,12 @@ bool CacheWarmer::WarmChunk(std::string* start) {
     record->read_at = db->basis_tx();
     record->history_complete = false;
     record->current_only = true;
-    const size_t charge = record->charge();
+    const size_t charge = RecordCache::ChargeOf(*record);
     if (!cache_->InsertIfRoom(db->basis_tx(), std::move(record))) return false;
     records_.fetch_add(1, std::memory_order_relaxed);
     bytes_.fetch_add(charge, std::memory_order_relaxed);
+    held += charge;
+    if (held >= target_bytes_) return false;
   }
   // An error ends the walk: the cache is a hint, and the reads that follow
   // meet (and report) the same error.

@@ -120,7 +120,7 @@ void RecordCache::EvictOneLocked(Shard& shard) {
 }
 
 void RecordCache::Insert(EntityId read_at, RecordRef record) {
-  const size_t charge = record->charge() + kSlotOverhead;
+  const size_t charge = ChargeOf(*record);
   if (charge > shard_capacity_ || charge > UINT32_MAX) return;
   const uint64_t hash = HashOf(record->prefix());
   Shard& shard = ShardOf(hash);
@@ -140,7 +140,7 @@ void RecordCache::Insert(EntityId read_at, RecordRef record) {
 }
 
 bool RecordCache::InsertIfRoom(EntityId read_at, RecordRef record) {
-  const size_t charge = record->charge() + kSlotOverhead;
+  const size_t charge = ChargeOf(*record);
   if (charge > UINT32_MAX) return true;  // never kept; not a full shard
   const uint64_t hash = HashOf(record->prefix());
   Shard& shard = ShardOf(hash);

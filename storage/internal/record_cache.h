@@ -156,6 +156,12 @@ class RecordCache {
 
   CacheCounters counters() const;
 
+  // What keeping `record` adds to counters().bytes: its charge, its slot
+  // and its place in the eviction ring.
+  static size_t ChargeOf(const IndexRecord& record) {
+    return record.charge() + kSlotOverhead;
+  }
+
  private:
   static constexpr int kShards = 32;
 
@@ -169,6 +175,8 @@ class RecordCache {
     uint32_t ring;    // its position in Shard::ring
     bool referenced;  // hit since the hand last passed
   };
+  // What a record's Node and ring entry add to its charge.
+  static constexpr size_t kSlotOverhead = sizeof(Node) + sizeof(uint64_t);
   // A cache line each: readers on different cores lock different shards
   // without taking each other's lines (the counters are per shard for the
   // same reason: one atomic counter for the whole cache was written by
@@ -186,8 +194,6 @@ class RecordCache {
     uint64_t misses ABSL_GUARDED_BY(mu) = 0;
   };
 
-  // What a record costs beyond its own charge: its slot and ring entry.
-  static constexpr size_t kSlotOverhead = sizeof(Node) + sizeof(uint64_t);
   // Most bytes of a record Prefetch's second step hints.
   static constexpr size_t kPrefetchRecordBytes = 512;
 
