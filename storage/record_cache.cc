@@ -40,8 +40,9 @@ RecordCache::RecordCache(size_t capacity_bytes)
 
 uint64_t RecordCache::HashOf(std::string_view prefix) {
   // Debian's abseil has its own string_view.
-  return static_cast<uint64_t>(absl::Hash<absl::string_view>()(
+  const auto h = static_cast<uint64_t>(absl::Hash<absl::string_view>()(
       absl::string_view(prefix.data(), prefix.size())));
+  return h == 0 ? 1 : h;  // 0 marks an empty slot (HashSlots)
 }
 
 RecordCache::Shard& RecordCache::ShardOf(uint64_t hash) {
@@ -54,16 +55,16 @@ RecordRef RecordCache::Find(std::string_view prefix) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
   absl::MutexLock lock(&shard.mu);
-  auto it = shard.map.find(hash);
-  if (it == shard.map.end() || it->second.record->prefix() != prefix) {
+  Node* node = shard.map.Find(hash);
+  if (node == nullptr || node->record->prefix() != prefix) {
     ++shard.misses;
     return nullptr;
   }
   // Written only when it changes: a hot record's slot then stays clean in
   // every core's cache.
-  if (!it->second.referenced) it->second.referenced = true;
+  if (!node->referenced) node->referenced = true;
   ++shard.hits;
-  return it->second.record;
+  return node->record;
 }
 
 void RecordCache::Prefetch(std::string_view prefix, int step) {
@@ -71,34 +72,34 @@ void RecordCache::Prefetch(std::string_view prefix, int step) {
   Shard& shard = ShardOf(hash);
   absl::MutexLock lock(&shard.mu);
   if (step == 0) {
-    shard.map.prefetch(hash);
+    shard.map.Prefetch(hash);
     return;
   }
-  auto it = shard.map.find(hash);
-  if (it == shard.map.end()) return;
+  const Node* node = shard.map.Find(hash);
+  if (node == nullptr) return;
   // The whole record, up to kPrefetchRecordBytes: a fetch decodes the
   // entries and keys up to its attributes, most of a small entity's lines
   // (an issue of the workload: about 500 bytes). Its size is the slot's
   // charge less what Insert added, so the record is not read to learn it.
-  const char* record = reinterpret_cast<const char*>(it->second.record.get());
+  const char* record = reinterpret_cast<const char*>(node->record.get());
   const size_t bytes =
-      std::min<size_t>(it->second.charge - kSlotOverhead, kPrefetchRecordBytes);
+      std::min<size_t>(node->charge - kSlotOverhead, kPrefetchRecordBytes);
   for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(record + off);
 }
 
 void RecordCache::EraseLocked(Shard& shard, uint64_t hash) {
-  auto it = shard.map.find(hash);
-  if (it == shard.map.end()) return;
-  const uint32_t pos = it->second.ring;
-  shard.bytes -= it->second.charge;
-  shard.map.erase(it);
+  const Node* node = shard.map.Find(hash);
+  if (node == nullptr) return;
+  const uint32_t pos = node->ring;
+  shard.bytes -= node->charge;
+  shard.map.Erase(hash);
   // The ring's last key fills the hole (the hand examines it next if it
   // stood there).
   const uint64_t moved = shard.ring.back();
   shard.ring.pop_back();
   if (pos < shard.ring.size()) {
     shard.ring[pos] = moved;
-    shard.map.find(moved)->second.ring = pos;
+    shard.map.Find(moved)->ring = pos;
   }
 }
 
@@ -108,7 +109,7 @@ void RecordCache::EvictOneLocked(Shard& shard) {
   while (!shard.ring.empty()) {
     if (shard.hand >= shard.ring.size()) shard.hand = 0;
     const uint64_t hash = shard.ring[shard.hand];
-    Node& node = shard.map.find(hash)->second;
+    Node& node = *shard.map.Find(hash);
     if (node.referenced) {
       node.referenced = false;
       ++shard.hand;
@@ -129,9 +130,9 @@ void RecordCache::Insert(EntityId read_at, RecordRef record) {
   // stale for readers of later bases.
   if (read_at < shard.floor) return;
   EraseLocked(shard, hash);
-  shard.map.emplace(hash, Node{std::move(record), static_cast<uint32_t>(charge),
-                               static_cast<uint32_t>(shard.ring.size()),
-                               /*referenced=*/false});
+  shard.map.Put(hash, Node{std::move(record), static_cast<uint32_t>(charge),
+                           static_cast<uint32_t>(shard.ring.size()),
+                           /*referenced=*/false});
   shard.ring.push_back(hash);
   shard.bytes += charge;
   while (shard.bytes > shard_capacity_ && !shard.ring.empty()) {
@@ -146,10 +147,10 @@ bool RecordCache::InsertIfRoom(EntityId read_at, RecordRef record) {
   Shard& shard = ShardOf(hash);
   absl::MutexLock lock(&shard.mu);
   if (shard.bytes + charge > shard_capacity_) return false;
-  if (read_at < shard.floor || shard.map.contains(hash)) return true;
-  shard.map.emplace(hash, Node{std::move(record), static_cast<uint32_t>(charge),
-                               static_cast<uint32_t>(shard.ring.size()),
-                               /*referenced=*/false});
+  if (read_at < shard.floor || shard.map.Find(hash) != nullptr) return true;
+  shard.map.Put(hash, Node{std::move(record), static_cast<uint32_t>(charge),
+                           static_cast<uint32_t>(shard.ring.size()),
+                           /*referenced=*/false});
   shard.ring.push_back(hash);
   shard.bytes += charge;
   return true;
@@ -168,7 +169,7 @@ void RecordCache::Invalidate(std::string_view prefix, EntityId tx) {
 void RecordCache::InvalidateAll(EntityId tx) {
   for (Shard& shard : shards_) {
     absl::MutexLock lock(&shard.mu);
-    shard.map.clear();
+    shard.map.Clear();
     shard.ring.clear();
     shard.hand = 0;
     shard.bytes = 0;

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/synchronization/mutex.h"
 #include "boost/smart_ptr/intrusive_ptr.hpp"
+#include "internal/hash_slots.h"
 #include "mentat/storage/cache_counters.h"
 #include "mentat/storage/datom.h"
 
@@ -183,7 +183,7 @@ class RecordCache {
   // every probe of every core).
   struct alignas(64) Shard {
     mutable absl::Mutex mu;
-    absl::flat_hash_map<uint64_t, Node> map ABSL_GUARDED_BY(mu);
+    HashSlots<Node> map ABSL_GUARDED_BY(mu);
     // The map's keys, swept by `hand`.
     std::vector<uint64_t> ring ABSL_GUARDED_BY(mu);
     size_t hand ABSL_GUARDED_BY(mu) = 0;
