@@ -175,8 +175,11 @@ class RecordCache {
     uint32_t ring;    // its position in Shard::ring
     bool referenced;  // hit since the hand last passed
   };
-  // What a record's Node and ring entry add to its charge.
-  static constexpr size_t kSlotOverhead = sizeof(Node) + sizeof(uint64_t);
+  // What a record's slot and ring entry add to its charge: a slot is its
+  // hash and Node, in an array HashSlots keeps at least half empty, so
+  // two slots' room.
+  static constexpr size_t kSlotOverhead =
+      2 * (sizeof(uint64_t) + sizeof(Node)) + sizeof(uint64_t);
   // A cache line each: readers on different cores lock different shards
   // without taking each other's lines (the counters are per shard for the
   // same reason: one atomic counter for the whole cache was written by
