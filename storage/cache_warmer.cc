@@ -54,9 +54,8 @@ bool CacheWarmer::WarmChunk(std::string* start) {
   if (held >= target_bytes_) return false;
   const std::shared_ptr<const Db> db = latest_();
   const StoreCore& core = db->core();
-  rocksdb::ReadOptions ro;
+  rocksdb::ReadOptions ro = TotalOrderReadOptions();
   ro.snapshot = db->snapshot();
-  ro.total_order_seek = true;
   ro.ignore_range_deletions = true;
   // The records are what later reads use; blocks read once in key order
   // would only push out of the block cache what other reads keep there.
@@ -96,14 +95,11 @@ bool CacheWarmer::WarmChunk(std::string* start) {
         keep = false;
         continue;
       }
-      IndexRecord::Entry entry;
-      entry.key_offset = static_cast<uint32_t>(keys.size());
-      entry.key_size = static_cast<uint32_t>(k.size());
-      entry.asserted = static_cast<EntityId>(DecodeFixed64BE(
-          std::string_view(it->value().data(), it->value().size())));
-      entry.retracted = 0;
-      keys.append(k);
-      entries.push_back(entry);
+      IndexRecord::AppendEntry(
+          k,
+          static_cast<EntityId>(DecodeFixed64BE(
+              std::string_view(it->value().data(), it->value().size()))),
+          0, &entries, &keys);
     }
     if (!keep) continue;
     // As a reader of the latest basis reads it (CachedCursor::Load without
@@ -114,8 +110,6 @@ bool CacheWarmer::WarmChunk(std::string* start) {
     record->current_only = true;
     const size_t charge = RecordCache::ChargeOf(*record);
     if (!cache_->InsertIfRoom(db->basis_tx(), std::move(record))) return false;
-    records_.fetch_add(1, std::memory_order_relaxed);
-    bytes_.fetch_add(charge, std::memory_order_relaxed);
     held += charge;
     if (held >= target_bytes_) return false;
   }

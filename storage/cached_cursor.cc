@@ -196,22 +196,15 @@ class CachedCursor : public LayeredCursor {
           break;
         }
         ++kept;
-        IndexRecord::Entry entry;
-        entry.key_offset = static_cast<uint32_t>(keys.size());
         if (history) {
           const std::string_view key = k.substr(0, k.size() - 8);
-          entry.key_size = static_cast<uint32_t>(key.size());
-          entry.asserted =
-              static_cast<EntityId>(DecodeFixed64BE(k.substr(key.size())));
-          entry.retracted = static_cast<EntityId>(DecodeFixed64BE(v));
-          keys.append(key);
+          IndexRecord::AppendEntry(
+              key, static_cast<EntityId>(DecodeFixed64BE(k.substr(key.size()))),
+              static_cast<EntityId>(DecodeFixed64BE(v)), &entries, &keys);
         } else {
-          entry.key_size = static_cast<uint32_t>(k.size());
-          entry.asserted = static_cast<EntityId>(DecodeFixed64BE(v));
-          entry.retracted = 0;
-          keys.append(k);
+          IndexRecord::AppendEntry(k, static_cast<EntityId>(DecodeFixed64BE(v)),
+                                   0, &entries, &keys);
         }
-        entries.push_back(entry);
       }
       if (!it->status().ok()) {
         status_ = absl::UnavailableError(

@@ -120,6 +120,15 @@ void RecordCache::EvictOneLocked(Shard& shard) {
   }
 }
 
+void RecordCache::KeepLocked(Shard& shard, uint64_t hash, RecordRef record,
+                             size_t charge) {
+  shard.map.Put(hash, Node{std::move(record), static_cast<uint32_t>(charge),
+                           static_cast<uint32_t>(shard.ring.size()),
+                           /*referenced=*/false});
+  shard.ring.push_back(hash);
+  shard.bytes += charge;
+}
+
 void RecordCache::Insert(EntityId read_at, RecordRef record) {
   const size_t charge = ChargeOf(*record);
   if (charge > shard_capacity_ || charge > UINT32_MAX) return;
@@ -130,11 +139,7 @@ void RecordCache::Insert(EntityId read_at, RecordRef record) {
   // stale for readers of later bases.
   if (read_at < shard.floor) return;
   EraseLocked(shard, hash);
-  shard.map.Put(hash, Node{std::move(record), static_cast<uint32_t>(charge),
-                           static_cast<uint32_t>(shard.ring.size()),
-                           /*referenced=*/false});
-  shard.ring.push_back(hash);
-  shard.bytes += charge;
+  KeepLocked(shard, hash, std::move(record), charge);
   while (shard.bytes > shard_capacity_ && !shard.ring.empty()) {
     EvictOneLocked(shard);
   }
@@ -148,11 +153,7 @@ bool RecordCache::InsertIfRoom(EntityId read_at, RecordRef record) {
   absl::MutexLock lock(&shard.mu);
   if (shard.bytes + charge > shard_capacity_) return false;
   if (read_at < shard.floor || shard.map.Find(hash) != nullptr) return true;
-  shard.map.Put(hash, Node{std::move(record), static_cast<uint32_t>(charge),
-                           static_cast<uint32_t>(shard.ring.size()),
-                           /*referenced=*/false});
-  shard.ring.push_back(hash);
-  shard.bytes += charge;
+  KeepLocked(shard, hash, std::move(record), charge);
   return true;
 }
 

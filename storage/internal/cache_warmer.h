@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -34,8 +33,7 @@ class RecordCache;
 // The thread runs at SCHED_IDLE: it takes only CPU time nothing else
 // wants, so it never delays a query or a commit for its own sake.
 //
-// Thread safety: Stop, Wait and the counters may be called from any
-// thread.
+// Thread safety: Stop and Wait may be called from any thread.
 class CacheWarmer {
  public:
   // Entities read between two states of the store.
@@ -54,10 +52,6 @@ class CacheWarmer {
   // Blocks until the walk has ended (done or stopped).
   void Wait() const;
 
-  // Records kept so far, and their bytes (IndexRecord::charge).
-  uint64_t records() const { return records_.load(std::memory_order_relaxed); }
-  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
-
  private:
   void Run();
   // Reads up to kChunkEntities entities from `start` on (an EAVT key;
@@ -69,8 +63,6 @@ class CacheWarmer {
   RecordCache* cache_;
   const size_t target_bytes_;
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> records_{0};
-  std::atomic<uint64_t> bytes_{0};
   mutable absl::Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

@@ -49,6 +49,16 @@ class IndexRecord {
   static boost::intrusive_ptr<IndexRecord> Make(
       std::string_view prefix, const std::vector<Entry>& entries,
       std::string_view keys);
+  // Adds `key`, asserted at `asserted` and retracted at `retracted` (0:
+  // still current), to the entries and key bytes of a record to Make.
+  static void AppendEntry(std::string_view key, EntityId asserted,
+                          EntityId retracted, std::vector<Entry>* entries,
+                          std::string* keys) {
+    entries->push_back(Entry{static_cast<uint32_t>(keys->size()),
+                             static_cast<uint32_t>(key.size()), asserted,
+                             retracted});
+    keys->append(key);
+  }
 
   IndexRecord(const IndexRecord&) = delete;
   IndexRecord& operator=(const IndexRecord&) = delete;
@@ -205,6 +215,10 @@ class RecordCache {
   void EraseLocked(Shard& shard, uint64_t hash)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void EvictOneLocked(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Puts `record` (of `hash`, costing `charge`) in the shard, and last in
+  // its eviction ring.
+  void KeepLocked(Shard& shard, uint64_t hash, RecordRef record, size_t charge)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
 
   const size_t shard_capacity_;
   std::array<Shard, kShards> shards_;
