@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "execution/probe_hints.h"
 #include "execution/term_ref.h"
 #include "mentat/storage/keys.h"
 
@@ -114,20 +115,18 @@ absl::Status FetchOp::Fetch(const Value* row) {
 }
 
 absl::Status FetchOp::Push(Batch& in) {
-  // Each fetch waits on memory it could not know it needed (the entity
-  // cache's slot, then the record behind it), cold after a served call's
-  // RPC work: hinting the rows ahead overlaps those waits.
+  // The entity cache's slots and records of the rows ahead, cold after a
+  // served call's RPC work.
   auto hint = [&](size_t r, int step) {
     storage::EntityId e;
-    if (r >= in.size() || !AsEntity(in.row(r)[entity_slot_], &e)) return;
+    if (!AsEntity(in.row(r)[entity_slot_], &e)) return;
     hint_prefix_.clear();
     storage::EavtKey::EncodePrefix(e, &hint_prefix_);
     cursor_->Prefetch(hint_prefix_, step);
   };
-  for (size_t r = 0; r < kPrefetchAhead; ++r) hint(r, 0);
+  ProbeHints::Start(in.size(), hint);
   for (size_t r = 0; r < in.size() && !ctx_->stopped(); ++r) {
-    hint(r + kPrefetchAhead, 0);
-    hint(r + kPrefetchAhead / 2, 1);
+    ProbeHints::Before(r, in.size(), hint);
     absl::Status s = Fetch(in.row(r));
     if (!s.ok()) return s;
     s = ctx_->Tick();

@@ -47,9 +47,6 @@ class FetchOp : public Operator {
   std::vector<std::vector<storage::Value>> values_;  // per attribute
   FilterEval filters_;
   std::unique_ptr<storage::DatomCursor> cursor_;
-  // Rows ahead whose entity's memory Push hints (PatternOp's distance).
-  static constexpr size_t kPrefetchAhead = 16;
-
   std::string prefix_;
   std::string hint_prefix_;
   std::string target_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "execution/probe_hints.h"
 #include "mentat/storage/keys.h"
 #include "mentat/storage/value_codec.h"
 #include "planner/edn_to_value.h"
@@ -544,23 +545,14 @@ absl::Status PatternOp::Push(Batch& in) {
     }
     SortProbes();
     auto key = [&](size_t i) { return ProbeKey(sorted_[i]); };
-    // Each probe waits on memory it could not know it needed (a cache
-    // slot, then the record or column key behind it): hinting the probes
-    // ahead overlaps those waits.
     // Only the record caches (EAVT, AVET) take hints.
-    const bool hint =
+    const bool hints =
         index_ == IndexOrder::kEavt || index_ == IndexOrder::kAvet;
-    for (size_t i = 0; hint && i < sorted_.size() && i < kPrefetchAhead; ++i) {
-      cursor_->Prefetch(key(i), 0);
-    }
+    auto hint = [&](size_t j, int step) { cursor_->Prefetch(key(j), step); };
+    if (hints) ProbeHints::Start(sorted_.size(), hint);
     for (size_t i = 0; i < sorted_.size(); ++i) {
       if (ctx_->stopped()) break;
-      if (hint && i + kPrefetchAhead < sorted_.size()) {
-        cursor_->Prefetch(key(i + kPrefetchAhead), 0);
-      }
-      if (hint && i + kPrefetchAhead / 2 < sorted_.size()) {
-        cursor_->Prefetch(key(i + kPrefetchAhead / 2), 1);
-      }
+      if (hints) ProbeHints::Before(i, sorted_.size(), hint);
       const SortedProbe& p = sorted_[i];
       prefix_.assign(key(i));
       absl::Status s = Probe(in.row(p.row), true);

@@ -154,9 +154,6 @@ class PatternOp : public Operator {
   // (DatomCursor::SetBulk): a query of thousands of entities does not fill
   // the entity cache with records it will not read again.
   static constexpr uint64_t kBulkProbes = 4096;
-  // How many probes ahead the sorted loop hints its cursor (step 0; step 1
-  // half as far).
-  static constexpr size_t kPrefetchAhead = 16;
   bool row_prefix_ = false;
   struct SortedProbe {
     // Eight bytes of the prefix, big-endian, from where the batch's
