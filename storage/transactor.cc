@@ -15,6 +15,7 @@
 #include "internal/commit_batch.h"
 #include "internal/excision_purge.h"
 #include "internal/insert_hints.h"
+#include "internal/key_ordered_batch.h"
 #include "internal/meta_keys.h"
 #include "internal/rocks_status.h"
 #include "internal/tx_applier.h"
@@ -516,9 +517,15 @@ void Transactor::CommitGroup(std::deque<Pending>* group) {
     wo.sync = core_->options.sync_commits && !early;
     rocksdb::Status s = PinMemtable();
     if (s.ok()) {
-      internal::HintedInserts hints(internal::HintedInserts::Gains(
-          batch.batch()->Count(), results.size()));
-      s = core_->db->Write(wo, batch.batch());
+      const bool hinted = internal::HintedInserts::Gains(batch.batch()->Count(),
+                                                         results.size());
+      internal::HintedInserts hints(hinted);
+      // Many small transactions: their keys sorted (key_ordered_batch.h).
+      rocksdb::WriteBatch ordered;
+      const bool sorted =
+          !hinted && results.size() > 1 &&
+          internal::KeyOrderedBatch(*batch.batch(), core_->handles, &ordered);
+      s = core_->db->Write(wo, sorted ? &ordered : batch.batch());
     }
     if (s.ok() && handoff) {
       // The snapshot before the next group's write: the state to publish.
