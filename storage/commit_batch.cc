@@ -80,6 +80,27 @@ void CommitBatch::PopSavePoint() {
   if (save_points_.empty()) undo_.clear();
 }
 
+std::optional<EntityId> CommitBatch::CurrentIn(const IndexRecord& record,
+                                               std::string_view key) {
+  // Entries are in key order; one key's retracted intervals come before
+  // its current assertion.
+  size_t lo = 0, hi = record.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (record.key(record.entry(mid)) < key) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (; lo < record.size(); ++lo) {
+    const IndexRecord::Entry& entry = record.entry(lo);
+    if (record.key(entry) != key) break;
+    if (entry.retracted == 0) return entry.asserted;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<std::optional<EntityId>> CommitBatch::Get(IndexOrder order,
                                                          std::string_view key) {
   const auto& map = overlay_[static_cast<int>(order)];
@@ -87,6 +108,22 @@ absl::StatusOr<std::optional<EntityId>> CommitBatch::Get(IndexOrder order,
   if (it != map.end()) {
     if (it->second == kDeleted) return std::optional<EntityId>();
     return std::optional<EntityId>(it->second);
+  }
+  if (order == IndexOrder::kEavt && core_->entity_cache != nullptr &&
+      key.size() > kEntityPrefixBytes) {
+    // The entity's record, when the cache has one, holds its current
+    // datoms as of every group written so far: each group drops the
+    // records of the entities it touches before its write, and a record
+    // read from an older state can no longer join the cache after that
+    // (RecordCache::Insert), so a record here was read after the last
+    // write to its entity. It answers for the RocksDB Get below, which
+    // for an entity that exists reads a block of every level (the
+    // entity-prefix filter passes it).
+    RecordRef record =
+        core_->entity_cache->Peek(key.substr(0, kEntityPrefixBytes));
+    if (record != nullptr && !record->oversized) {
+      return CurrentIn(*record, key);
+    }
   }
   std::string value;
   rocksdb::Status s =

@@ -67,6 +67,15 @@ RecordRef RecordCache::Find(std::string_view prefix) {
   return node->record;
 }
 
+RecordRef RecordCache::Peek(std::string_view prefix) {
+  const uint64_t hash = HashOf(prefix);
+  Shard& shard = ShardOf(hash);
+  absl::MutexLock lock(&shard.mu);
+  const Node* node = shard.map.Find(hash);
+  if (node == nullptr || node->record->prefix() != prefix) return nullptr;
+  return node->record;
+}
+
 void RecordCache::Prefetch(std::string_view prefix, int step) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);

@@ -86,6 +86,10 @@ class CommitBatch final : public TxBatch {
     bool existed;
     EntityId previous;
   };
+  // The tx that asserted `key` if `record` (of the key's entity) holds it
+  // as current.
+  static std::optional<EntityId> CurrentIn(const IndexRecord& record,
+                                           std::string_view key);
   // Records in the index that `key` of `order` now holds `tx`.
   void Record(IndexOrder order, std::string_view key, EntityId tx);
   // The group's iterator over the committed DB for `order`: `bounded`

@@ -146,6 +146,10 @@ class RecordCache {
 
   // The record of `prefix`, or null.
   RecordRef Find(std::string_view prefix);
+  // Find for the transactor's own checks: counts neither a hit nor a miss
+  // and leaves the record's reference flag alone (readers' use decides
+  // what stays).
+  RecordRef Peek(std::string_view prefix);
   // Starts fetching what Find(prefix) will read: step 0 its slot, step 1
   // (once the slot is in cache) its record (DatomCursor::Prefetch).
   void Prefetch(std::string_view prefix, int step);
