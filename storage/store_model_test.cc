@@ -122,6 +122,7 @@ void RunModel(uint32_t seed) {
   std::vector<EntityId> entities;
   std::vector<std::pair<EntityId, ModelState>> snapshots;
   int next_key = 0;
+  std::shared_ptr<const Db> stale;  // an older state, read from now and then
   for (int t = 0; t < 60; ++t) {
     std::vector<TxOp> ops;
     Model next = model;
@@ -210,7 +211,32 @@ void RunModel(uint32_t seed) {
     }
     model = std::move(next);
     snapshots.emplace_back(report->tx, model.state);
+    if (seed > 6) {
+      // Reads between the commits cache entities' records (current ones,
+      // whole ones with history as of an earlier basis; a stale
+      // snapshot's are refused), so that the transactor's existence
+      // checks answer from them too (CommitBatch::Get).
+      auto latest = store->Latest();
+      for (int r = 0; r < 3; ++r) {
+        std::string prefix;
+        EavtKey::EncodePrefix(entities[pick(static_cast<int>(entities.size()))],
+                              &prefix);
+        const Basis basis =
+            pick(3) == 0
+                ? Basis::AsOf(
+                      snapshots[pick(static_cast<int>(snapshots.size()))].first)
+                : Basis::Current();
+        REQUIRE(latest->View(basis).Datoms(IndexOrder::kEavt, prefix).ok());
+        if (stale != nullptr) {
+          REQUIRE(stale->View(Basis::Current())
+                      .Datoms(IndexOrder::kEavt, prefix)
+                      .ok());
+        }
+      }
+      if (stale == nullptr || pick(4) == 0) stale = latest;
+    }
   }
+  stale.reset();  // the store reopens below
 
   auto db = store->Latest();
   CHECK(ReadState(db->View(Basis::Current()), entities) == model.state);
