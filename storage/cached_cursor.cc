@@ -103,19 +103,11 @@ class CachedCursor : public LayeredCursor {
 
   // `target` starts with the record's prefix.
   void SeekInRecord(std::string_view target) {
-    size_t lo = 0, hi = record_->size();
     // The record's whole prefix (an entity's fetch, a value's lookup):
     // every entry is under it, the first is the seek's.
-    if (target.size() == record_->prefix().size()) hi = 0;
-    while (lo < hi) {
-      const size_t mid = lo + (hi - lo) / 2;
-      if (record_->key(record_->entry(mid)) < target) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    pos_ = lo;
+    pos_ = target.size() == record_->prefix().size()
+               ? 0
+               : record_->LowerBound(target);
     Settle();
   }
 

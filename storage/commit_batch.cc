@@ -82,19 +82,9 @@ void CommitBatch::PopSavePoint() {
 
 std::optional<EntityId> CommitBatch::CurrentIn(const IndexRecord& record,
                                                std::string_view key) {
-  // Entries are in key order; one key's retracted intervals come before
-  // its current assertion.
-  size_t lo = 0, hi = record.size();
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (record.key(record.entry(mid)) < key) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  for (; lo < record.size(); ++lo) {
-    const IndexRecord::Entry& entry = record.entry(lo);
+  // One key's retracted intervals come before its current assertion.
+  for (size_t i = record.LowerBound(key); i < record.size(); ++i) {
+    const IndexRecord::Entry& entry = record.entry(i);
     if (record.key(entry) != key) break;
     if (entry.retracted == 0) return entry.asserted;
   }

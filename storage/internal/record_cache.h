@@ -90,6 +90,20 @@ class IndexRecord {
     return std::string_view(block() + keys_offset_ + entry.key_offset,
                             entry.key_size);
   }
+  // The position of the first entry whose key is not less than `key`
+  // (size() if none).
+  size_t LowerBound(std::string_view key) const {
+    size_t lo = 0, hi = size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (this->key(entry(mid)) < key) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
   // Memory charged against the cache's capacity.
   size_t charge() const { return sizeof(IndexRecord) + bytes_ + 32; }
 
