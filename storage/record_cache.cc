@@ -51,12 +51,18 @@ RecordCache::Shard& RecordCache::ShardOf(uint64_t hash) {
   return shards_[(hash * 0x9E3779B97F4A7C15ull) >> 59];
 }
 
+RecordCache::Node* RecordCache::FindLocked(Shard& shard, uint64_t hash,
+                                           std::string_view prefix) {
+  Node* node = shard.map.Find(hash);
+  return node != nullptr && node->record->prefix() == prefix ? node : nullptr;
+}
+
 RecordRef RecordCache::Find(std::string_view prefix) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
   absl::MutexLock lock(&shard.mu);
-  Node* node = shard.map.Find(hash);
-  if (node == nullptr || node->record->prefix() != prefix) {
+  Node* node = FindLocked(shard, hash, prefix);
+  if (node == nullptr) {
     ++shard.misses;
     return nullptr;
   }
@@ -71,9 +77,8 @@ RecordRef RecordCache::Peek(std::string_view prefix) {
   const uint64_t hash = HashOf(prefix);
   Shard& shard = ShardOf(hash);
   absl::MutexLock lock(&shard.mu);
-  const Node* node = shard.map.Find(hash);
-  if (node == nullptr || node->record->prefix() != prefix) return nullptr;
-  return node->record;
+  const Node* node = FindLocked(shard, hash, prefix);
+  return node != nullptr ? node->record : nullptr;
 }
 
 void RecordCache::Prefetch(std::string_view prefix, int step) {

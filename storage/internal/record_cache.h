@@ -230,6 +230,10 @@ class RecordCache {
 
   static uint64_t HashOf(std::string_view prefix);
   Shard& ShardOf(uint64_t hash);
+  // The node of `prefix` (of `hash`), or null (none, or another prefix's
+  // under the same hash).
+  Node* FindLocked(Shard& shard, uint64_t hash, std::string_view prefix)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void EraseLocked(Shard& shard, uint64_t hash)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void EvictOneLocked(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
