@@ -174,12 +174,64 @@ char* WriteSmallVarint(uint64_t v, size_t len, char* p) {
   return p + len;
 }
 
+// At least the bytes `v` takes as a Value field of a Row (its tag, its
+// length and the Value's body) whenever that is under 128; 128 or more
+// when it is not (a long text, a tuple).
+inline size_t SmallCellBound(const storage::Value& v) {
+  using storage::ValueType;
+  switch (v.type()) {
+    case ValueType::kRef:
+    case ValueType::kLong:
+    case ValueType::kInstant:
+    case ValueType::kDouble:
+      return 2 + 1 + 10;
+    case ValueType::kBoolean:
+      return 2 + 2;
+    case ValueType::kTuple:
+      return 128;
+    default:
+      // Text: a tag of at most two bytes (#uri's), a length and the bytes.
+      return 2 + 2 + 1 + v.text().size();
+  }
+}
+
+// WriteStorageValueWire for a value whose field SmallCellBound put under
+// 128 bytes: every length is one byte, and an entity id is one 8-byte
+// store. Needs 8 writable bytes past the value's end (kRowSlack).
+inline char* WriteSmallStorageValueWire(const storage::Value& v, char* p) {
+  using storage::ValueType;
+  const ValueType type = v.type();
+  if (type == ValueType::kRef || type == ValueType::kLong ||
+      type == ValueType::kInstant) {
+    const auto x = static_cast<uint64_t>(v.as_long());
+    *p++ = static_cast<char>(
+        ((type == ValueType::kInstant ? kInstant : kLong) << 3) | kVarint);
+    if (x >= (uint64_t{1} << 56)) return WriteVarint(x, p);
+    return WriteSmallVarint(x, VarintSize(x), p);
+  }
+  if (type == ValueType::kKeyword || type == ValueType::kString) {
+    const std::string_view text = v.text();
+    p[0] = static_cast<char>(
+        ((type == ValueType::kKeyword ? kKeyword : kString) << 3) | kLen);
+    p[1] = static_cast<char>(text.size());
+    std::memcpy(p + 2, text.data(), text.size());
+    return p + 2 + text.size();
+  }
+  return WriteStorageValueWire(v, p);
+}
+
 }  // namespace
 
 char* QueryResponseEncoder::ExtendRows(size_t n) {
+  char* p = ReserveRows(n);
+  rows_used_ += n;
+  return p;
+}
+
+char* QueryResponseEncoder::ReserveRows(size_t n) {
   // The buffer only grows (doubling, uninitialized), and rows_used_ says
   // how much of it holds rows: a row costs no resize of its own.
-  if (rows_used_ + n + kRowSlack > rows_capacity_) {
+  if (rows_used_ + n + kRowSlack > rows_capacity_) [[unlikely]] {
     const size_t capacity =
         std::max(rows_capacity_ * 2, rows_used_ + n + kRowSlack + 256);
     auto grown = std::make_unique_for_overwrite<char[]>(capacity);
@@ -187,9 +239,7 @@ char* QueryResponseEncoder::ExtendRows(size_t n) {
     rows_ = std::move(grown);
     rows_capacity_ = capacity;
   }
-  char* p = rows_.get() + rows_used_;
-  rows_used_ += n;
-  return p;
+  return rows_.get() + rows_used_;
 }
 
 size_t QueryResponseEncoder::AddValueRow(const storage::Value* const* cells,
@@ -225,6 +275,26 @@ size_t QueryResponseEncoder::AddValueRow(const storage::Value* const* cells,
     const size_t n = LenFieldSize(kRows, body);
     char* p = WriteLenHeader(kRows, body, ExtendRows(n));
     WriteStorageValueWire(v, WriteLenHeader(1, cell, p));
+    return n;
+  }
+  // Most rows are short. A Row body under 128 bytes has every length in
+  // one byte, so it is written in one pass, each length filled in after
+  // its bytes: no sizing pass, no varint loops.
+  size_t bound = 0;
+  for (size_t i = 0; i < width; ++i) bound += SmallCellBound(*cells[i]);
+  if (bound < 128) {
+    char* const row = ReserveRows(2 + bound);
+    char* p = row + 2;
+    for (size_t i = 0; i < width; ++i) {
+      char* const cell = p;
+      p = WriteSmallStorageValueWire(*cells[i], cell + 2);
+      cell[0] = static_cast<char>((1 << 3) | kLen);
+      cell[1] = static_cast<char>(p - cell - 2);
+    }
+    row[0] = static_cast<char>((kRows << 3) | kLen);
+    row[1] = static_cast<char>(p - row - 2);
+    const auto n = static_cast<size_t>(p - row);
+    rows_used_ += n;
     return n;
   }
   const CellSizes sizes(cells, width);

@@ -63,6 +63,9 @@ class QueryResponseEncoder {
   std::string columns_;  // the encoded columns fields
   // Room for n more bytes of rows, at the end of those so far.
   char* ExtendRows(size_t n);
+  // The same room, not yet counted as rows (the caller adds what it
+  // wrote to rows_used_).
+  char* ReserveRows(size_t n);
 
   // The encoded rows fields, in the first rows_used_ of rows_capacity_
   // bytes; grown by doubling, never zero-filled (every byte handed out by

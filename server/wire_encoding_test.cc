@@ -132,9 +132,11 @@ TEST_CASE("wire encoding: rows of storage values as their EDN values' rows") {
                                      Value::Symbol("ns/sym")};
   for (size_t i = 0; i < values.size(); ++i) {
     CAPTURE(values[i].DebugString());
-    // Each value alone, and beside the next (rows of one and two cells).
-    for (size_t width : {size_t{1}, size_t{2}}) {
-      const Value* cells[2] = {&values[i], &values[(i + 1) % values.size()]};
+    // Each value alone, and beside the next ones (rows of one to three
+    // cells).
+    for (size_t width : {size_t{1}, size_t{2}, size_t{3}}) {
+      const Value* cells[3] = {&values[i], &values[(i + 1) % values.size()],
+                               &values[(i + 2) % values.size()]};
       std::vector<EdnValue> edn;
       for (size_t c = 0; c < width; ++c) {
         edn.push_back(query::ValueToEdn(*cells[c]));
@@ -148,6 +150,47 @@ TEST_CASE("wire encoding: rows of storage values as their EDN values' rows") {
       CHECK(std::string(enc.row(0)) == direct);
     }
   }
+}
+
+TEST_CASE("wire encoding: rows either side of one-byte lengths") {
+  // A Row under 128 bytes is written in one pass with one-byte lengths,
+  // a longer one sized first: rows whose text grows across that line,
+  // beside an entity id, a negative long (a ten-byte varint) and a
+  // keyword, must give the EDN path's bytes on both sides of it.
+  using storage::Value;
+  const Value id = Value::Ref(17592186045418);
+  const Value negative = Value::Long(-5);
+  const Value state = Value::Keyword("issue.state/open");
+  for (size_t len = 60; len <= 140; ++len) {
+    CAPTURE(len);
+    const Value title = Value::String(std::string(len, 't'));
+    const Value uri = Value::Uri(std::string(len, 'u'));
+    for (const Value* text : {&title, &uri}) {
+      const Value* cells[4] = {&id, text, &negative, &state};
+      std::vector<EdnValue> edn;
+      for (const Value* c : cells) edn.push_back(query::ValueToEdn(*c));
+      std::string via_edn;
+      QueryResponseEncoder::EncodeRow(edn, &via_edn);
+      QueryResponseEncoder enc;
+      CHECK(enc.AddValueRow(cells, 4) == via_edn.size());
+      CHECK(std::string(enc.row(0)) == via_edn);
+    }
+  }
+}
+
+TEST_CASE("wire encoding: many rows in one encoder, its buffer growing") {
+  using storage::Value;
+  QueryResponseEncoder enc;
+  std::string expected;
+  for (int i = 0; i < 5000; ++i) {
+    const Value id = Value::Ref(17592186045418 + i);
+    const Value name = Value::String("Person " + std::to_string(i));
+    const Value* cells[2] = {&id, &name};
+    QueryResponseEncoder::EncodeValueRow(cells, 2, &expected);
+    enc.AddValueRow(cells, 2);
+  }
+  CHECK(enc.rows() == 5000);
+  CHECK(enc.rows_bytes() == expected);
 }
 
 TEST_CASE("wire encoding: whole QueryResponse messages") {
