@@ -67,6 +67,28 @@ constexpr CharTable kTable;
 inline uint8_t ClassOf(char c) {
   return kTable.bits[static_cast<unsigned char>(c)];
 }
+
+// The first byte at or after p (before end) that is not kStringPlain
+// ('"', '\\', '\n' or a byte of a multi-byte UTF-8 sequence), or end.
+// Eight bytes at a time while eight remain: a byte equal to one of the
+// three shows as a zero in its XOR, found with the borrow trick, whose
+// lowest flag is always exact.
+inline const char* SkipStringPlain(const char* p, const char* end) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  auto zero_bytes = [](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    const uint64_t special = zero_bytes(w ^ (kOnes * '"')) |
+                             zero_bytes(w ^ (kOnes * '\\')) |
+                             zero_bytes(w ^ (kOnes * '\n')) | (w & kHigh);
+    if (special != 0) return p + __builtin_ctzll(special) / 8;
+    p += 8;
+  }
+  while (p < end && (ClassOf(*p) & kStringPlain)) ++p;
+  return p;
+}
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsAlpha(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -310,6 +332,12 @@ class EdnParser {
                        " at line ", out->line_, ", column ", out->column_,
                        " needs '", std::string(1, close), "'"));
       }
+      if (c != '[' && c != '(' && c != '{' && c != '#') {
+        // A scalar (string, keyword, number, ...) never uses the stack, so
+        // it is read straight into its slot there: no move.
+        if (!ParseForm(&stack_.emplace_back(), depth + 1)) return false;
+        continue;
+      }
       EdnValue item;
       if (!ParseForm(&item, depth + 1)) return false;
       stack_.push_back(std::move(item));
@@ -349,10 +377,12 @@ class EdnParser {
     const uint32_t open_column = Column(p_);
     ++p_;
     const char* start = p_;
-    while (p_ < end_ && (ClassOf(*p_) & kStringPlain)) ++p_;
+    p_ = SkipStringPlain(p_, end_);
     out->kind_ = EdnKind::kString;
     if (p_ < end_ && *p_ == '"') {
-      out->text_.assign(start, p_);
+      // Built whole rather than assigned into: the empty text_ would take
+      // basic_string's general replace.
+      out->text_ = std::string(start, p_);
       ++p_;
       return true;
     }
@@ -381,7 +411,7 @@ class EdnParser {
         p_ += len;
       } else {
         const char* run = p_;
-        while (p_ < end_ && (ClassOf(*p_) & kStringPlain)) ++p_;
+        p_ = SkipStringPlain(p_, end_);
         s.append(run, p_);
       }
     }

@@ -145,6 +145,39 @@ TEST_CASE("edn reader: strings") {
   CHECK_ERROR(R"("\uDE00")", "line 1, column 2: unpaired low surrogate");
 }
 
+TEST_CASE("edn reader: what ends a plain run, at every offset in a word") {
+  // Plain string bytes are skipped eight at a time: a quote, backslash,
+  // newline or non-ASCII byte at any position of a word (and in the tail
+  // of fewer than eight) must stop the run where it is.
+  struct Special {
+    std::string text;  // as written inside the string
+    std::string read;  // the string's bytes it gives
+    int lines;         // the newlines it holds
+  };
+  const std::vector<Special> specials = {{"\\\"", "\"", 0},
+                                         {"\\\\", "\\", 0},
+                                         {"\n", "\n", 1},
+                                         {"\xC3\xA9", "\xC3\xA9", 0},
+                                         {"\x7F", "\x7F", 0}};
+  for (size_t before = 0; before <= 17; ++before) {
+    for (size_t after : {size_t{0}, size_t{3}, size_t{9}}) {
+      for (const Special& sp : specials) {
+        const std::string head(before, 'a'), tail(after, 'b');
+        INFO("before ", before, ", after ", after, ", special ", sp.text);
+        const std::string text = "[\"" + head + sp.text + tail + "\" :k]";
+        const EdnValue v = Read(text);
+        REQUIRE(v.items().size() == 2);
+        CHECK(v.items()[0].text() == head + sp.read + tail);
+        CHECK(v.items()[1].line() == static_cast<uint32_t>(1 + sp.lines));
+        // Cut off before its closing quote: unterminated, wherever the
+        // input ends.
+        CHECK_ERROR("\"" + head + sp.text + tail,
+                    "line 1, column 1: unterminated string");
+      }
+    }
+  }
+}
+
 TEST_CASE("edn reader: invalid UTF-8") {
   CHECK_ERROR("\"ab\xFF\"", "line 1, column 4: invalid UTF-8 in string");
   CHECK_ERROR("\"\xC3\"", "line 1, column 2: invalid UTF-8");
