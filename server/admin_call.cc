@@ -112,12 +112,8 @@ void ServeStats(const UnaryCall& call, const Buf* req) {
           out->set_datoms(stats->datoms);
           out->set_distinct_values(stats->distinct_values);
           if (request.value_counts() && stats->values_tracked) {
-            std::vector<std::pair<storage::Value, int64_t>> counts(
-                stats->value_counts.begin(), stats->value_counts.end());
-            std::sort(
-                counts.begin(), counts.end(),
-                [](const auto& x, const auto& y) { return x.first < y.first; });
-            for (const auto& [v, n] : counts) {
+            // In value order, as ValueCounts keeps them.
+            for (const auto& [v, n] : stats->value_counts) {
               v1::ValueCount* vc = out->add_value_counts();
               StorageToProto(v, vc->mutable_value());
               vc->set_count(n);

@@ -303,8 +303,8 @@ TEST_CASE("a commit copies the statistics of the attributes it wrote alone") {
   REQUIRE(after->stats().Find(size) != before->stats().Find(size));
   CHECK(before->stats().Find(size)->datoms == 50);
   CHECK(after->stats().Find(size)->datoms == 51);
-  CHECK(before->stats().Find(size)->value_counts.at(Value::Long(7)) == 1);
-  CHECK(after->stats().Find(size)->value_counts.at(Value::Long(7)) == 2);
+  CHECK(before->stats().Find(size)->value_counts.CountOf(Value::Long(7)) == 1);
+  CHECK(after->stats().Find(size)->value_counts.CountOf(Value::Long(7)) == 2);
 }
 
 }  // namespace

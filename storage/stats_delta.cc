@@ -1,4 +1,5 @@
 #include <memory>
+#include <utility>
 
 #include "internal/coding.h"
 #include "internal/meta_keys.h"
@@ -130,8 +131,9 @@ absl::Status LoadStatsMeta(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta,
     Value value;
     absl::Status st = DecodeValue(&encoded, &value);
     if (!st.ok()) return st;
-    stats->Mutable(a).value_counts[value] =
-        static_cast<int64_t>(DecodeFixed64BE(v));
+    // Each (attribute, value) has one key in meta.
+    stats->Mutable(a).value_counts.emplace(
+        std::move(value), static_cast<int64_t>(DecodeFixed64BE(v)));
   }
   if (!it->status().ok()) {
     return absl::UnavailableError("reading statistics: " +

@@ -498,7 +498,7 @@ TEST_CASE("a 100,000-datom transaction commits") {
   REQUIRE(st != nullptr);
   CHECK(st->datoms == 50000);
   CHECK(st->distinct_values == 5);
-  CHECK(st->value_counts.at(Value::Long(3)) == 10000);
+  CHECK(st->value_counts.CountOf(Value::Long(3)) == 10000);
 }
 
 TEST_CASE("statistics track counts, distinct values, and persist") {
@@ -519,7 +519,7 @@ TEST_CASE("statistics track counts, distinct values, and persist") {
     CHECK(st->datoms == 3);
     CHECK(st->distinct_values == 2);
     CHECK(st->values_tracked);
-    CHECK(st->value_counts.at(Value::Long(1)) == 2);
+    CHECK(st->value_counts.CountOf(Value::Long(1)) == 2);
     // Past the limit the per-value counts stop, distinct stays exact.
     MustTransact(*store, {Add(E("d"), "issue/priority", Value::Long(3)),
                           Add(E("e"), "issue/priority", Value::Long(4))});

@@ -1,14 +1,75 @@
 #ifndef MENTAT_STORAGE_STATISTICS_H_
 #define MENTAT_STORAGE_STATISTICS_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "mentat/storage/value.h"
 
 namespace mentat::storage {
+
+// An attribute's current datoms per value: (value, count) pairs sorted by
+// value (Value's order), each value once. A sorted vector rather than a
+// hash map because the transactor copies the counts of every attribute a
+// commit changes while a published snapshot still shares them
+// (Statistics::Mutable): a copy is one pass over the pairs, where a hash
+// map rehashes every value (about 20K instructions a commit for 200
+// values). There are at most StoreOptions::low_cardinality_limit values,
+// so a lookup is a short binary search and an insertion a short shift.
+class ValueCounts {
+ public:
+  using Entry = std::pair<Value, int64_t>;
+  // Callers may change a pair's count through an iterator, never its
+  // value.
+  using iterator = std::vector<Entry>::iterator;
+  using const_iterator = std::vector<Entry>::const_iterator;
+
+  iterator begin() { return entries_.begin(); }
+  iterator end() { return entries_.end(); }
+  const_iterator begin() const { return entries_.begin(); }
+  const_iterator end() const { return entries_.end(); }
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  void clear() { entries_.clear(); }
+
+  // The pair of `v`, or end().
+  iterator find(const Value& v) {
+    const iterator it = LowerBound(v);
+    return it != entries_.end() && it->first == v ? it : entries_.end();
+  }
+  const_iterator find(const Value& v) const {
+    return const_cast<ValueCounts*>(this)->find(v);
+  }
+  // The count of `v`; 0 when it has none.
+  int64_t CountOf(const Value& v) const {
+    const const_iterator it = find(v);
+    return it == end() ? 0 : it->second;
+  }
+  // Adds `v` with `count` unless `v` is there; returns its pair, and
+  // whether it was added.
+  std::pair<iterator, bool> emplace(Value v, int64_t count) {
+    const iterator it = LowerBound(v);
+    if (it != entries_.end() && it->first == v) return {it, false};
+    return {entries_.emplace(it, std::move(v), count), true};
+  }
+  iterator erase(iterator it) { return entries_.erase(it); }
+
+  bool operator==(const ValueCounts& other) const = default;
+
+ private:
+  iterator LowerBound(const Value& v) {
+    return std::lower_bound(
+        entries_.begin(), entries_.end(), v,
+        [](const Entry& e, const Value& x) { return e.first < x; });
+  }
+
+  std::vector<Entry> entries_;
+};
 
 // Per-attribute statistics of the current state, maintained exactly by the
 // transactor with every commit and persisted in the `meta` family.
@@ -19,7 +80,7 @@ struct AttributeStats {
   // distinct values, the count of datoms per value; once it passes the
   // limit, tracking stops for good and `value_counts` stays empty.
   bool values_tracked = true;
-  absl::flat_hash_map<Value, int64_t, ValueHash> value_counts;
+  ValueCounts value_counts;
 };
 
 // A snapshot of the statistics, shared by readers once published.
