@@ -247,6 +247,74 @@ TEST_CASE("client: an async write a replica refuses goes to the primary") {
   CHECK(client.primary() == primary.address());
 }
 
+// A deadline is the client's to keep: a server that takes the request and
+// never answers (stopped, not gone: its socket still takes bytes) must not
+// hold a call past its timeout, blocking, polled, async or streamed.
+TEST_CASE("client: a call's timeout ends it when the server stops answering") {
+  TestServer server;
+  std::unique_ptr<Client> client = testing::Connected(server);
+  ClientOptions polled_options = client->options();
+  polled_options.poll_us = 1000;
+  absl::StatusOr<std::unique_ptr<Client>> polled =
+      Client::Connect(polled_options);
+  REQUIRE(polled.ok());
+  REQUIRE(client->Ping().ok());
+  REQUIRE((*polled)->Ping().ok());
+
+  server.Pause();
+  CallOptions call;
+  call.timeout = std::chrono::milliseconds(300);
+  CHECK(client->Ping(call).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  CHECK((*polled)->Ping(call).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  v1::TransactRequest write;
+  write.set_tx_data("[{:db/doc \"never answered\"}]");
+  CHECK(client->Transact(write, call).status().code() ==
+        absl::StatusCode::kDeadlineExceeded);
+  absl::Mutex mu;
+  std::vector<absl::StatusCode> codes;
+  client->TransactAsync(
+      write,
+      [&](absl::StatusOr<v1::TransactResponse> r) {
+        absl::MutexLock lock(&mu);
+        codes.push_back(r.status().code());
+      },
+      call);
+  client->PingAsync(
+      [&](absl::StatusOr<v1::PingResponse> r) {
+        absl::MutexLock lock(&mu);
+        codes.push_back(r.status().code());
+      },
+      call);
+  {
+    absl::MutexLock lock(&mu);
+    auto both = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return codes.size() == 2;
+    };
+    mu.Await(absl::Condition(&both));
+    CHECK(codes == std::vector<absl::StatusCode>(
+                       2, absl::StatusCode::kDeadlineExceeded));
+  }
+  v1::QueryRequest query;
+  query.set_query("[:find ?e :where [?e :db/ident]]");
+  int messages = 0;
+  absl::Status streamed = client->Query(
+      query,
+      [&](const v1::QueryResponse&) {
+        messages++;
+        return true;
+      },
+      call);
+  CHECK(streamed.code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(messages == 0);
+
+  // Nothing was lost by the calls given up on: the server answers again.
+  server.Resume();
+  CHECK(client->Ping().ok());
+  CHECK((*polled)->Ping().ok());
+}
+
 }  // namespace
 }  // namespace mentat::client
 

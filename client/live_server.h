@@ -77,10 +77,22 @@ class TestServer {
   void Kill(int signal) {
     if (pid_ <= 0) return;
     kill(pid_, signal);
+    kill(pid_, SIGCONT);  // a paused server takes the signal
     int status;
     waitpid(pid_, &status, 0);
     pid_ = -1;
   }
+
+  // Stops the server's process without ending it (SIGSTOP): its sockets
+  // stay open and take bytes, and nothing answers, until Resume.
+  // Returns once it has stopped, so no thread of it is still mid-answer.
+  void Pause() {
+    kill(pid_, SIGSTOP);
+    int status = 0;
+    REQUIRE(waitpid(pid_, &status, WUNTRACED) == pid_);
+    REQUIRE(WIFSTOPPED(status));
+  }
+  void Resume() { kill(pid_, SIGCONT); }
 
   const std::string& address() const { return address_; }
 
