@@ -12,6 +12,7 @@
 //                    [--mixed-rates 1000,5000] [--mixed-queries q3,since]
 //                    [--mixed-writers N]
 //                    [--server-cpus L] [--client-cpus L] [--server-arg X]...
+//                    [--engine-data DIR]
 //   mentat-bench report DIR
 //   mentat-bench compare OLD NEW [--threshold 10]
 //
@@ -58,7 +59,7 @@ constexpr char kHelp[] =
     "                   [--mixed-queries q3,since] [--mixed-writers N]\n"
     "                   [--server-cpus L] [--client-cpus L]\n"
     "                   [--query-rpc first|stream] [--client-poll-us 0]\n"
-    "                   [--server-arg --flag=value]...\n"
+    "                   [--server-arg --flag=value]... [--engine-data DIR]\n"
     "      measure scenarios (default: all of them) and write timings.csv,\n"
     "      checks.txt and env.txt to OUT. Scenarios: bulk_load, ping,\n"
     "      point_lookup, ref_traversal, aggregate, predicate_scan, pull,\n"
@@ -71,7 +72,10 @@ constexpr char kHelp[] =
     "      blocked on its call; --read-drive: the same for the read mix\n"
     "      (concurrency_sweep). --client-poll-us: the client's unary calls\n"
     "      poll this long for their answers before sleeping\n"
-    "      (ClientOptions::poll_us)\n"
+    "      (ClientOptions::poll_us). --engine-data: paired also runs each\n"
+    "      read in this process on DIR, a copy of the server's database\n"
+    "      directory (<data-dir>/<db>), and sets the served call against\n"
+    "      ping + engine from the same seconds\n"
     "  mentat-bench report OUT\n"
     "      summarise a run in OUT/summary.md, with gnuplot plots\n"
     "  mentat-bench compare OLD NEW [--threshold 10]\n"
@@ -293,6 +297,7 @@ int Main(int argc, char** argv) {
     o.min_s = std::stod(f.Get("min-s", "10"));
     o.min_samples = std::max(1, std::stoi(f.Get("min-samples", "30")));
     o.warmup_s = std::stod(f.Get("warmup-s", "0"));
+    o.engine_data = f.Get("engine-data");
     o.server = target->server.get();
     o.server_description = target->description;
     absl::Status s = RunScenarios(*target->client, o);

@@ -31,6 +31,8 @@
 
 namespace mentat::bench {
 
+class EngineBeside;
+
 // One measured point (median over reps).
 struct Point {
   std::string scenario, op;
@@ -97,6 +99,7 @@ class Runner {
   // `pool` is the mixed scenario's writer pool, in its recorded state.
   Runner(client::Client& client, const RunOptions& options, DatasetMeta meta,
          DatasetTruth truth, LoadRecord load, MixedPool pool);
+  ~Runner();
 
   // Runs the scenarios and writes timings.csv, checks.txt, env.txt (and
   // sustained.csv, mixed.csv). FailedPrecondition if any answer was wrong.
@@ -238,6 +241,8 @@ class Runner {
   // Operations MeasureReps has warmed up (--warmup-s), by scenario/op.
   std::set<std::string> warmed_;
   std::vector<std::string> notes_;
+  // paired's in-process engine (--engine-data), opened by its first use.
+  std::unique_ptr<EngineBeside> engine_;
 
   absl::Mutex mu_;  // Check is called from the scenarios' threads
   std::map<std::string, int64_t> checks_ok_ ABSL_GUARDED_BY(mu_);

@@ -21,6 +21,7 @@
 #include "mentat/base/str_cat.h"
 #include "stats_util.h"
 #include "suite/dataset.h"
+#include "suite/engine_beside.h"
 #include "suite/runner.h"
 #include "suite/server_process.h"
 #include "suite/suite.h"
@@ -62,6 +63,8 @@ Runner::Runner(client::Client& client, const RunOptions& options,
       pool_(std::move(pool)) {
   for (const auto& [user, issues] : truth_.assigned) probes_.push_back(user);
 }
+
+Runner::~Runner() = default;
 
 bool Runner::Wanted(const std::string& s) const {
   return options_.scenarios.empty() ||

@@ -77,6 +77,10 @@ struct RunOptions {
   std::vector<std::string> mixed_queries;
   int mixed_writers = 0;
   std::string client_cpus;
+  // paired: a copy of the server's database directory to run each read in
+  // this process as well (EngineBeside); empty: served calls and pings
+  // only.
+  std::string engine_data;
   // Set when the benchmark started the server itself.
   class ServerProcess* server = nullptr;
   std::string server_description;
