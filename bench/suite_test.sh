@@ -2,7 +2,7 @@
 # A short end-to-end run of mentat-bench (about 20 s): gen xs
 # (deterministic whatever --jobs), start mentatd, load by import, run ping,
 # two read scenarios and a short mixed run for 1 s each, the read mix at 4
-# clients, report, compare a
+# clients, paired with the engine beside it, report, compare a
 # run with itself (exit 0) and with a doctored slower copy (exit 1); a
 # dataset of the older format is refused.
 #   suite_test.sh MENTAT_BENCH MENTATD
@@ -22,14 +22,20 @@ trap cleanup EXIT
 diff -r "$tmp/data" "$tmp/data3"
 
 sock="$tmp/mentatd.sock"
-"$mentatd" --data-dir="$tmp/db" --listen="unix:$sock" --http= \
-  --create-default=true --sync-commits=false --log-level=warn &
-server_pid=$!
-for _ in $(seq 1 300); do
-  [[ -S $sock ]] && break
-  kill -0 "$server_pid" || { echo "mentatd did not start" >&2; exit 1; }
-  sleep 0.1
-done
+start_server() {
+  rm -f "$sock"
+  "$mentatd" --data-dir="$tmp/db" --listen="unix:$sock" --http= \
+    --create-default=true --sync-commits=false --log-level=warn &
+  server_pid=$!
+  for _ in $(seq 1 300); do
+    [[ -S $sock ]] && return
+    kill -0 "$server_pid" || { echo "mentatd did not start" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "mentatd did not listen" >&2
+  exit 1
+}
+start_server
 
 "$bench" load --address "unix:$sock" --data "$tmp/data" --method import
 "$bench" run --address "unix:$sock" --data "$tmp/data" \
@@ -85,4 +91,24 @@ if "$bench" compare "$tmp/run" "$tmp/slow" --threshold 10; then
   echo "compare missed a regression" >&2
   exit 1
 fi
+# paired with the engine beside it: the reads run in this process too, on
+# a copy of the database taken while the server is stopped (its lock keeps
+# the store from being opened twice), and their rows match the served ones.
+kill "$server_pid"
+wait "$server_pid" || true
+server_pid=
+cp -a "$tmp/db/default" "$tmp/engine"
+start_server
+"$bench" run --address "unix:$sock" --data "$tmp/data" --scenarios paired \
+  --min-s 0.3 --reps 1 --engine-data "$tmp/engine" --out "$tmp/run4"
+grep -q "^PASS paired" "$tmp/run4/checks.txt"
+if grep -q "^FAIL" "$tmp/run4/checks.txt"; then exit 1; fi
+grep -q '^paired,mentatd,xs,[0-9]*,1,engine@q2,' "$tmp/run4/timings.csv"
+if "$bench" run --address "unix:$sock" --data "$tmp/data" --scenarios paired \
+  --min-s 0.3 --reps 1 --engine-data "$tmp/db/default" --out "$tmp/run5" \
+  2> "$tmp/locked.err"; then
+  echo "paired ran its engine on the server's own store" >&2
+  exit 1
+fi
+grep -q -- "--engine-data $tmp/db/default: opening the store" "$tmp/locked.err"
 echo "bench suite test passed"

@@ -215,7 +215,7 @@ class Runner {
   [[nodiscard]] absl::Status ColdVsWarm();  // sustained_scenario.cc
   [[nodiscard]] absl::Status Sustained();   // sustained_scenario.cc
   [[nodiscard]] absl::Status Mixed();       // mixed_scenario.cc
-  void Paired();                            // paired_scenario.cc
+  [[nodiscard]] absl::Status Paired();      // paired_scenario.cc
   // The pool members' state and priority in the database equal the
   // recorded ones (check `what`).
   [[nodiscard]] absl::Status CheckPool(const std::string& what);

@@ -352,7 +352,10 @@ absl::Status Runner::Run() {
          [&](int, std::mt19937_64&) { return Fulltext(); });
   single("fulltext_few", "fulltext_one",
          [&](int, std::mt19937_64& r) { return FulltextFew(r); });
-  if (Wanted("paired")) Paired();
+  if (Wanted("paired")) {
+    absl::Status s = Paired();
+    if (!s.ok()) return s;
+  }
   if (Wanted("mixed")) {
     absl::Status s = Mixed();
     if (!s.ok()) return s;
