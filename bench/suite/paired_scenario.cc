@@ -29,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 
 // Reads in a block (see Paired): long enough for a side to warm up, short
 // enough that the machine's speed has not moved between the two sides.
-constexpr int kBlockReads = 16;
+constexpr int kBlockReads = 128;
 
 double MsSince(Clock::time_point t0, Clock::time_point t1) {
   return std::chrono::duration<double, std::milli>(t1 - t0).count();
