@@ -4,10 +4,10 @@
 // shared VM whose speed drifts (the same binary's ping p50 0.06 and 0.11
 // ms in consecutive runs), a read and a ping measured one after the other
 // can differ by more than the gap the goals are about.
-// With --engine-data, each round also runs the same read in this process
-// (EngineBeside), so the served call is set against ping + engine from
-// the same seconds, and the engine's rows are checked against the served
-// answer's.
+// With --engine-data, each block of reads also runs in this process
+// (EngineBeside) right after it is served, so the served call is set
+// against ping + engine from the same seconds, and the engine's rows are
+// checked against the served answer's.
 
 #include <algorithm>
 #include <chrono>
