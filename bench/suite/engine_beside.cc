@@ -42,7 +42,7 @@ absl::StatusOr<int64_t> EngineBeside::Rows(
     const std::string& query, const std::vector<edn::EdnValue>& inputs,
     std::optional<int64_t> as_of) {
   // Views made once, as query-bench makes them (the server makes one a
-  // call: a few hundred instructions, against a read's tens of thousands).
+  // call; a current or as_of view holds the state and its basis only).
   auto made = views_.find(as_of.value_or(-1));
   if (made == views_.end()) {
     made =
