@@ -40,18 +40,17 @@ absl::StatusOr<std::vector<edn::EdnValue>> EngineBeside::Inputs(
 
 absl::StatusOr<int64_t> EngineBeside::Rows(
     const std::string& query, const std::vector<edn::EdnValue>& inputs,
-    std::optional<int64_t> as_of) {
+    storage::Basis basis) {
+  if (basis.kind != storage::BasisKind::kCurrent) {
+    absl::StatusOr<storage::EntityId> t = storage::Db::ResolveT(basis.t);
+    if (!t.ok()) return t.status();
+    basis.t = *t;
+  }
   // Views made once, as query-bench makes them (the server makes one a
   // call; a current or as_of view holds the state and its basis only).
-  auto made = views_.find(as_of.value_or(-1));
-  if (made == views_.end()) {
-    made =
-        views_
-            .emplace(as_of.value_or(-1),
-                     db_->View(as_of.has_value() ? storage::Basis::AsOf(*as_of)
-                                                 : storage::Basis::Current()))
-            .first;
-  }
+  const std::pair<int, int64_t> key(static_cast<int>(basis.kind), basis.t);
+  auto made = views_.find(key);
+  if (made == views_.end()) made = views_.emplace(key, db_->View(basis)).first;
   absl::StatusOr<query::QueryResult> result =
       engine_.Query(query, made->second, inputs);
   if (!result.ok()) return result.status();

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,12 +36,13 @@ class EngineBeside {
   [[nodiscard]] static absl::StatusOr<std::vector<edn::EdnValue>> Inputs(
       const std::vector<std::string>& texts);
 
-  // Runs `query` on the state the store was opened at (as of `as_of` when
-  // set) and returns its number of rows: engine.Query as query-bench
-  // times it, rows materialised.
+  // Runs `query` on the state the store was opened at, seen at `basis`
+  // (its t a t or a transaction id, as the server takes it), and returns
+  // its number of rows: engine.Query as query-bench times it, rows
+  // materialised.
   [[nodiscard]] absl::StatusOr<int64_t> Rows(
       const std::string& query, const std::vector<edn::EdnValue>& inputs,
-      std::optional<int64_t> as_of);
+      storage::Basis basis);
 
  private:
   explicit EngineBeside(std::unique_ptr<storage::Store> store);
@@ -49,7 +50,8 @@ class EngineBeside {
   std::unique_ptr<storage::Store> store_;
   std::shared_ptr<const storage::Db> db_;
   query::QueryEngine engine_;
-  std::map<int64_t, storage::DbView> views_;  // by as_of tx; -1: current
+  // By basis (kind, t): a since view keeps its index of changes.
+  std::map<std::pair<int, int64_t>, storage::DbView> views_;
 };
 
 }  // namespace mentat::bench

@@ -158,6 +158,50 @@ std::string Runner::Q4() {
   return "";
 }
 
+std::shared_ptr<ReadCheck> Runner::Q3Check() {
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kQ3;
+  auto got = std::make_shared<std::array<int64_t, 5>>();
+  c->on_row = [got](const client::WireRow& r) {
+    if (r.size() != 2) return;
+    const int state = StateIndex(r[0].keyword());
+    if (state >= 0) (*got)[state] = r[1].long_value();
+  };
+  c->finish = [got, want = truth_.states_final]() -> std::string {
+    return *got == want ? "" : "q3: per-state counts differ";
+  };
+  return c;
+}
+
+std::shared_ptr<ReadCheck> Runner::Q4Check() {
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kQ4;
+  c->inputs = {"4"};
+  auto rows = std::make_shared<int64_t>(0);
+  c->on_row = [rows](const client::WireRow&) { ++*rows; };
+  c->finish = [rows, want = truth_.open_at_least[4]]() -> std::string {
+    if (*rows == want) return "";
+    return StrCat("q4: ", *rows, " rows, expected ", want);
+  };
+  return c;
+}
+
+std::shared_ptr<ReadCheck> Runner::SinceCountCheck() {
+  auto c = std::make_shared<ReadCheck>();
+  c->query = kSince;
+  c->basis.emplace();
+  c->basis->set_kind(v1::Basis::SINCE);
+  c->basis->set_tx(load_.t_since);
+  auto rows = std::make_shared<int64_t>(0);
+  c->on_row = [rows](const client::WireRow&) { ++*rows; };
+  c->finish = [rows, want = truth_.changed_after_since +
+                            pool_.ChangedAfterSince()]() -> std::string {
+    if (*rows == want) return "";
+    return StrCat("since: ", *rows, " issues, expected ", want);
+  };
+  return c;
+}
+
 std::shared_ptr<ReadCheck> Runner::PullCheck(std::mt19937_64& rng) {
   // Any issue but the mixed writer's, whose state only it knows.
   int64_t idx;

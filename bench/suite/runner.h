@@ -195,6 +195,10 @@ class Runner {
   std::shared_ptr<ReadCheck> PullCheck(std::mt19937_64& rng);
   std::shared_ptr<ReadCheck> InputsCheck(std::mt19937_64& rng);
   std::shared_ptr<ReadCheck> ReadMixCheck(std::mt19937_64& rng);
+  // q3 and q4 as checks, and since's count (Since() checks its issues).
+  std::shared_ptr<ReadCheck> Q3Check();
+  std::shared_ptr<ReadCheck> Q4Check();
+  std::shared_ptr<ReadCheck> SinceCountCheck();
   // Runs a check's query and waits; "" when right. The query is the
   // operation's CallSpan.
   std::string RunCheck(ReadCheck& check);
