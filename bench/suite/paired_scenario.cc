@@ -33,7 +33,8 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kBlockReads = 128;
 constexpr std::chrono::milliseconds kBlockTime(100);
 
-// The basis a served read asked for, for the engine beside it.
+// The basis a served read asked for, for the engine beside it (the
+// benchmark's reads name a tx, never an instant).
 storage::Basis EngineBasis(const std::optional<v1::Basis>& basis) {
   if (!basis.has_value()) return storage::Basis::Current();
   switch (basis->kind()) {
