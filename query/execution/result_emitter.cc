@@ -58,6 +58,16 @@ absl::Status ResultEmitter::Init() {
   }
   takes_values_ = all_plain_ && sink_->TakesValues();
   if (takes_values_) columns_.resize(width_);
+  numbers_rows_ = plan_.has_aggregates && sink_->TakesValues() &&
+                  plan_.keys_kind == ParsedQuery::KeysKind::kNone;
+  for (size_t c = 0; c < width_ && numbers_rows_; ++c) {
+    numbers_rows_ =
+        plain_[c] || plan_.find[c].kind == FindElement::Kind::kAggregate;
+  }
+  if (numbers_rows_) {
+    aggregate_values_.resize(width_);
+    row_cells_.resize(width_);
+  }
   return absl::OkStatus();
 }
 
@@ -119,6 +129,10 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
     ++skipped_;
     return absl::OkStatus();
   }
+  if (numbers_rows_ && aggregates != nullptr) {
+    absl::Status sent;
+    if (NumbersRow(columns, aggregates, &sent)) return sent;
+  }
   // Built in place: a row moved into pending_ afterwards cost a tenth of
   // a large result's time (since() returns thousands of rows).
   Row& row = pending_.emplace_back();
@@ -174,6 +188,42 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
     ctx_->Stop();
   }
   return absl::OkStatus();
+}
+
+bool ResultEmitter::NumbersRow(const Value* const* columns,
+                               std::vector<EdnValue>* aggregates,
+                               absl::Status* sent) {
+  // The EDN values a row of counts would be made into, and the sink's
+  // decoding of them, were a third of a served aggregate's own cost (q3:
+  // five rows). The values handed over are those ValueToEdn turns into
+  // the same EDN, so the sink writes the same bytes either way.
+  for (size_t c = 0; c < width_; ++c) {
+    if (plain_[c]) {
+      row_cells_[c] = columns[c];
+      continue;
+    }
+    const EdnValue& a = (*aggregates)[c];
+    if (a.is_int()) {
+      aggregate_values_[c] = Value::Long(a.as_int());
+    } else if (a.is_float()) {
+      aggregate_values_[c] = Value::Double(a.as_double());
+    } else {
+      return false;  // a bignum, a min of strings, a distinct set...
+    }
+    row_cells_[c] = &aggregate_values_[c];
+  }
+  // Rows go out in order: any that went as EDN before this one first.
+  if (!pending_.empty()) {
+    *sent = Flush();
+    if (!sent->ok()) return true;
+  }
+  ++emitted_;
+  *sent = sink_->OnValueRow(row_cells_.data(), width_);
+  if (sent->ok() && limit_.has_value() &&
+      emitted_ >= static_cast<uint64_t>(*limit_)) {
+    ctx_->Stop();
+  }
+  return true;
 }
 
 absl::Status ResultEmitter::OutputValues(const Value* values,
