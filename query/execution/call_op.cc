@@ -5,12 +5,10 @@ namespace mentat::query::execution {
 using storage::Value;
 
 CallOp::CallOp(ExecContext* ctx, const std::vector<planner::TablePlan>& tables,
-               const planner::ScopePlan& scope, const planner::Step& step,
-               std::string label)
+               const planner::ScopePlan& scope, const planner::Step& step)
     : Operator(ctx),
       tables_(tables),
       step_(step),
-      label_(std::move(label)),
       filters_(ctx),
       out_(scope.width()) {}
 

@@ -1,7 +1,6 @@
 #ifndef MENTAT_QUERY_EXECUTION_CALL_OP_H_
 #define MENTAT_QUERY_EXECUTION_CALL_OP_H_
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,8 +22,7 @@ namespace mentat::query::execution {
 class CallOp : public Operator {
  public:
   CallOp(ExecContext* ctx, const std::vector<planner::TablePlan>& tables,
-         const planner::ScopePlan& scope, const planner::Step& step,
-         std::string label);
+         const planner::ScopePlan& scope, const planner::Step& step);
 
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status Push(Batch& in) override;
@@ -41,9 +39,8 @@ class CallOp : public Operator {
 
   const std::vector<planner::TablePlan>& tables_;
   const planner::Step& step_;
-  std::string label_;
   std::vector<TermRef> args_;
-  std::deque<storage::Value> owned_;
+  OwnedValues owned_;
   std::vector<int> key_pos_;
   std::vector<storage::Value> keys_;  // per row of the batch
   std::vector<uint32_t> found_;       // scratch: answers of one key

@@ -36,6 +36,11 @@ TEST_CASE("engine: the memory budget stops a query with ResourceExhausted") {
   CHECK(s.code() == absl::StatusCode::kResourceExhausted);
   CHECK_MESSAGE(std::string(s.message()).find("budget") != std::string::npos,
                 s.ToString());
+  // The message names the step that grew (its label is made only then).
+  CHECK_MESSAGE(std::string(s.message())
+                        .find("query step 2 [?b :node/weight ?w] (hash "
+                              "join build side)") != std::string::npos,
+                s.ToString());
   // A failed query leaves nothing broken: the same engine runs it again.
   CHECK(f.Rows(kBig) == "[3000]\n");
 }

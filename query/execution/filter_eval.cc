@@ -7,7 +7,7 @@ namespace mentat::query::execution {
 
 absl::StatusOr<TermRef> MakeTermRef(ExecContext* ctx,
                                     const planner::PlanTerm& term,
-                                    std::deque<storage::Value>* owned) {
+                                    OwnedValues* owned) {
   TermRef r;
   switch (term.kind) {
     case planner::PlanTerm::Kind::kAbsent:

@@ -1,7 +1,6 @@
 #ifndef MENTAT_QUERY_EXECUTION_FILTER_EVAL_H_
 #define MENTAT_QUERY_EXECUTION_FILTER_EVAL_H_
 
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -45,7 +44,7 @@ class FilterEval {
   ExecContext* ctx_;
   std::vector<Pred> preds_;
   std::vector<storage::Value> scratch_;
-  std::deque<storage::Value> owned_;
+  OwnedValues owned_;
   std::unique_ptr<storage::DatomCursor> eavt_;
   std::string key_;
   absl::Status status_;

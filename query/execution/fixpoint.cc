@@ -124,16 +124,15 @@ struct FixpointEngine::BodyRun {
 CallSiteOp::CallSiteOp(ExecContext* ctx, FixpointEngine* engine,
                        const planner::ScopePlan& scope,
                        const planner::Step& step,
-                       std::vector<planner::Slot> live, std::string label)
+                       std::vector<planner::Slot> live, const StepLabel& label)
     : Operator(ctx),
       engine_(engine),
       step_(step),
       live_(std::move(live)),
-      label_(std::move(label)),
       live_row_(live_.size()),
       expanded_(scope.width(), 1),
       cache_(static_cast<int>(live_.size())),
-      memory_(ctx, label_),
+      memory_(ctx, label.ToString()),
       out_(scope.width()) {}
 
 absl::Status CallSiteOp::Init() {

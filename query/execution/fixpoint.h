@@ -17,7 +17,6 @@
 // appeared, and never again. Rows reaching a call site add demand to the
 // called table. The evaluation stops when a round adds nothing.
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,7 +72,7 @@ class CallSiteOp : public Operator {
   // row is junk, so it is not remembered).
   CallSiteOp(ExecContext* ctx, FixpointEngine* engine,
              const planner::ScopePlan& scope, const planner::Step& step,
-             std::vector<planner::Slot> live, std::string label);
+             std::vector<planner::Slot> live, const StepLabel& label);
 
   [[nodiscard]] absl::Status Init();
   // New rows: remembered, add demand, joined with the full table.
@@ -92,9 +91,8 @@ class CallSiteOp : public Operator {
   FixpointEngine* engine_;
   const planner::Step& step_;
   std::vector<planner::Slot> live_;
-  std::string label_;
   std::vector<TermRef> args_;
-  std::deque<storage::Value> owned_;
+  OwnedValues owned_;
   std::vector<int> key_pos_;
   std::vector<storage::Value> key_;
   std::vector<storage::Value> from_key_;  // linear: the caller's key

@@ -15,12 +15,11 @@ using planner::FunctionSpec;
 using storage::Value;
 
 FunctionOp::FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
-                       const planner::Step& step, std::string label)
+                       const planner::Step& step)
     : Operator(ctx),
       scope_(scope),
       step_(step),
       f_(step.function),
-      label_(std::move(label)),
       filters_(ctx),
       out_(scope.width()) {}
 

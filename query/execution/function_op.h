@@ -1,7 +1,6 @@
 #ifndef MENTAT_QUERY_EXECUTION_FUNCTION_OP_H_
 #define MENTAT_QUERY_EXECUTION_FUNCTION_OP_H_
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +24,7 @@ namespace mentat::query::execution {
 class FunctionOp : public Operator {
  public:
   FunctionOp(ExecContext* ctx, const planner::ScopePlan& scope,
-             const planner::Step& step, std::string label);
+             const planner::Step& step);
 
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status Push(Batch& in) override;
@@ -67,10 +66,9 @@ class FunctionOp : public Operator {
   const planner::ScopePlan& scope_;
   const planner::Step& step_;
   const planner::FunctionSpec& f_;
-  std::string label_;
   std::vector<TermRef> args_;
   std::vector<TermRef> outputs_;
-  std::deque<storage::Value> owned_;
+  OwnedValues owned_;
   std::vector<storage::Value> scratch_;
   std::vector<storage::Value> ground_;  // deduplicated ground values
   FilterEval filters_;

@@ -7,8 +7,22 @@
 #include "absl/status/status.h"
 #include "execution/batch.h"
 #include "execution/exec_context.h"
+#include "mentat/base/str_cat.h"
 
 namespace mentat::query::execution {
+
+// Names a step in messages ("query step 2 [?e :a ?v]"). Its text is made
+// only when a message needs it: a point query's pipeline is built for
+// every call, and most steps never name themselves.
+struct StepLabel {
+  std::string owner;      // "query", "rule <name>"
+  size_t index = 0;       // from 1
+  std::string_view text;  // the step's clause, the plan's (which outlives it)
+
+  std::string ToString() const {
+    return StrCat(owner, " step ", index, " ", text);
+  }
+};
 
 // One step of a pipeline. Batches are pushed in from the step before;
 // the operator pushes the rows it makes to the next one. Finish() says no

@@ -68,7 +68,7 @@ bool CompareWithBound(const Value& v, const planner::RangeBound& bound,
 
 PatternOp::PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
                      const planner::Step& step, std::vector<planner::Slot> live,
-                     std::string label)
+                     StepLabel label)
     : Operator(ctx),
       scope_(scope),
       step_(step),
@@ -173,8 +173,8 @@ absl::Status PatternOp::Init() {
       build_index_ =
           std::make_unique<ChainIndex>(static_cast<int>(key_pos_.size()));
     }
-    build_memory_ =
-        std::make_unique<MemoryHold>(ctx_, label_ + " (hash join build side)");
+    build_memory_ = std::make_unique<MemoryHold>(
+        ctx_, label_.ToString() + " (hash join build side)");
     key_.resize(key_pos_.size());
   }
   return absl::OkStatus();

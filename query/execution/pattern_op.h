@@ -1,7 +1,6 @@
 #ifndef MENTAT_QUERY_EXECUTION_PATTERN_OP_H_
 #define MENTAT_QUERY_EXECUTION_PATTERN_OP_H_
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,7 +27,7 @@ class PatternOp : public Operator {
   // `live`: the slots bound in the rows the step receives.
   PatternOp(ExecContext* ctx, const planner::ScopePlan& scope,
             const planner::Step& step, std::vector<planner::Slot> live,
-            std::string label);
+            StepLabel label);
 
   [[nodiscard]] absl::Status Init();
   [[nodiscard]] absl::Status Push(Batch& in) override;
@@ -90,7 +89,7 @@ class PatternOp : public Operator {
   const planner::ScopePlan& scope_;
   const planner::Step& step_;
   const planner::PatternSpec& p_;
-  std::string label_;
+  StepLabel label_;
   // The slots of an input row an output row copies (the rest are junk).
   std::vector<planner::Slot> live_;
   TermRef t_[5];
@@ -135,7 +134,7 @@ class PatternOp : public Operator {
   // The value is `_` or in the seek prefix, and nothing else reads it.
   bool skip_value_ = false;
   uint64_t probes_ = 0;
-  std::deque<storage::Value> owned_;
+  OwnedValues owned_;
   FilterEval filters_;
   std::unique_ptr<storage::DatomCursor> cursor_;
   std::string prefix_;

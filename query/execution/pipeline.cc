@@ -18,12 +18,13 @@ absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
   if (stats != nullptr) stats->assign(scope.steps.size(), StepStats{});
   for (size_t i = 0; i < scope.steps.size(); ++i) {
     const planner::Step& step = scope.steps[i];
-    std::string label = StrCat(owner, " step ", i + 1, " ", step.text);
+    StepLabel label{owner, i + 1, step.text};
     std::unique_ptr<Operator> op;
     absl::Status s;
     switch (step.kind) {
       case planner::Step::Kind::kPattern: {
-        auto o = std::make_unique<PatternOp>(ctx, scope, step, live, label);
+        auto o = std::make_unique<PatternOp>(ctx, scope, step, live,
+                                             std::move(label));
         s = o->Init();
         op = std::move(o);
         break;
@@ -41,7 +42,7 @@ absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
         break;
       }
       case planner::Step::Kind::kFunction: {
-        auto o = std::make_unique<FunctionOp>(ctx, scope, step, label);
+        auto o = std::make_unique<FunctionOp>(ctx, scope, step);
         s = o->Init();
         op = std::move(o);
         break;
@@ -54,7 +55,7 @@ absl::StatusOr<std::unique_ptr<Pipeline>> BuildPipeline(
           p->sites.push_back(o.get());
           op = std::move(o);
         } else {
-          auto o = std::make_unique<CallOp>(ctx, tables, scope, step, label);
+          auto o = std::make_unique<CallOp>(ctx, tables, scope, step);
           s = o->Init();
           op = std::move(o);
         }

@@ -1,7 +1,7 @@
 #ifndef MENTAT_QUERY_EXECUTION_TERM_REF_H_
 #define MENTAT_QUERY_EXECUTION_TERM_REF_H_
 
-#include <deque>
+#include <list>
 
 #include "absl/status/statusor.h"
 #include "execution/exec_context.h"
@@ -28,12 +28,18 @@ struct TermRef {
   }
 };
 
+// The values an operator's TermRefs point at that no row holds (resolved
+// lookup refs). A list: pointers stay put, and an operator with none
+// allocates nothing (a std::deque allocates its first block when made,
+// four allocations and frees a point query).
+using OwnedValues = std::list<storage::Value>;
+
 // The TermRef of `term`. A lookup ref is resolved against the view now; an
 // unknown one resolves to an id no entity has (-1), so it matches nothing.
-// Resolved values live in `owned` (a deque, so that pointers stay put).
-[[nodiscard]] absl::StatusOr<TermRef> MakeTermRef(
-    ExecContext* ctx, const planner::PlanTerm& term,
-    std::deque<storage::Value>* owned);
+// Resolved values live in `owned`.
+[[nodiscard]] absl::StatusOr<TermRef> MakeTermRef(ExecContext* ctx,
+                                                  const planner::PlanTerm& term,
+                                                  OwnedValues* owned);
 
 // Entity id of a value in an entity position: refs and longs; false for
 // anything else (it matches no entity).
