@@ -15,6 +15,7 @@
 #include "arena_lease.h"
 #include "mentat/client/client.h"
 #include "response_parser.h"
+#include "stream_reader.h"
 
 namespace mentat::client {
 
@@ -24,14 +25,11 @@ namespace {
 // ends a stream at a message that does not parse (one nested deeper than
 // protobuf's limit of 100, say) as if the stream were complete, and the
 // server's OK then made a truncated result look whole.
-std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> StartStream(
+std::unique_ptr<StreamReader> StartStream(
     grpc::Channel* channel, const char* method, grpc::ClientContext* context,
-    const google::protobuf::Message& request) {
-  const grpc::internal::RpcMethod rpc(
-      method, grpc::internal::RpcMethod::SERVER_STREAMING);
-  return std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>>(
-      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
-          channel, rpc, context, request));
+    const google::protobuf::Message& request, int poll_us) {
+  return StartStreamReader(channel, method, context, request,
+                           std::chrono::microseconds(poll_us));
 }
 
 // A QueryBatch lent to one QueryBatches call from a pool the calling
@@ -117,8 +115,7 @@ absl::Status Client::Stream(const Request& original, Start start,
     Prepare(&context, attempt);
     if (call.timeout.count() > 0) context.set_deadline(deadline);
     if (call.canceller != nullptr) call.canceller->Attach(&context);
-    std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader =
-        start(&context, *request);
+    std::unique_ptr<StreamReader> reader = start(&context, *request);
     grpc::ByteBuffer raw;
     Response heap_message;
     Response* message = &heap_message;
@@ -205,7 +202,8 @@ absl::Status Client::QueryFirstThenStream(
     ArenaLease* lease) {
   const auto start_stream = [&](grpc::ClientContext* ctx,
                                 const v1::QueryRequest& r) {
-    return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r);
+    return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r,
+                       options_.poll_us);
   };
   // A request that resumes is a stream's business from the start.
   if (!options_.query_first || !request.resume_token().empty() ||
@@ -337,7 +335,8 @@ absl::Status Client::Datoms(
   return Stream<v1::DatomsRequest, v1::DatomsResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r);
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r,
+                           options_.poll_us);
       },
       [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true, &lease);
 }
@@ -394,7 +393,8 @@ absl::Status Client::TxRange(
   return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/TxRange", ctx, r);
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/TxRange", ctx, r,
+                           options_.poll_us);
       },
       [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
           v1::TxRangeResponse* message) mutable {
@@ -411,8 +411,8 @@ absl::Status Client::Subscribe(
   return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Subscribe", ctx,
-                           r);
+        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Subscribe", ctx, r,
+                           options_.poll_us);
       },
       [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
           v1::SubscribeResponse* message) mutable {

@@ -435,6 +435,84 @@ TEST_CASE("client: unary calls that poll for their answers (poll_us)") {
   }
 }
 
+TEST_CASE("client: streams that poll for their messages (poll_us)") {
+  ClientOptions options = Shared().client->options();
+  options.poll_us = 100000;
+  // Every query as a stream, not first as a unary QueryFirst.
+  options.query_first = false;
+  auto polled = Client::Connect(options);
+  REQUIRE(polled.ok());
+  Client* client = polled->get();
+  REQUIRE(client->Ping().ok());
+  v1::QueryRequest all;
+  all.set_query("[:find ?v :where [_ :n/v ?v]]");
+  all.set_batch_rows(1000);
+
+  SUBCASE("every message, without the thread sleeping for each") {
+    const long before = VoluntarySwitches();
+    std::set<int64_t> seen;
+    int messages = 0;
+    absl::Status s = client->QueryBatches(all, [&](const QueryBatch& b) {
+      ++messages;
+      for (const WireRow row : b.rows()) seen.insert(row[0].long_value());
+      return true;
+    });
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    CHECK(messages == 30);
+    CHECK(seen.size() == 30000);
+    CHECK(*seen.begin() == 0);
+    CHECK(*seen.rbegin() == 29999);
+    // A blocking reader sleeps until each of the 30 messages.
+    CHECK(VoluntarySwitches() - before <= 10);
+  }
+
+  SUBCASE("a stream stopped part way, and one inside another's rows") {
+    int outer = 0;
+    int64_t inner_rows = 0;
+    absl::Status s = client->QueryBatches(all, [&](const QueryBatch&) {
+      // Its own stream, on its own queue, while the outer one waits.
+      v1::QueryRequest some;
+      some.set_query("[:find ?v :in $ [?v ...] :where [_ :n/v ?v]]");
+      some.add_inputs()->set_edn("[1 2 3 40000]");
+      absl::Status in = client->QueryBatches(some, [&](const QueryBatch& b) {
+        inner_rows += b.rows_size();
+        return true;
+      });
+      CHECK(in.ok());
+      return ++outer < 3;
+    });
+    CHECK(s.ok());
+    CHECK(outer == 3);
+    CHECK(inner_rows == 9);
+    // The thread's queues are free again: the next stream reads whole.
+    int64_t rows = 0;
+    REQUIRE(client
+                ->QueryBatches(all,
+                               [&](const QueryBatch& b) {
+                                 rows += b.rows_size();
+                                 return true;
+                               })
+                .ok());
+    CHECK(rows == 30000);
+  }
+
+  SUBCASE("errors and cancellation as a blocking stream's") {
+    v1::QueryRequest bad;
+    bad.set_query("[:find ?v :where [_ :n/nope ?v]]");
+    absl::Status s =
+        client->QueryBatches(bad, [](const QueryBatch&) { return true; });
+    CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(std::string(s.message()).find(":n/nope") != std::string::npos);
+    Canceller canceller;
+    canceller.Cancel();
+    CallOptions call;
+    call.canceller = &canceller;
+    s = client->QueryBatches(
+        all, [](const QueryBatch&) { return true; }, call);
+    CHECK(s.code() == absl::StatusCode::kCancelled);
+  }
+}
+
 TEST_CASE("client: own_connection keeps a client off the others' socket") {
   TestServer server;
   const int port =
