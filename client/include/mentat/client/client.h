@@ -47,10 +47,11 @@ struct ClientOptions {
   // Microseconds a unary call (Ping, QueryFirst, Pull, Transact, ...)
   // polls for its answer, and a stream (Query, Datoms, TxRange,
   // Subscribe) for each of its messages and its end, before the calling
-  // thread sleeps; 0 sleeps at once. A thread that sleeps takes tens of microseconds to wake on a VM,
-  // a good part of a small read's round trip; polling spends up to this
-  // much of a CPU per call instead, so it suits a client with a core to
-  // spare and a few calling threads, not one with many. Default: 0.
+  // thread sleeps; 0 sleeps at once. A thread that sleeps takes tens of
+  // microseconds to wake on a VM, a good part of a small read's round trip;
+  // polling spends up to this much of a CPU per call instead, so it suits a
+  // client with a core to spare and a few calling threads, not one with many.
+  // Default: 0.
   int poll_us = 0;
 };
 
