@@ -68,7 +68,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
     std::string_view part = rest.substr(0, comma);
     while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
     while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-    if (!part.empty()) nodes.push_back(Node{std::string(part), nullptr});
+    if (!part.empty())
+      nodes.push_back(Node{std::string(part), nullptr, nullptr});
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }
@@ -81,17 +82,22 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(
       new Client(options, std::move(credentials), std::move(nodes)));
 }
 
-std::shared_ptr<grpc::Channel> Client::MakeChannel(
-    const std::string& address) const {
+std::shared_ptr<grpc::Channel> Client::MakeChannel(const std::string& address,
+                                                   bool streams) const {
   grpc::ChannelArguments args;
   // Results stream in batches, but a single pull or transaction report can
   // be large; the server enforces its own limit.
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  if (options_.own_connection) {
+  if (options_.own_connection || streams) {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   }
   return grpc::CreateCustomChannel(address, credentials_, args);
+}
+
+Client::Node Client::MakeNode(const std::string& address) const {
+  return Node{address, MakeChannel(address),
+              MakeChannel(address, /*streams=*/true)};
 }
 
 Client::Client(ClientOptions options,
@@ -100,8 +106,9 @@ Client::Client(ClientOptions options,
     : options_(std::move(options)),
       credentials_(std::move(credentials)),
       single_node_(nodes.size() == 1) {
-  for (Node& n : nodes) n.channel = MakeChannel(n.address);
+  for (Node& n : nodes) n = MakeNode(n.address);
   channel_ = nodes.front().channel;
+  stream_channel_ = nodes.front().stream_channel;
   stub_ = v1::Mentat::NewStub(channel_);
   absl::MutexLock lock(&mu_);
   nodes_ = std::move(nodes);
@@ -128,6 +135,15 @@ grpc::Channel* Client::ReadChannel() {
       .channel.get();
 }
 
+grpc::Channel* Client::StreamChannel() {
+  if (single_node_) return stream_channel_.get();
+  absl::MutexLock lock(&mu_);
+  if (nodes_.size() == 1) return nodes_.front().stream_channel.get();
+  return nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
+                nodes_.size()]
+      .stream_channel.get();
+}
+
 Client::Node Client::PrimaryNode() {
   absl::MutexLock lock(&mu_);
   // A node whose channel already failed to connect is passed over (the
@@ -151,7 +167,7 @@ grpc::Channel* Client::SetPrimary(const std::string& address) {
       return nodes_[i].channel.get();
     }
   }
-  nodes_.push_back(Node{address, MakeChannel(address)});
+  nodes_.push_back(MakeNode(address));
   primary_ = nodes_.size() - 1;
   return nodes_.back().channel.get();
 }

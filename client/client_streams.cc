@@ -202,7 +202,7 @@ absl::Status Client::QueryFirstThenStream(
     ArenaLease* lease) {
   const auto start_stream = [&](grpc::ClientContext* ctx,
                                 const v1::QueryRequest& r) {
-    return StartStream(ReadChannel(), "/mentat.v1.Mentat/Query", ctx, r,
+    return StartStream(StreamChannel(), "/mentat.v1.Mentat/Query", ctx, r,
                        options_.poll_us);
   };
   // A request that resumes is a stream's business from the start.
@@ -335,7 +335,7 @@ absl::Status Client::Datoms(
   return Stream<v1::DatomsRequest, v1::DatomsResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::DatomsRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Datoms", ctx, r,
+        return StartStream(StreamChannel(), "/mentat.v1.Mentat/Datoms", ctx, r,
                            options_.poll_us);
       },
       [&](v1::DatomsResponse* m) { return on_batch(*m); }, call, true, &lease);
@@ -393,7 +393,7 @@ absl::Status Client::TxRange(
   return Stream<v1::TxRangeRequest, v1::TxRangeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::TxRangeRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/TxRange", ctx, r,
+        return StartStream(StreamChannel(), "/mentat.v1.Mentat/TxRange", ctx, r,
                            options_.poll_us);
       },
       [&, joiner = TransactionJoiner<v1::TxRangeResponse>()](
@@ -411,8 +411,8 @@ absl::Status Client::Subscribe(
   return Stream<v1::SubscribeRequest, v1::SubscribeResponse>(
       request,
       [&](grpc::ClientContext* ctx, const v1::SubscribeRequest& r) {
-        return StartStream(ReadChannel(), "/mentat.v1.Mentat/Subscribe", ctx, r,
-                           options_.poll_us);
+        return StartStream(StreamChannel(), "/mentat.v1.Mentat/Subscribe", ctx,
+                           r, options_.poll_us);
       },
       [&, joiner = TransactionJoiner<v1::SubscribeResponse>()](
           v1::SubscribeResponse* message) mutable {

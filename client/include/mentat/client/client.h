@@ -276,6 +276,11 @@ class Client {
   struct Node {
     std::string address;
     std::shared_ptr<grpc::Channel> channel;
+    // Streams' (Query, Datoms, TxRange, Subscribe): a connection of their
+    // own, made when the first stream starts. On a connection that has
+    // carried one stream, mentatd's callback-API threads poll for every
+    // call after it, and its unary calls took twice as long.
+    std::shared_ptr<grpc::Channel> stream_channel;
   };
   Client(ClientOptions options,
          std::shared_ptr<grpc::ChannelCredentials> credentials,
@@ -323,6 +328,8 @@ class Client {
   void AsyncCallEnded();
   // The channel of the next node for a read (round robin).
   grpc::Channel* ReadChannel();
+  // The same node choice, for a stream.
+  grpc::Channel* StreamChannel();
   // The primary's node as believed now, skipping nodes whose channel is
   // known to be down.
   Node PrimaryNode();
@@ -331,7 +338,10 @@ class Client {
   // After a write failed at `address` for a reason other than a named
   // primary: the next write tries the next node.
   void PrimaryFailed(const std::string& address);
-  std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) const;
+  // `streams`: a channel on a connection of its own (Node::stream_channel).
+  std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                             bool streams = false) const;
+  Node MakeNode(const std::string& address) const;
   // `lease`: each message is parsed onto its arena, which is reset before
   // the next (null: one heap message, reused). `columns_seen`: the caller
   // has had the columns already (a Query that continues a QueryFirst
@@ -355,6 +365,7 @@ class Client {
   // The first node's channel (single-node calls: Health, the connection
   // checks on one address).
   std::shared_ptr<grpc::Channel> channel_;
+  std::shared_ptr<grpc::Channel> stream_channel_;  // the first node's
   // Given one address: every call goes to channel_ (no node is ever
   // added: only a write refused by one of several nodes names another),
   // so calls skip mu_, which every client thread would otherwise share.
