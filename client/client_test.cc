@@ -534,6 +534,40 @@ TEST_CASE("client: own_connection keeps a client off the others' socket") {
   CHECK(ConnectionsTo(port) == 2);
 }
 
+TEST_CASE("client: streams go on a connection of their own") {
+  // On a connection that has carried a stream (gRPC's callback API in
+  // mentatd), the server's callback threads poll for every later call,
+  // and unary calls took twice as long.
+  TestServer server;
+  const int port =
+      std::stoi(server.address().substr(server.address().rfind(':') + 1));
+  ClientOptions options;
+  options.address = server.address();
+  options.query_first = false;  // every query a stream
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->WaitForConnected(std::chrono::seconds(20)).ok());
+  REQUIRE((*client)->Ping().ok());
+  CHECK(ConnectionsTo(port) == 1);
+  v1::QueryRequest idents;
+  idents.set_query("[:find ?i :where [_ :db/ident ?i]]");
+  int64_t rows = 0;
+  absl::Status s = (*client)->QueryBatches(idents, [&](const QueryBatch& b) {
+    rows += b.rows_size();
+    return true;
+  });
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  CHECK(rows > 10);
+  REQUIRE((*client)->Ping().ok());
+  CHECK(ConnectionsTo(port) == 2);
+  // Later streams and unary calls keep to their own connections.
+  REQUIRE((*client)
+              ->QueryBatches(idents, [](const QueryBatch&) { return true; })
+              .ok());
+  REQUIRE((*client)->Ping().ok());
+  CHECK(ConnectionsTo(port) == 2);
+}
+
 TEST_CASE("client: a dry run, and reads with speculative transactions") {
   Client* client = Shared().client.get();
   const std::string tx_data = "[{:db/id \"neg\" :n/v -1}]";
