@@ -127,21 +127,22 @@ std::string Client::primary() const {
 }
 
 grpc::Channel* Client::ReadChannel() {
-  if (single_node_) return channel_.get();
-  absl::MutexLock lock(&mu_);
-  if (nodes_.size() == 1) return nodes_.front().channel.get();
-  return nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
-                nodes_.size()]
-      .channel.get();
+  return NextReadChannel(&Node::channel, *channel_);
 }
 
 grpc::Channel* Client::StreamChannel() {
-  if (single_node_) return stream_channel_.get();
+  return NextReadChannel(&Node::stream_channel, *stream_channel_);
+}
+
+grpc::Channel* Client::NextReadChannel(
+    std::shared_ptr<grpc::Channel> Node::*which, grpc::Channel& single) {
+  if (single_node_) return &single;
   absl::MutexLock lock(&mu_);
-  if (nodes_.size() == 1) return nodes_.front().stream_channel.get();
-  return nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
-                nodes_.size()]
-      .stream_channel.get();
+  if (nodes_.size() == 1) return (nodes_.front().*which).get();
+  return (nodes_[next_read_.fetch_add(1, std::memory_order_relaxed) %
+                 nodes_.size()].*
+          which)
+      .get();
 }
 
 Client::Node Client::PrimaryNode() {

@@ -330,6 +330,10 @@ class Client {
   grpc::Channel* ReadChannel();
   // The same node choice, for a stream.
   grpc::Channel* StreamChannel();
+  // The next node's channel `which` (round robin); `single` with one
+  // address.
+  grpc::Channel* NextReadChannel(std::shared_ptr<grpc::Channel> Node::*which,
+                                 grpc::Channel& single);
   // The primary's node as believed now, skipping nodes whose channel is
   // known to be down.
   Node PrimaryNode();
