@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/synchronization/mutex.h"
+#include "queue_lease.h"
 #include "response_parser.h"
 
 namespace mentat::client {
@@ -352,24 +353,6 @@ absl::StatusOr<v1::StatsResponse> Client::StatsAt(
 
 namespace {
 
-// The calling thread's completion queue for polled unary calls: one call
-// at a time is on it (its thread waits for that call), so every event it
-// gives is that call's.
-class ThreadQueue {
- public:
-  ~ThreadQueue() {
-    queue_.Shutdown();
-    void* tag = nullptr;
-    bool ok = false;
-    while (queue_.Next(&tag, &ok)) {
-    }
-  }
-  grpc::CompletionQueue* get() { return &queue_; }
-
- private:
-  grpc::CompletionQueue queue_;
-};
-
 // BlockingUnaryCall's answer, polled for `poll` before the thread sleeps
 // (ClientOptions::poll_us).
 grpc::Status PolledUnaryCall(grpc::Channel* channel,
@@ -378,8 +361,8 @@ grpc::Status PolledUnaryCall(grpc::Channel* channel,
                              const google::protobuf::Message& request,
                              grpc::ByteBuffer* response,
                              std::chrono::microseconds poll) {
-  thread_local ThreadQueue thread_queue;
-  grpc::CompletionQueue* queue = thread_queue.get();
+  QueueLease lease;
+  grpc::CompletionQueue* queue = lease.get();
   // Allocated in the call's arena: the pointer's delete does nothing.
   std::unique_ptr<grpc::ClientAsyncResponseReader<grpc::ByteBuffer>> reader(
       grpc::internal::ClientAsyncResponseReaderHelper::Create<

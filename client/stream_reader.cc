@@ -5,7 +5,8 @@
 #include <grpcpp/support/sync_stream.h>
 
 #include <utility>
-#include <vector>
+
+#include "queue_lease.h"
 
 namespace mentat::client {
 namespace {
@@ -20,48 +21,6 @@ class BlockingStreamReader final : public StreamReader {
 
  private:
   std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader_;
-};
-
-// Completion queues kept by a thread for its polled streams, one per
-// stream in progress: a stream's callback may start another (a query
-// inside a query's rows), and each must see its own events only. A queue
-// goes back once its stream has taken every event it caused.
-class QueueLease {
- public:
-  QueueLease() {
-    std::vector<std::unique_ptr<grpc::CompletionQueue>>& free = Free();
-    if (free.empty()) {
-      queue_ = std::make_unique<grpc::CompletionQueue>();
-    } else {
-      queue_ = std::move(free.back());
-      free.pop_back();
-    }
-  }
-  ~QueueLease() { Free().push_back(std::move(queue_)); }
-  QueueLease(const QueueLease&) = delete;
-  QueueLease& operator=(const QueueLease&) = delete;
-
-  grpc::CompletionQueue* get() { return queue_.get(); }
-
- private:
-  // Shut down and drained when the thread ends.
-  struct Queues {
-    std::vector<std::unique_ptr<grpc::CompletionQueue>> free;
-    ~Queues() {
-      for (auto& q : free) {
-        q->Shutdown();
-        void* tag = nullptr;
-        bool ok = false;
-        while (q->Next(&tag, &ok)) {
-        }
-      }
-    }
-  };
-  static std::vector<std::unique_ptr<grpc::CompletionQueue>>& Free() {
-    thread_local Queues queues;
-    return queues.free;
-  }
-  std::unique_ptr<grpc::CompletionQueue> queue_;
 };
 
 // gRPC's asynchronous reader on a queue of the calling thread's, polled
