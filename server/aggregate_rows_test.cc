@@ -1,6 +1,7 @@
-// Rows of aggregates as the client reads them. A row whose aggregates are
+// Rows of aggregates, and rows that :order, :limit or :offset shape, as
+// the client reads them. A row of plain values and aggregates that are
 // numbers goes to the wire from the engine's values, any other as EDN
-// (ResultEmitter::NumbersRow): whichever way each row goes, the values,
+// (ResultEmitter::ValuesRow): whichever way each row goes, the values,
 // their types and the rows' order are the query's.
 
 #include <doctest/doctest.h>
@@ -148,6 +149,15 @@ void CheckAggregateRows(TestServer& t) {
                        "[:find ?t (count ?e) :where [?e :person/tag ?t] "
                        ":order ?t :limit 2 :offset 1]")) ==
           ":t/k0 long 100\n:t/k1 long 100\n");
+  }
+
+  SUBCASE("plain values, ordered, past an offset, up to a limit") {
+    CHECK(Lines(Served(t,
+                       "[:find ?n ?a :where [?e :person/name ?n] "
+                       "[?e :person/age ?a] :order (desc ?a) ?n :limit 3 "
+                       ":offset 1]")) ==
+          std::string("\"big 2\" long ") + kMaxLong +
+              "\n\"person 199\" long 99\n\"person 299\" long 99\n");
   }
 
   SUBCASE("a scalar count") {

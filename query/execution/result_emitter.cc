@@ -58,13 +58,13 @@ absl::Status ResultEmitter::Init() {
   }
   takes_values_ = all_plain_ && sink_->TakesValues();
   if (takes_values_) columns_.resize(width_);
-  numbers_rows_ = plan_.has_aggregates && sink_->TakesValues() &&
-                  plan_.keys_kind == ParsedQuery::KeysKind::kNone;
-  for (size_t c = 0; c < width_ && numbers_rows_; ++c) {
-    numbers_rows_ =
+  values_rows_ =
+      sink_->TakesValues() && plan_.keys_kind == ParsedQuery::KeysKind::kNone;
+  for (size_t c = 0; c < width_ && values_rows_; ++c) {
+    values_rows_ =
         plain_[c] || plan_.find[c].kind == FindElement::Kind::kAggregate;
   }
-  if (numbers_rows_) {
+  if (values_rows_) {
     aggregate_values_.resize(width_);
     row_cells_.resize(width_);
   }
@@ -129,9 +129,9 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
     ++skipped_;
     return absl::OkStatus();
   }
-  if (numbers_rows_ && aggregates != nullptr) {
+  if (values_rows_) {
     absl::Status sent;
-    if (NumbersRow(columns, aggregates, &sent)) return sent;
+    if (ValuesRow(columns, aggregates, &sent)) return sent;
   }
   // Built in place: a row moved into pending_ afterwards cost a tenth of
   // a large result's time (since() returns thousands of rows).
@@ -190,18 +190,20 @@ absl::Status ResultEmitter::Output(const Value* const* columns,
   return absl::OkStatus();
 }
 
-bool ResultEmitter::NumbersRow(const Value* const* columns,
-                               std::vector<EdnValue>* aggregates,
-                               absl::Status* sent) {
+bool ResultEmitter::ValuesRow(const Value* const* columns,
+                              std::vector<EdnValue>* aggregates,
+                              absl::Status* sent) {
   // The EDN values a row of counts would be made into, and the sink's
   // decoding of them, were a third of a served aggregate's own cost (q3:
-  // five rows). The values handed over are those ValueToEdn turns into
-  // the same EDN, so the sink writes the same bytes either way.
+  // five rows); rows that :order, :limit or :offset keep from PlainRow
+  // went the same way. The values handed over are those ValueToEdn turns
+  // into the same EDN, so the sink writes the same bytes either way.
   for (size_t c = 0; c < width_; ++c) {
     if (plain_[c]) {
       row_cells_[c] = columns[c];
       continue;
     }
+    if (aggregates == nullptr) return false;
     const EdnValue& a = (*aggregates)[c];
     if (a.is_int()) {
       aggregate_values_[c] = Value::Long(a.as_int());

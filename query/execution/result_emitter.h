@@ -51,12 +51,13 @@ class ResultEmitter {
   // Output of a value per :find element, side by side.
   [[nodiscard]] absl::Status OutputValues(
       const storage::Value* values, std::vector<edn::EdnValue>* aggregates);
-  // Output's row through RowSink::OnValueRow when the sink takes values
-  // and each aggregate's result is a number (counts, sums, averages):
-  // false when the row must go as EDN.
-  [[nodiscard]] bool NumbersRow(const storage::Value* const* columns,
-                                std::vector<edn::EdnValue>* aggregates,
-                                absl::Status* sent);
+  // Output's row through RowSink::OnValueRow when the sink takes values,
+  // each column is a plain value or an aggregate and each aggregate's
+  // result is a number (counts, sums, averages): false when the row must
+  // go as EDN.
+  [[nodiscard]] bool ValuesRow(const storage::Value* const* columns,
+                               std::vector<edn::EdnValue>* aggregates,
+                               absl::Status* sent);
   // Keeps a row for Finish's sort (:order).
   [[nodiscard]] absl::Status Keep(std::vector<edn::EdnValue>* aggregates);
   [[nodiscard]] absl::StatusOr<edn::EdnValue> Convert(size_t column,
@@ -87,10 +88,10 @@ class ResultEmitter {
   // it each row (RowSink::OnValueRow).
   bool takes_values_ = false;
   // The sink takes values, no :keys, and every column plain or an
-  // aggregate: Output tries NumbersRow first.
-  bool numbers_rows_ = false;
-  std::vector<storage::Value> aggregate_values_;  // scratch for NumbersRow
-  std::vector<const storage::Value*> row_cells_;  // scratch for NumbersRow
+  // aggregate: Output tries ValuesRow first.
+  bool values_rows_ = false;
+  std::vector<storage::Value> aggregate_values_;  // scratch for ValuesRow
+  std::vector<const storage::Value*> row_cells_;  // scratch for ValuesRow
   std::vector<int32_t> find_slots_;  // by column: its slot in a :where row
   size_t batch_rows_ = 1;
   // AddRow's path when all_plain_: a large result (since() answers
